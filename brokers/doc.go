@@ -1,0 +1,5 @@
+// Package brokers connects the service to Kafka clusters: the dialer and
+// transport (TLS, SASL) shared by readers and writers, topic creation, offset
+// lookups, and the embedded in-process cluster (franz-go's kfake) used by the
+// demo, the tests and `streamer broker`.
+package brokers
