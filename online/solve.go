@@ -1,0 +1,201 @@
+package online
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Algorithm names one of the objectives of MATH.md.
+type Algorithm string
+
+// The algorithms. Their objectives follow MATH.md's normalization exactly.
+const (
+	RLS    Algorithm = "rls"    // regularized least squares on the labeled rows
+	SVM    Algorithm = "svm"    // L2-SVM-MFN on the labeled rows
+	LapRLS Algorithm = "laprls" // RLS plus the graph term
+	LapSVM Algorithm = "lapsvm" // L2-SVM plus the graph term
+	TSVM   Algorithm = "tsvm"   // multi-switch transductive L2-SVM (thesis §6.3)
+	DA     Algorithm = "da"     // deterministic annealing S3VM (thesis §6.4)
+)
+
+// Algorithms lists every algorithm, in the order of MATH.md.
+var Algorithms = []Algorithm{RLS, SVM, LapRLS, LapSVM, TSVM, DA}
+
+// ParseAlgorithm returns the algorithm named s.
+func ParseAlgorithm(s string) (Algorithm, error) {
+	for _, a := range Algorithms {
+		if string(a) == s {
+			return a, nil
+		}
+	}
+	return "", fmt.Errorf("unknown algorithm %q (want one of rls, svm, laprls, lapsvm, tsvm, da)", s)
+}
+
+func (a Algorithm) transductive() bool { return a == TSVM || a == DA }
+
+// usesGraph reports whether the algorithm's objective has the graph term.
+func (a Algorithm) usesGraph(lambdaI float64) bool {
+	switch a {
+	case LapRLS, LapSVM:
+		return true
+	case TSVM, DA:
+		return lambdaI > 0
+	}
+	return false
+}
+
+// Params are the hyper-parameters of one binary solve. The zero value of a
+// field means the default written beside it.
+type Params struct {
+	Algorithm Algorithm // default SVM
+	Lambda    float64   // λ, weight of ‖w‖²/2; default 1e-3
+	LambdaU   float64   // λ_u, weight of the unlabeled loss (tsvm, da); default 1
+	LambdaI   float64   // λ_I, weight of the graph term; laprls and lapsvm need it > 0, tsvm and da use the graph when it is > 0
+	// R is the fraction of unlabeled rows that are positive (tsvm, da);
+	// 0 means the fraction of positives among the labeled rows.
+	R float64
+	// MaxSwitch is S, the most label pairs TSVM switches per round; 0 means u/2.
+	MaxSwitch int
+	// PositiveCost and NegativeCost are the costs c_i of labeled rows of
+	// each class, for imbalanced data; 0 means 1.
+	PositiveCost, NegativeCost float64
+	Tolerances
+
+	// trace, for tests, sees every finite Newton run's objectives.
+	trace func(start bool, objective float64)
+}
+
+func (p Params) withDefaults() Params {
+	if p.Algorithm == "" {
+		p.Algorithm = SVM
+	}
+	if p.Lambda == 0 {
+		p.Lambda = 1e-3
+	}
+	if p.LambdaU == 0 {
+		p.LambdaU = 1
+	}
+	if p.PositiveCost == 0 {
+		p.PositiveCost = 1
+	}
+	if p.NegativeCost == 0 {
+		p.NegativeCost = 1
+	}
+	p.Tolerances = p.Tolerances.withDefaults()
+	return p
+}
+
+// Validate names the first bad field.
+func (p Params) Validate() error {
+	if _, err := ParseAlgorithm(string(p.Algorithm)); err != nil {
+		return fmt.Errorf("algorithm: %w", err)
+	}
+	switch {
+	case p.Lambda <= 0:
+		return fmt.Errorf("lambda must be > 0, got %v", p.Lambda)
+	case p.LambdaU < 0:
+		return fmt.Errorf("lambda_u must be >= 0, got %v", p.LambdaU)
+	case p.LambdaI < 0:
+		return fmt.Errorf("lambda_i must be >= 0, got %v", p.LambdaI)
+	case (p.Algorithm == LapRLS || p.Algorithm == LapSVM) && p.LambdaI == 0:
+		return fmt.Errorf("lambda_i must be > 0 for %s", p.Algorithm)
+	case p.R < 0 || p.R >= 1:
+		return fmt.Errorf("r must be in [0, 1), got %v", p.R)
+	case p.MaxSwitch < 0:
+		return fmt.Errorf("max_switch must be >= 0, got %d", p.MaxSwitch)
+	case p.PositiveCost < 0 || p.NegativeCost < 0:
+		return errors.New("class costs must be >= 0")
+	}
+	return nil
+}
+
+// Problem is one binary problem over a window of rows.
+type Problem struct {
+	X Matrix
+	// Y holds +1 or -1 for a labeled row and 0 for an unlabeled one.
+	Y []float64
+	// Keys identify rows across windows, so that a warm start can hand a
+	// row that is still present its transductive state; nil matches rows by
+	// index.
+	Keys []uint64
+	// Laplacian is the graph over X's rows, in the same order; it is needed
+	// by laprls and lapsvm, and by tsvm and da when λ_I > 0.
+	Laplacian Laplacian
+}
+
+func (p Problem) key(row int) uint64 {
+	if p.Keys == nil {
+		return uint64(row)
+	}
+	return p.Keys[row]
+}
+
+// Solution is the result of a solve and the state a warm start takes.
+type Solution struct {
+	// W holds the weights of the features and, last, of the bias.
+	W []float64
+	// Unlabeled holds, by row key, the TSVM label (±1) or the DA soft label
+	// p ∈ [0, 1] of each unlabeled row; nil for the other algorithms.
+	Unlabeled map[uint64]float64
+	// Temperature is DA's temperature at the returned weights.
+	Temperature float64
+	Stats       Stats
+}
+
+// Stats describes a solve.
+type Stats struct {
+	Objective   float64 // the objective of MATH.md at W (transductive cost for tsvm, da)
+	NewtonSteps int     // finite Newton steps over all runs
+	CGLSIters   int     // CGLS iterations over all runs
+	Active      int     // active terms at the end
+	Runs        int     // finite Newton runs (1 for the supervised algorithms)
+	Switches    int     // TSVM label switches
+	Seconds     float64 // wall time
+}
+
+func (s *Stats) add(r runStats) {
+	s.NewtonSteps += r.newtonSteps
+	s.CGLSIters += r.cglsIters
+	s.Active = r.active
+	s.Runs++
+}
+
+// ErrNoLabels is returned for a problem without a labeled row.
+var ErrNoLabels = errors.New("no labeled rows")
+
+// Solve minimizes the objective of params.Algorithm over prob. A non-nil
+// warm solution seeds the weights (and the TSVM/DA state of rows still
+// present); rows new to the window take theirs from the current outputs.
+// A solution whose length does not fit X is ignored.
+func Solve(ctx context.Context, prob Problem, params Params, warm *Solution) (*Solution, error) {
+	start := time.Now()
+	params = params.withDefaults()
+	if err := params.Validate(); err != nil {
+		return nil, err
+	}
+	b, err := newBinary(prob, params)
+	if err != nil {
+		return nil, err
+	}
+	if warm != nil && len(warm.W) != b.d+1 {
+		warm = nil
+	}
+	var sol *Solution
+	switch params.Algorithm {
+	case RLS, LapRLS:
+		sol = b.supervised(squaredLoss, warm)
+	case SVM, LapSVM:
+		sol = b.supervised(hingeLoss, warm)
+	case TSVM:
+		sol, err = b.tsvm(ctx, warm)
+	case DA:
+		sol, err = b.da(ctx, warm)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sol.Stats.Seconds = time.Since(start).Seconds()
+	return sol, nil
+}
