@@ -1,0 +1,287 @@
+package online
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"streamer/vector"
+)
+
+// Model is a linear classifier over named classes. With two classes it is
+// one binary problem, Classes[1] against Classes[0]; with more it is one
+// versus rest, one problem per class. Its fields are plain data so that
+// snapshots can carry it.
+type Model struct {
+	Classes []string
+	// Dim is the feature space; every weight vector has Dim+1 entries, the
+	// last one the bias.
+	Dim int
+	// Problems holds one solution per binary problem: one for two classes,
+	// one per class otherwise. The weights are Problems[k].W.
+	Problems []Solution
+	// Calibration maps each problem's output to a probability (Platt).
+	Calibration []Platt
+}
+
+// Binary reports whether the model is a single two-class problem.
+func (m *Model) Binary() bool { return len(m.Classes) == 2 }
+
+// Ready reports whether the model can classify: it needs two classes.
+func (m *Model) Ready() bool { return m != nil && len(m.Classes) >= 2 && len(m.Problems) > 0 }
+
+// Scores sets dst[c] to the output of class c for x and returns dst (grown
+// when too short). For a binary model the scores are -o and o.
+func (m *Model) Scores(x vector.Vector, dst []float64) []float64 {
+	dst = grow(&dst, len(m.Classes))
+	if m.Binary() {
+		o := output(m.Problems[0].W, x, m.Dim)
+		dst[0], dst[1] = -o, o
+		return dst
+	}
+	for c := range m.Classes {
+		dst[c] = output(m.Problems[c].W, x, m.Dim)
+	}
+	return dst
+}
+
+func output(w []float64, x vector.Vector, dim int) float64 {
+	if x.IsDense() && len(x.Values) > dim {
+		x = vector.Dense(x.Values[:dim])
+	}
+	if !x.IsDense() && len(x.Indices) > 0 && int(x.Indices[len(x.Indices)-1]) >= dim {
+		x = clipSparse(x, dim)
+	}
+	return x.DotDense(w) + w[dim]
+}
+
+// clipSparse drops the indices of x that lie outside a dim-sized space.
+func clipSparse(x vector.Vector, dim int) vector.Vector {
+	n := len(x.Indices)
+	for n > 0 && int(x.Indices[n-1]) >= dim {
+		n--
+	}
+	return vector.Sparse(x.Indices[:n], x.Values[:n])
+}
+
+// Prediction is the model's answer for one example.
+type Prediction struct {
+	Class  int       // index into Classes
+	Scores []float64 // one per class
+	Prob   float64   // calibrated probability of Class
+}
+
+// Predict classifies x.
+func (m *Model) Predict(x vector.Vector) Prediction {
+	scores := m.Scores(x, nil)
+	best := 0
+	for c, s := range scores {
+		if s > scores[best] {
+			best = c
+		}
+	}
+	return Prediction{Class: best, Scores: scores, Prob: m.probability(scores, best)}
+}
+
+// probability returns the calibrated probability of class c: Platt's
+// sigmoid of the binary output, or for one versus rest each class's
+// sigmoid normalized over the classes.
+func (m *Model) probability(scores []float64, c int) float64 {
+	if len(m.Calibration) != len(m.Problems) {
+		return 0
+	}
+	if m.Binary() {
+		p := m.Calibration[0].Prob(scores[1])
+		if c == 0 {
+			return 1 - p
+		}
+		return p
+	}
+	var sum, pc float64
+	for k, s := range scores {
+		p := m.Calibration[k].Prob(s)
+		sum += p
+		if k == c {
+			pc = p
+		}
+	}
+	if sum == 0 {
+		return 0
+	}
+	return pc / sum
+}
+
+// TrainData is a window of rows for a multi-class solve.
+type TrainData struct {
+	X Matrix
+	// Labels holds each row's class name, "" for an unlabeled row.
+	Labels []string
+	// Keys identify rows across windows for warm starts (see Problem.Keys).
+	Keys      []uint64
+	Laplacian Laplacian
+}
+
+// TrainStats describes a multi-class solve: the sums over its problems.
+type TrainStats struct {
+	Stats
+	Problems int
+	Labeled  int
+}
+
+// ErrOneClass is returned while the labels name fewer than two classes.
+var ErrOneClass = errors.New("labels of at least two classes are needed")
+
+// Train solves every binary problem of the window, warm-started from prev
+// when it is non-nil. Classes keep prev's order; new ones are appended in
+// order of first appearance, so a class that first appears later is added.
+// Problems run in parallel on up to GOMAXPROCS goroutines.
+func Train(ctx context.Context, data TrainData, params Params, prev *Model) (*Model, TrainStats, error) {
+	start := time.Now()
+	if len(data.Labels) != data.X.Rows() {
+		return nil, TrainStats{}, fmt.Errorf("%d rows but %d labels", data.X.Rows(), len(data.Labels))
+	}
+	classes, labeled := modelClasses(prev, data.Labels)
+	if len(classes) < 2 {
+		return nil, TrainStats{}, ErrOneClass
+	}
+	m := &Model{Classes: classes, Dim: data.X.Cols()}
+	nprob := len(classes)
+	if m.Binary() {
+		nprob = 1
+	}
+	m.Problems = make([]Solution, nprob)
+	errs := make([]error, nprob)
+	forEachProblem(nprob, func(k int) {
+		sol, err := solveClass(ctx, data, params, m, k, prev)
+		if err != nil {
+			errs[k] = fmt.Errorf("class %q: %w", classes[problemClass(m, k)], err)
+			return
+		}
+		m.Problems[k] = *sol
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, TrainStats{}, err
+	}
+	st := TrainStats{Problems: nprob, Labeled: labeled}
+	for _, p := range m.Problems {
+		st.Objective += p.Stats.Objective
+		st.NewtonSteps += p.Stats.NewtonSteps
+		st.CGLSIters += p.Stats.CGLSIters
+		st.Active += p.Stats.Active
+		st.Runs += p.Stats.Runs
+		st.Switches += p.Stats.Switches
+	}
+	m.Calibration = calibrate(m, data)
+	st.Seconds = time.Since(start).Seconds()
+	return m, st, nil
+}
+
+// modelClasses returns prev's classes followed by the new ones in data, and
+// the number of labeled rows.
+func modelClasses(prev *Model, labels []string) ([]string, int) {
+	var classes []string
+	seen := map[string]bool{}
+	if prev != nil {
+		for _, c := range prev.Classes {
+			classes = append(classes, c)
+			seen[c] = true
+		}
+	}
+	labeled := 0
+	for _, l := range labels {
+		if l == "" {
+			continue
+		}
+		labeled++
+		if !seen[l] {
+			seen[l] = true
+			classes = append(classes, l)
+		}
+	}
+	return classes, labeled
+}
+
+// problemClass returns the class that problem k labels +1.
+func problemClass(m *Model, k int) int {
+	if m.Binary() {
+		return 1
+	}
+	return k
+}
+
+func forEachProblem(n int, fn func(k int)) {
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for k := range n {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			fn(k)
+		}()
+	}
+	wg.Wait()
+}
+
+func solveClass(ctx context.Context, data TrainData, params Params, m *Model, k int, prev *Model) (*Solution, error) {
+	pos := m.Classes[problemClass(m, k)]
+	y := make([]float64, len(data.Labels))
+	for i, l := range data.Labels {
+		switch {
+		case l == "":
+		case l == pos:
+			y[i] = 1
+		default:
+			y[i] = -1
+		}
+	}
+	if !m.Binary() {
+		params.R = 0 // one versus rest estimates each class's fraction
+	}
+	prob := Problem{X: data.X, Y: y, Keys: data.Keys, Laplacian: data.Laplacian}
+	return Solve(ctx, prob, params, warmFor(prev, m, k))
+}
+
+// warmFor returns the warm start of problem k of m from the previous model:
+// the same problem when the class layout is unchanged, or, when a binary
+// model grows a third class, the binary solution (negated for the first
+// class). A class new to the model starts cold.
+func warmFor(prev *Model, m *Model, k int) *Solution {
+	if prev == nil || !prev.Ready() || prev.Dim != m.Dim {
+		return nil
+	}
+	class := problemClass(m, k)
+	switch {
+	case prev.Binary() == m.Binary():
+		if k < len(prev.Problems) {
+			return &prev.Problems[k]
+		}
+	case prev.Binary() && class == 1:
+		return &prev.Problems[0]
+	case prev.Binary() && class == 0:
+		return negated(&prev.Problems[0])
+	}
+	return nil
+}
+
+// negated returns the solution of the mirrored binary problem.
+func negated(s *Solution) *Solution {
+	n := &Solution{W: make([]float64, len(s.W)), Temperature: s.Temperature}
+	for j, w := range s.W {
+		n.W[j] = -w
+	}
+	if s.Unlabeled != nil {
+		n.Unlabeled = make(map[uint64]float64, len(s.Unlabeled))
+		for key, v := range s.Unlabeled {
+			if v == 1 || v == -1 {
+				n.Unlabeled[key] = -v
+			} else {
+				n.Unlabeled[key] = 1 - v
+			}
+		}
+	}
+	return n
+}

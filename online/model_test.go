@@ -1,0 +1,145 @@
+package online
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"streamer/synth"
+	"streamer/vector"
+)
+
+// clusters returns points of 3 well separated Gaussian clusters, labeled
+// with their cluster name for the first `labeled` points.
+func threeClusters(n, labeled int) ([]vector.Vector, []string, []string) {
+	xs, cs := synth.Clusters(synth.ClusterConfig{Points: n, Dim: 10, Clusters: 3, Spread: 0.2, Seed: 9})
+	names := []string{"red", "green", "blue"}
+	truth := make([]string, n)
+	labels := make([]string, n)
+	for i, c := range cs {
+		truth[i] = names[c]
+		if i < labeled {
+			labels[i] = names[c]
+		}
+	}
+	return xs, labels, truth
+}
+
+func accuracy(m *Model, xs []vector.Vector, truth []string) float64 {
+	ok := 0
+	for i, x := range xs {
+		if m.Classes[m.Predict(x).Class] == truth[i] {
+			ok++
+		}
+	}
+	return float64(ok) / float64(len(xs))
+}
+
+func TestTrainOneVersusRest(t *testing.T) {
+	xs, labels, truth := threeClusters(300, 30)
+	for _, a := range []Algorithm{RLS, SVM, TSVM, DA} {
+		m, st, err := Train(context.Background(), TrainData{X: NewVectorRows(xs, 10, 1), Labels: labels}, Params{Algorithm: a, Lambda: 0.1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Classes) != 3 || st.Problems != 3 || st.Labeled != 30 {
+			t.Fatalf("%s: classes %v, stats %+v", a, m.Classes, st)
+		}
+		if acc := accuracy(m, xs, truth); acc < 0.95 {
+			t.Errorf("%s: accuracy %.3f", a, acc)
+		}
+	}
+}
+
+func TestTrainNeedsTwoClasses(t *testing.T) {
+	xs, _, _ := threeClusters(20, 0)
+	labels := make([]string, 20)
+	labels[0], labels[1] = "a", "a"
+	_, _, err := Train(context.Background(), TrainData{X: NewVectorRows(xs, 10, 1), Labels: labels}, Params{}, nil)
+	if err != ErrOneClass {
+		t.Fatalf("err = %v, want ErrOneClass", err)
+	}
+}
+
+// TestClassAppearsLater grows a binary model into a three-class one: the
+// old classes keep their positions and the warm start carries over.
+func TestClassAppearsLater(t *testing.T) {
+	xs, labels, truth := threeClusters(300, 60)
+	early := make([]string, len(labels))
+	for i, l := range labels {
+		if l != "blue" {
+			early[i] = l
+		}
+	}
+	x := NewVectorRows(xs, 10, 1)
+	params := Params{Algorithm: TSVM, Lambda: 0.1}
+	binary, _, err := Train(context.Background(), TrainData{X: x, Labels: early}, params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !binary.Binary() || len(binary.Problems) != 1 {
+		t.Fatalf("model with classes %v has %d problems", binary.Classes, len(binary.Problems))
+	}
+	grown, _, err := Train(context.Background(), TrainData{X: x, Labels: labels}, params, binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(grown.Classes) != 3 || grown.Classes[0] != binary.Classes[0] || grown.Classes[1] != binary.Classes[1] || grown.Classes[2] != "blue" {
+		t.Fatalf("classes %v grew from %v", grown.Classes, binary.Classes)
+	}
+	if acc := accuracy(grown, xs, truth); acc < 0.95 {
+		t.Fatalf("accuracy %.3f", acc)
+	}
+}
+
+func TestBinaryScoresAreMirrored(t *testing.T) {
+	xs, ys := randomProblem(5, 80, 4, 30)
+	labels := make([]string, len(ys))
+	for i, y := range ys {
+		switch y {
+		case 1:
+			labels[i] = "spam"
+		case -1:
+			labels[i] = "ham"
+		}
+	}
+	m, _, err := Train(context.Background(), TrainData{X: NewVectorRows(xs, 4, 1), Labels: labels}, Params{Algorithm: SVM}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range xs {
+		s := m.Scores(x, nil)
+		if s[0] != -s[1] {
+			t.Fatalf("scores %v", s)
+		}
+		p := m.Predict(x)
+		if p.Prob < 0.5 || p.Prob > 1 {
+			t.Fatalf("probability of the predicted class %v", p.Prob)
+		}
+	}
+}
+
+func TestFitPlattIsCalibrated(t *testing.T) {
+	// Outputs drawn so that P(y=1|o) = 1/(1+exp(-2o)): Platt should recover
+	// A ≈ -2, B ≈ 0.
+	r := rand.New(rand.NewPCG(1, 1))
+	n := 20000
+	outs := make([]float64, n)
+	ys := make([]float64, n)
+	for i := range outs {
+		o := 3 * (r.Float64()*2 - 1)
+		outs[i] = o
+		ys[i] = -1
+		if r.Float64() < 1/(1+math.Exp(-2*o)) {
+			ys[i] = 1
+		}
+	}
+	p := FitPlatt(outs, ys)
+	if math.Abs(p.A+2) > 0.1 || math.Abs(p.B) > 0.1 {
+		t.Fatalf("Platt A=%.3f B=%.3f, want -2, 0", p.A, p.B)
+	}
+	if q := FitPlatt([]float64{1, 2}, []float64{1, 1}); q.Prob(5) <= q.Prob(-5) {
+		t.Fatalf("one-class fit is not increasing: %+v", q)
+	}
+}

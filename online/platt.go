@@ -1,0 +1,128 @@
+package online
+
+import "math"
+
+// Platt maps a classifier output o to a probability 1/(1 + exp(A·o + B))
+// (Platt 1999), fitted on labeled outputs.
+type Platt struct {
+	A, B float64
+}
+
+// Prob returns the calibrated probability that the output o is positive.
+func (p Platt) Prob(o float64) float64 {
+	return logistic(-(p.A*o + p.B))
+}
+
+// FitPlatt fits A and B to outputs with ±1 labels by Newton's method with
+// backtracking on the regularized targets of Platt (Lin, Lin and Weng 2007).
+// Without both classes it returns the identity-like A = -1, B = 0.
+func FitPlatt(outputs, labels []float64) Platt {
+	var npos, nneg float64
+	for _, y := range labels {
+		if y > 0 {
+			npos++
+		} else {
+			nneg++
+		}
+	}
+	if npos == 0 || nneg == 0 {
+		return Platt{A: -1}
+	}
+	hi, lo := (npos+1)/(npos+2), 1/(nneg+2)
+	target := func(i int) float64 {
+		if labels[i] > 0 {
+			return hi
+		}
+		return lo
+	}
+	a, b := 0.0, math.Log((nneg+1)/(npos+1))
+	f := plattLoss(outputs, target, a, b)
+	const sigma = 1e-12 // keeps the Hessian positive definite
+	for range 100 {
+		var h11, h22, h21, g1, g2 float64
+		for i, o := range outputs {
+			p, q := plattPQ(a*o + b)
+			d2 := p * q
+			h11 += o * o * d2
+			h22 += d2
+			h21 += o * d2
+			d1 := target(i) - p
+			g1 += o * d1
+			g2 += d1
+		}
+		if math.Abs(g1) < 1e-5 && math.Abs(g2) < 1e-5 {
+			break
+		}
+		h11 += sigma
+		h22 += sigma
+		det := h11*h22 - h21*h21
+		da := -(h22*g1 - h21*g2) / det
+		db := -(-h21*g1 + h11*g2) / det
+		gd := g1*da + g2*db
+		step := 1.0
+		for step >= 1e-10 {
+			na, nb := a+step*da, b+step*db
+			if nf := plattLoss(outputs, target, na, nb); nf < f+1e-4*step*gd {
+				a, b, f = na, nb, nf
+				break
+			}
+			step /= 2
+		}
+		if step < 1e-10 {
+			break
+		}
+	}
+	return Platt{A: a, B: b}
+}
+
+// plattPQ returns p = 1/(1+exp(z)) and q = 1 - p without overflow.
+func plattPQ(z float64) (p, q float64) {
+	if z >= 0 {
+		e := math.Exp(-z)
+		return e / (1 + e), 1 / (1 + e)
+	}
+	e := math.Exp(z)
+	return 1 / (1 + e), e / (1 + e)
+}
+
+// plattLoss is the negative log-likelihood of the targets.
+func plattLoss(outputs []float64, target func(int) float64, a, b float64) float64 {
+	var f float64
+	for i, o := range outputs {
+		z := a*o + b
+		t := target(i)
+		if z >= 0 {
+			f += t*z + math.Log1p(math.Exp(-z))
+		} else {
+			f += (t-1)*z + math.Log1p(math.Exp(z))
+		}
+	}
+	return f
+}
+
+// calibrate fits one Platt sigmoid per problem on the labeled rows.
+func calibrate(m *Model, data TrainData) []Platt {
+	var rows []int
+	for i, l := range data.Labels {
+		if l != "" {
+			rows = append(rows, i)
+		}
+	}
+	out := make([]float64, len(rows))
+	ys := make([]float64, len(rows))
+	cal := make([]Platt, len(m.Problems))
+	for k := range m.Problems {
+		w := m.Problems[k].W
+		data.X.MulVec(out, rows, w[:m.Dim])
+		pos := m.Classes[problemClass(m, k)]
+		for j, i := range rows {
+			out[j] += w[m.Dim]
+			ys[j] = -1
+			if data.Labels[i] == pos {
+				ys[j] = 1
+			}
+		}
+		cal[k] = FitPlatt(out, ys)
+	}
+	return cal
+}
