@@ -3,6 +3,7 @@ module streamer
 go 1.26.0
 
 require (
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/spf13/cobra v1.10.2
 	gonum.org/v1/gonum v0.17.0
 )

@@ -1,0 +1,324 @@
+package ingest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"streamer/vector"
+)
+
+// Example is one decoded example.
+type Example struct {
+	ID string
+	// TS is the event time; zero when the message has none, for the caller
+	// to substitute the Kafka message time.
+	TS time.Time
+	// Label is the class, normalized (numbers as decimal strings: 1.0 and +1
+	// become "1"); "" when Labeled is false.
+	Label   string
+	Labeled bool
+	// Vector is sparse for text, features and indices/values payloads and
+	// LIBSVM lines (sorted, unique indices in [0, Dim)), dense for a vector
+	// payload. It shares no memory with the decoded input.
+	Vector vector.Vector
+}
+
+// Label is a late label for the example with the same ID.
+type Label struct {
+	ID    string
+	Label string // normalized as Example.Label
+}
+
+// Decoder decodes example and label messages and file lines. The zero value
+// uses default limits and featurizer. It holds configuration only, so one
+// Decoder may serve any number of goroutines.
+type Decoder struct {
+	Limits     Limits
+	Featurizer Featurizer
+}
+
+// Validate reports the first configuration field that is out of range. The
+// decoder takes out-of-range values as their defaults.
+func (d *Decoder) Validate() error {
+	if err := d.Limits.Validate(); err != nil {
+		return fmt.Errorf("decoder: %w", err)
+	}
+	if err := d.Featurizer.Validate(); err != nil {
+		return fmt.Errorf("decoder: %w", err)
+	}
+	return nil
+}
+
+// DecodeExample decodes an example message:
+//
+//	{"id": "...", "ts": "RFC 3339", "label": "..." or 1, <payload>}
+//
+// with exactly one payload among "text": "...", "features": {"name or
+// index": value}, "indices": [...] with "values": [...], and "vector":
+// [...]. A null field counts as absent; other fields are ignored; field
+// names are matched exactly. Feature keys made of decimal digits are
+// indices, keys of a minus sign and digits are rejected as negative
+// indices, and every other key is a name hashed into [0, Dim); a name given
+// twice is summed like a hash collision. Errors are *DecodeError, wrapped.
+func (d *Decoder) DecodeExample(b []byte) (Example, error) {
+	ex, err := d.decodeExample(b)
+	switch {
+	case err == nil:
+		return ex, nil
+	case ex.ID != "":
+		return Example{}, fmt.Errorf("decode example %q: %w", ex.ID, err)
+	}
+	return Example{}, fmt.Errorf("decode example: %w", err)
+}
+
+// decodeExample returns the id it got as far as, for the error message.
+func (d *Decoder) decodeExample(b []byte) (Example, error) {
+	lim := d.Limits.withDefaults()
+	var f exampleFields
+	if err := scanObject(b, lim.MaxMessageBytes, f.slot); err != nil {
+		return Example{}, err
+	}
+	var ex Example
+	var err error
+	if ex.ID, err = parseID(f.id, lim); err != nil {
+		return ex, err
+	}
+	if ex.TS, err = parseTS(f.ts); err != nil {
+		return ex, err
+	}
+	if ex.Label, ex.Labeled, err = parseLabel(f.label, lim); err != nil {
+		return ex, err
+	}
+	ex.Vector, err = d.Featurizer.payload(&f, lim)
+	return ex, err
+}
+
+// DecodeLabel decodes a label message, {"id": "...", "label": "..." or 1};
+// other fields are ignored and the label is required.
+func (d *Decoder) DecodeLabel(b []byte) (Label, error) {
+	l, err := d.decodeLabel(b)
+	switch {
+	case err == nil:
+		return l, nil
+	case l.ID != "":
+		return Label{}, fmt.Errorf("decode label for %q: %w", l.ID, err)
+	}
+	return Label{}, fmt.Errorf("decode label: %w", err)
+}
+
+func (d *Decoder) decodeLabel(b []byte) (Label, error) {
+	lim := d.Limits.withDefaults()
+	var id, label []byte
+	err := scanObject(b, lim.MaxMessageBytes, func(name []byte) *[]byte {
+		switch string(name) {
+		case "id":
+			return &id
+		case "label":
+			return &label
+		}
+		return nil
+	})
+	if err != nil {
+		return Label{}, err
+	}
+	var l Label
+	if l.ID, err = parseID(id, lim); err != nil {
+		return l, err
+	}
+	var labeled bool
+	l.Label, labeled, err = parseLabel(label, lim)
+	if err == nil && !labeled {
+		err = decodeErr(ReasonMissingLabel, "label", "a label message needs a label")
+	}
+	return l, err
+}
+
+// exampleFields holds the raw values of the fields of an example message,
+// nil for those absent.
+type exampleFields struct {
+	id, ts, label                           []byte
+	text, features, indices, values, vector []byte
+}
+
+func (f *exampleFields) slot(name []byte) *[]byte {
+	switch string(name) {
+	case "id":
+		return &f.id
+	case "ts":
+		return &f.ts
+	case "label":
+		return &f.label
+	case "text":
+		return &f.text
+	case "features":
+		return &f.features
+	case "indices":
+		return &f.indices
+	case "values":
+		return &f.values
+	case "vector":
+		return &f.vector
+	}
+	return nil
+}
+
+// scanObject checks that b is a JSON object within maxBytes and stores the
+// raw value of each member into the slot that slot returns for its name;
+// members without a slot are ignored, and a slot filled twice is an error.
+func scanObject(b []byte, maxBytes int, slot func(name []byte) *[]byte) error {
+	obj, err := topObject(b, maxBytes)
+	if err != nil {
+		return err
+	}
+	return eachMember(obj, func(key, val []byte) error {
+		name, err := stringContent(key)
+		if err != nil {
+			return &DecodeError{Reason: ReasonMalformedJSON, Err: fmt.Errorf("key %s: %w", clip(key), err)}
+		}
+		p := slot(name)
+		switch {
+		case p == nil:
+			return nil
+		case *p != nil:
+			return decodeErr(ReasonDuplicateField, string(name), "field appears more than once")
+		}
+		*p = val
+		return nil
+	})
+}
+
+// topObject returns the JSON object that b holds, without the white space
+// around it.
+func topObject(b []byte, maxBytes int) ([]byte, error) {
+	switch {
+	case len(b) > maxBytes:
+		return nil, decodeErr(ReasonOversized, "", "message is %d bytes, limit %d", len(b), maxBytes)
+	case !utf8.Valid(b):
+		return nil, decodeErr(ReasonInvalidUTF8, "", "message is not valid UTF-8")
+	case !json.Valid(b):
+		return nil, &DecodeError{Reason: ReasonMalformedJSON, Err: syntaxError(b)}
+	}
+	i := skipSpace(b, 0)
+	if b[i] != '{' {
+		return nil, decodeErr(ReasonWrongType, "", "message is a %s, want an object", kind(b[i:]))
+	}
+	return b[i:valueEnd(b, i)], nil
+}
+
+// syntaxError explains why json.Valid rejected b; it runs only then.
+func syntaxError(b []byte) error {
+	var v struct{}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	return errors.New("invalid JSON")
+}
+
+func parseID(raw []byte, lim Limits) (string, error) {
+	if raw == nil || isNull(raw) {
+		return "", decodeErr(ReasonMissingID, "id", "no id")
+	}
+	if raw[0] != '"' {
+		return "", decodeErr(ReasonWrongType, "id", "id is a %s, want a string", kind(raw))
+	}
+	id, err := stringContent(raw)
+	switch {
+	case err != nil:
+		return "", &DecodeError{Reason: ReasonMalformedJSON, Field: "id", Err: err}
+	case len(id) == 0:
+		return "", decodeErr(ReasonMissingID, "id", "id is empty")
+	case len(id) > lim.MaxIDBytes:
+		return "", decodeErr(ReasonIDTooLong, "id", "id is %d bytes, limit %d", len(id), lim.MaxIDBytes)
+	}
+	return string(id), nil
+}
+
+func parseTS(raw []byte) (time.Time, error) {
+	if raw == nil || isNull(raw) {
+		return time.Time{}, nil
+	}
+	if raw[0] != '"' {
+		return time.Time{}, decodeErr(ReasonWrongType, "ts", "ts is a %s, want an RFC 3339 string", kind(raw))
+	}
+	s, err := stringContent(raw)
+	if err != nil {
+		return time.Time{}, &DecodeError{Reason: ReasonMalformedJSON, Field: "ts", Err: err}
+	}
+	ts, err := time.Parse(time.RFC3339, string(s))
+	if err != nil {
+		return time.Time{}, &DecodeError{Reason: ReasonBadTimestamp, Field: "ts", Err: err}
+	}
+	return ts, nil
+}
+
+// parseLabel returns the normalized label and whether there is one.
+func parseLabel(raw []byte, lim Limits) (string, bool, error) {
+	if raw == nil || isNull(raw) {
+		return "", false, nil
+	}
+	var label string
+	switch {
+	case raw[0] == '"':
+		s, err := stringContent(raw)
+		if err != nil {
+			return "", false, &DecodeError{Reason: ReasonMalformedJSON, Field: "label", Err: err}
+		}
+		if len(s) > lim.MaxClassNameBytes {
+			return "", false, classTooLong(len(s), lim)
+		}
+		label = string(s)
+	case isNumber(raw):
+		x, err := parseFloat(raw, "label")
+		if err != nil {
+			return "", false, err
+		}
+		label = numericLabel(x)
+	default:
+		return "", false, decodeErr(ReasonWrongType, "label", "label is a %s, want a string or a number", kind(raw))
+	}
+	return label, true, checkClass(label, lim)
+}
+
+// numericLabel writes a label given as a number in its shortest decimal
+// form, so that 1, 1.0, 1e0 and +1 all become "1".
+func numericLabel(x float64) string {
+	if x == 0 {
+		return "0" // and not "-0"
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
+}
+
+func checkClass(label string, lim Limits) error {
+	switch {
+	case label == "":
+		return decodeErr(ReasonEmptyLabel, "label", "label is empty")
+	case len(label) > lim.MaxClassNameBytes:
+		return classTooLong(len(label), lim)
+	case lim.Classes != nil && !slices.Contains(lim.Classes, label):
+		return decodeErr(ReasonUnknownClass, "label", "label %q is not one of the %d configured classes", clip([]byte(label)), len(lim.Classes))
+	}
+	return nil
+}
+
+func classTooLong(n int, lim Limits) error {
+	return decodeErr(ReasonClassNameTooLong, "label", "label is %d bytes, limit %d", n, lim.MaxClassNameBytes)
+}
+
+// parseFloat parses a number token (JSON or LIBSVM); a token that is not
+// a number is wrong_type, one beyond float64 (or NaN, Inf) non_finite.
+func parseFloat(tok []byte, field string) (float64, error) {
+	x, err := strconv.ParseFloat(string(tok), 64)
+	switch {
+	case err == nil && !math.IsInf(x, 0) && !math.IsNaN(x):
+		return x, nil
+	case err == nil || errors.Is(err, strconv.ErrRange):
+		return 0, decodeErr(ReasonNonFinite, field, "%s is not a finite float64", clip(tok))
+	}
+	return 0, decodeErr(ReasonWrongType, field, "%q is not a number", clip(tok))
+}
