@@ -19,7 +19,10 @@ const (
 // constraint mean(p) = r) until the mean KL divergence between successive p
 // falls below ε; that fixed point is the path's solution at T. T is lowered
 // from 10 by ÷1.5 until the entropy of p falls below ε per row, and the
-// solution of lowest transductive cost on the path is returned.
+// solution of lowest transductive cost on the path is returned. The
+// annealing also stops when the entropy falls by less than ε per row from
+// one temperature to the next: when r·u is not a whole number, the balance
+// constraint keeps the fractional part soft, and the entropy has a floor.
 //
 // A warm start re-solves at the temperature of the warm solution only, from
 // its soft labels for rows still present and hard labels thresholded at
@@ -50,15 +53,18 @@ func (b *binary) da(ctx context.Context, warm *Solution) (*Solution, error) {
 	sol := &Solution{}
 	sol.Stats.add(s.minimize(warm != nil))
 	var best *daBest
+	prevEntropy := math.Inf(1)
 	for range daMaxOuter {
 		q, err := b.daFixedPoint(ctx, s, p, temp, &sol.Stats)
 		if err != nil {
 			return nil, err
 		}
 		best = best.offer(b, s, q, temp)
-		if warm != nil || entropy(p) < float64(u)*daEpsilon {
+		h := entropy(p)
+		if warm != nil || h < float64(u)*daEpsilon || prevEntropy-h < float64(u)*daEpsilon {
 			break
 		}
+		prevEntropy = h
 		temp /= daAnnealing
 	}
 	sol.W = best.w

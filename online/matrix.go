@@ -162,3 +162,14 @@ func parallelRange(n, workers int, fn func(w, lo, hi int)) {
 func chunk(n, workers, w int) (lo, hi int) {
 	return n * w / workers, n * (w + 1) / workers
 }
+
+// NewMatrix returns the matrix of rows that suits them: a CSR over compact
+// columns when any row is sparse, the rows as they are when all are dense.
+func NewMatrix(rows []vector.Vector, features int) Matrix {
+	for _, r := range rows {
+		if !r.IsDense() {
+			return NewCSR(rows, features, 0)
+		}
+	}
+	return NewVectorRows(rows, features, 0)
+}

@@ -147,7 +147,7 @@ func Train(ctx context.Context, data TrainData, params Params, prev *Model) (*Mo
 	if len(classes) < 2 {
 		return nil, TrainStats{}, ErrOneClass
 	}
-	m := &Model{Classes: classes, Dim: data.X.Cols()}
+	m := &Model{Classes: classes, Dim: newColumnSpace(data.X).features}
 	nprob := len(classes)
 	if m.Binary() {
 		nprob = 1

@@ -111,12 +111,14 @@ func calibrate(m *Model, data TrainData) []Platt {
 	out := make([]float64, len(rows))
 	ys := make([]float64, len(rows))
 	cal := make([]Platt, len(m.Problems))
+	space := newColumnSpace(data.X)
+	d := data.X.Cols()
 	for k := range m.Problems {
-		w := m.Problems[k].W
-		data.X.MulVec(out, rows, w[:m.Dim])
+		w := space.compact(m.Problems[k].W)
+		data.X.MulVec(out, rows, w[:d])
 		pos := m.Classes[problemClass(m, k)]
 		for j, i := range rows {
-			out[j] += w[m.Dim]
+			out[j] += w[d]
 			ys[j] = -1
 			if data.Labels[i] == pos {
 				ys[j] = 1

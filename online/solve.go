@@ -168,7 +168,8 @@ var ErrNoLabels = errors.New("no labeled rows")
 // Solve minimizes the objective of params.Algorithm over prob. A non-nil
 // warm solution seeds the weights (and the TSVM/DA state of rows still
 // present); rows new to the window take theirs from the current outputs.
-// A solution whose length does not fit X is ignored.
+// A warm solution whose length does not fit the feature space is ignored.
+// Weights are over the feature space: X's columns, or its ColumnMap.
 func Solve(ctx context.Context, prob Problem, params Params, warm *Solution) (*Solution, error) {
 	start := time.Now()
 	params = params.withDefaults()
@@ -179,8 +180,15 @@ func Solve(ctx context.Context, prob Problem, params Params, warm *Solution) (*S
 	if err != nil {
 		return nil, err
 	}
-	if warm != nil && len(warm.W) != b.d+1 {
-		warm = nil
+	space := newColumnSpace(prob.X)
+	if warm != nil {
+		if len(warm.W) != space.features+1 {
+			warm = nil
+		} else {
+			w := *warm
+			w.W = space.compact(warm.W)
+			warm = &w
+		}
 	}
 	var sol *Solution
 	switch params.Algorithm {
@@ -196,6 +204,7 @@ func Solve(ctx context.Context, prob Problem, params Params, warm *Solution) (*S
 	if err != nil {
 		return nil, err
 	}
+	sol.W = space.expand(sol.W)
 	sol.Stats.Seconds = time.Since(start).Seconds()
 	return sol, nil
 }

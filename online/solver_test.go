@@ -3,7 +3,6 @@ package online
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"testing"
 
@@ -19,10 +18,15 @@ type testCase struct {
 	y      []float64
 	params Params
 	graph  bool
+	csr    bool
 }
 
 func (tc testCase) problem() Problem {
-	p := Problem{X: NewVectorRows(tc.rows, dimOf(tc.rows), 1), Y: tc.y}
+	var x Matrix = NewVectorRows(tc.rows, dimOf(tc.rows), 1)
+	if tc.csr {
+		x = NewCSR(tc.rows, dimOf(tc.rows)+3, 1)
+	}
+	p := Problem{X: x, Y: tc.y}
 	if tc.graph {
 		p.Laplacian = exactKNNLaplacian(tc.rows, 4, false)
 	}
@@ -55,17 +59,18 @@ func testCases() []testCase {
 			p = withGraph(a)
 		}
 		cases = append(cases,
-			testCase{"dense/" + string(a), dense, dy, p, graph},
-			testCase{"sparse/" + string(a), sparse, sy, p, graph},
+			testCase{"dense/" + string(a), dense, dy, p, graph, false},
+			testCase{"sparse/" + string(a), sparse, sy, p, graph, false},
+			testCase{"csr/" + string(a), sparse, sy, p, graph, true},
 		)
 	}
 	cases = append(cases,
-		testCase{"dense/tsvm+graph", dense, dy, withGraph(TSVM), true},
-		testCase{"dense/da+graph", dense, dy, withGraph(DA), true},
+		testCase{"dense/tsvm+graph", dense, dy, withGraph(TSVM), true, false},
+		testCase{"dense/da+graph", dense, dy, withGraph(DA), true, false},
 	)
 	costly := with(SVM)
 	costly.PositiveCost = 3
-	cases = append(cases, testCase{"dense/svm+costs", dense, dy, costly, false})
+	cases = append(cases, testCase{"dense/svm+costs", dense, dy, costly, false, false})
 	return cases
 }
 
@@ -183,11 +188,18 @@ func TestInnerSolutionMatchesDenseSolve(t *testing.T) {
 func denseSolve(s *newton) []float64 {
 	n, d := s.positions(), s.d+1
 	xh := mat.NewDense(n, d, nil)
+	rows := make([]int, n)
+	for p := range rows {
+		rows[p] = s.matrixRow(p)
+	}
+	col := make([]float64, n)
+	for j := range d - 1 {
+		e := make([]float64, d-1)
+		e[j] = 1
+		s.x.MulVec(col, rows, e)
+		xh.SetCol(j, col)
+	}
 	for p := range n {
-		row := s.x.(*VectorRows).Row(s.matrixRow(p))
-		for j := range d - 1 {
-			xh.Set(p, j, denseAt(row, j))
-		}
 		xh.Set(p, d-1, 1)
 	}
 	cost := make([]float64, n)
@@ -220,21 +232,6 @@ func denseSolve(s *newton) []float64 {
 	return w.RawVector().Data
 }
 
-func denseAt(v vector.Vector, j int) float64 {
-	if v.IsDense() {
-		if j < len(v.Values) {
-			return v.Values[j]
-		}
-		return 0
-	}
-	for k, idx := range v.Indices {
-		if int(idx) == j {
-			return v.Values[k]
-		}
-	}
-	return 0
-}
-
 func relDiff(a, b []float64) float64 {
 	var num, den float64
 	for i := range a {
@@ -253,7 +250,7 @@ func TestSolutionsAreOptimal(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := reconstruct(t, tc, prob, sol)
-			grad := make([]float64, len(sol.W))
+			grad := make([]float64, len(s.w))
 			s.gradient(grad)
 			if g := norm(grad); g > 1e-5*math.Max(1, norm(sol.W)) {
 				t.Fatalf("‖∇J‖ = %.3g at the solution", g)
@@ -294,7 +291,7 @@ func reconstruct(t *testing.T, tc testCase, prob Problem, sol *Solution) *newton
 			s.terms.add(row, -1, b.par.LambdaU*(1-v)/u)
 		}
 	}
-	s.setWeights(sol.W)
+	s.setWeights(newColumnSpace(prob.X).compact(sol.W))
 	return s
 }
 
@@ -397,4 +394,42 @@ func TestSolveStopsOnCancel(t *testing.T) {
 	}
 }
 
-var _ = fmt.Sprint
+
+
+func TestCSRMatchesVectorRows(t *testing.T) {
+	rows, _ := sparseProblem(9, 300, 500, 20, 0)
+	rows = append(rows, vector.Dense([]float64{1, 2, 3}))
+	v := NewVectorRows(rows, 600, 2)
+	c := NewCSR(rows, 600, 2)
+	space := newColumnSpace(c)
+	w := make([]float64, 601)
+	for j := range w {
+		w[j] = math.Cos(float64(j))
+	}
+	wc := space.compact(w)
+	subset := []int{3, 1, 299, 300, 7}
+	for _, sel := range [][]int{nil, subset} {
+		n := len(rows)
+		if sel != nil {
+			n = len(sel)
+		}
+		a, b := make([]float64, n), make([]float64, n)
+		v.MulVec(a, sel, w)
+		c.MulVec(b, sel, wc[:c.Cols()])
+		if relDiff(b, a) > 1e-14 {
+			t.Fatalf("MulVec differs")
+		}
+		z := make([]float64, n)
+		for k := range z {
+			z[k] = math.Sin(float64(k))
+		}
+		ta := make([]float64, 600)
+		tb := make([]float64, c.Cols())
+		v.MulTransVec(ta, sel, z)
+		c.MulTransVec(tb, sel, z)
+		tb = space.expand(append(tb, 0))[:600]
+		if relDiff(tb, ta) > 1e-14 {
+			t.Fatalf("MulTransVec differs")
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"streamer/online"
+)
+
+// writeReport prints v as one JSON line and, when path is set, writes it
+// (indented) to that file too.
+func writeReport(w io.Writer, path string, v any) error {
+	line, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	if _, err := fmt.Fprintln(w, string(line)); err != nil {
+		return err
+	}
+	if path == "" {
+		return nil
+	}
+	pretty, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	if err := os.WriteFile(path, append(pretty, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
+}
+
+// addParamFlags binds the solver's hyper-parameters to flags.
+func addParamFlags(f *pflag.FlagSet, p *online.Params) {
+	f.Float64Var(&p.Lambda, "lambda", 1e-3, "λ, weight of the regularizer ‖w‖²/2")
+	f.Float64Var(&p.LambdaU, "lambda-u", 1, "λ_u, weight of the unlabeled loss (tsvm, da)")
+	f.Float64Var(&p.LambdaI, "lambda-i", 0, "λ_I, weight of the graph term (laprls, lapsvm; tsvm and da when > 0)")
+	f.Float64Var(&p.R, "r", 0, "fraction of unlabeled rows that are positive (tsvm, da); 0 estimates it from the labeled rows")
+	f.IntVar(&p.MaxSwitch, "max-switch", 0, "S, most label pairs TSVM switches per round; 0 means u/2")
+	f.Float64Var(&p.PositiveCost, "cost-pos", 1, "cost of labeled positive rows (binary problems)")
+	f.Float64Var(&p.NegativeCost, "cost-neg", 1, "cost of labeled negative rows (binary problems)")
+}

@@ -1,0 +1,125 @@
+package online
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"streamer/synth"
+	"streamer/vector"
+)
+
+// BenchConfig describes `streamer bench solve`: a generated text-like
+// problem, solved cold and then re-solved warm after a fraction of its rows
+// is replaced, as a sliding window does.
+type BenchConfig struct {
+	Rows        int     // rows in the window
+	Features    int     // feature space size
+	NNZ         int     // mean non-zeros per row
+	LabeledFrac float64 // fraction of rows whose label is revealed
+	Noise       float64 // label noise of the planted separator
+	ReplaceFrac float64 // fraction of rows replaced before the warm re-solve; 0 means 0.01
+	Seed        uint64
+	Params      Params
+}
+
+// BenchReport is what `streamer bench solve` prints.
+type BenchReport struct {
+	Algorithm     Algorithm `json:"algo"`
+	Rows          int       `json:"rows"`
+	Features      int       `json:"features"`
+	NNZ           int       `json:"nnz"`
+	Labeled       int       `json:"labeled"`
+	ColdSeconds   float64   `json:"cold_seconds"`
+	WarmSeconds   float64   `json:"warm_seconds"`
+	Objective     float64   `json:"objective"`
+	WarmObjective float64   `json:"warm_objective"`
+	NewtonSteps   int       `json:"newton_steps"`
+	CGLSIters     int       `json:"cgls_iters"`
+	WarmNewton    int       `json:"warm_newton_steps"`
+	WarmCGLS      int       `json:"warm_cgls_iters"`
+	RowsPerSecond float64   `json:"rows_per_second"`
+	// UnlabeledAccuracy is the accuracy on the unlabeled rows against the
+	// planted labels, after the cold solve.
+	UnlabeledAccuracy float64 `json:"unlabeled_accuracy"`
+	GenerateSeconds   float64 `json:"generate_seconds"`
+}
+
+// BenchSolve generates the problem of cfg and measures a cold solve and a
+// warm re-solve after cfg.ReplaceFrac of the rows (the oldest) are replaced
+// by new ones.
+func BenchSolve(ctx context.Context, cfg BenchConfig) (BenchReport, error) {
+	if cfg.Rows <= 0 || cfg.Features <= 0 || cfg.NNZ <= 0 || cfg.LabeledFrac <= 0 {
+		return BenchReport{}, fmt.Errorf("bench solve needs positive rows, features, nnz and labeled fraction: %+v", cfg)
+	}
+	if cfg.ReplaceFrac <= 0 {
+		cfg.ReplaceFrac = 0.01
+	}
+	genStart := time.Now()
+	replaced := max(1, int(float64(cfg.Rows)*cfg.ReplaceFrac))
+	data := synth.GenerateSparseText(synth.SparseTextConfig{
+		Rows: cfg.Rows + replaced, Dim: cfg.Features, NNZ: cfg.NNZ, Noise: cfg.Noise, Seed: cfg.Seed,
+	})
+	y := revealLabels(data.Labels, cfg.LabeledFrac, cfg.Seed)
+	rep := BenchReport{Algorithm: cfg.Params.withDefaults().Algorithm, Rows: cfg.Rows, Features: cfg.Features, NNZ: cfg.NNZ}
+	rep.GenerateSeconds = time.Since(genStart).Seconds()
+	window := func(first int) Problem {
+		rows := data.Rows[first : first+cfg.Rows]
+		keys := make([]uint64, cfg.Rows)
+		for i := range keys {
+			keys[i] = uint64(first + i)
+		}
+		return Problem{X: NewMatrix(rows, cfg.Features), Y: y[first : first+cfg.Rows], Keys: keys}
+	}
+	cold := window(0)
+	for _, v := range cold.Y {
+		if v != 0 {
+			rep.Labeled++
+		}
+	}
+	sol, err := Solve(ctx, cold, cfg.Params, nil)
+	if err != nil {
+		return rep, fmt.Errorf("cold solve: %w", err)
+	}
+	rep.ColdSeconds, rep.Objective = sol.Stats.Seconds, sol.Stats.Objective
+	rep.NewtonSteps, rep.CGLSIters = sol.Stats.NewtonSteps, sol.Stats.CGLSIters
+	rep.RowsPerSecond = float64(cfg.Rows) / sol.Stats.Seconds
+	rep.UnlabeledAccuracy = unlabeledAccuracy(data.Rows[:cfg.Rows], cold.Y, data.Labels, sol.W, cfg.Features)
+	warm, err := Solve(ctx, window(replaced), cfg.Params, sol)
+	if err != nil {
+		return rep, fmt.Errorf("warm solve: %w", err)
+	}
+	rep.WarmSeconds, rep.WarmObjective = warm.Stats.Seconds, warm.Stats.Objective
+	rep.WarmNewton, rep.WarmCGLS = warm.Stats.NewtonSteps, warm.Stats.CGLSIters
+	return rep, nil
+}
+
+// revealLabels keeps each label with probability frac.
+func revealLabels(labels []float64, frac float64, seed uint64) []float64 {
+	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	y := make([]float64, len(labels))
+	for i, l := range labels {
+		if r.Float64() < frac {
+			y[i] = l
+		}
+	}
+	return y
+}
+
+func unlabeledAccuracy(rows []vector.Vector, y, truth, w []float64, dim int) float64 {
+	ok, n := 0, 0
+	for i, x := range rows {
+		if y[i] != 0 {
+			continue
+		}
+		n++
+		if (x.DotDense(w)+w[dim] >= 0) == (truth[i] > 0) {
+			ok++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(ok) / float64(n)
+}

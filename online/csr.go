@@ -1,0 +1,259 @@
+package online
+
+import (
+	"cmp"
+	"runtime"
+	"slices"
+	"sync"
+
+	"streamer/vector"
+)
+
+// CSR is a sparse Matrix in compressed sparse row form over a compacted
+// column space: only the features that occur in its rows get a column, and
+// the most frequent features get the lowest columns. Text is Zipfian, so
+// the weights that products touch most often sit together in cache, and
+// vector operations run over the features present rather than the whole
+// hashed space. Solve maps solutions between the compact columns and the
+// feature space (see ColumnMap). It is safe for concurrent use.
+type CSR struct {
+	indptr   []int
+	indices  []int32 // compact columns
+	values   []float64
+	columns  []int32 // feature of each compact column
+	features int
+	workers  int
+	scratch  sync.Pool
+}
+
+// ColumnMap is implemented by matrices whose columns are a subset of a
+// larger feature space: column j is feature Columns()[j] of Features().
+// Solve returns weights over the whole feature space for such a matrix, and
+// takes warm starts over it.
+type ColumnMap interface {
+	Columns() []int32
+	Features() int
+}
+
+// NewCSR builds a CSR matrix from rows of a space of features dimensions
+// (dense rows are stored with all their values). Products use up to
+// workers goroutines; 0 means GOMAXPROCS.
+func NewCSR(rows []vector.Vector, features, workers int) *CSR {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	m := &CSR{features: features, workers: workers}
+	m.columns, m.indices = compactColumns(rows, features)
+	m.indptr = make([]int, len(rows)+1)
+	m.values = make([]float64, 0, len(m.indices))
+	for i, r := range rows {
+		m.values = append(m.values, r.Values...)
+		m.indptr[i+1] = len(m.values)
+	}
+	for i := range rows {
+		lo, hi := m.indptr[i], m.indptr[i+1]
+		sortRow(m.indices[lo:hi], m.values[lo:hi])
+	}
+	cols := len(m.columns)
+	m.scratch.New = func() any { s := make([]float64, cols); return &s }
+	return m
+}
+
+// compactColumns numbers the features present in rows by falling frequency
+// and returns that numbering and every stored value's compact column.
+func compactColumns(rows []vector.Vector, features int) (columns, indices []int32) {
+	count := make([]int32, features)
+	nnz := 0
+	for _, r := range rows {
+		nnz += r.NNZ()
+		eachIndex(r, func(j int32) { count[j]++ })
+	}
+	for j, c := range count {
+		if c > 0 {
+			columns = append(columns, int32(j))
+		}
+	}
+	slices.SortStableFunc(columns, func(a, b int32) int { return cmp.Compare(count[b], count[a]) })
+	compact := count // reuse: feature -> compact column
+	for c, j := range columns {
+		compact[j] = int32(c)
+	}
+	indices = make([]int32, 0, nnz)
+	for _, r := range rows {
+		eachIndex(r, func(j int32) { indices = append(indices, compact[j]) })
+	}
+	return columns, indices
+}
+
+func eachIndex(r vector.Vector, fn func(int32)) {
+	if r.IsDense() {
+		for j := range r.Values {
+			fn(int32(j))
+		}
+		return
+	}
+	for _, j := range r.Indices {
+		fn(j)
+	}
+}
+
+// sortRow sorts a row's entries by column, for sequential access to w.
+func sortRow(idx []int32, val []float64) {
+	if slices.IsSorted(idx) {
+		return
+	}
+	perm := make([]int, len(idx))
+	for k := range perm {
+		perm[k] = k
+	}
+	slices.SortFunc(perm, func(a, b int) int { return cmp.Compare(idx[a], idx[b]) })
+	si, sv := slices.Clone(idx), slices.Clone(val)
+	for k, p := range perm {
+		idx[k], val[k] = si[p], sv[p]
+	}
+}
+
+// Rows returns n.
+func (m *CSR) Rows() int { return len(m.indptr) - 1 }
+
+// Cols returns the number of compact columns.
+func (m *CSR) Cols() int { return len(m.columns) }
+
+// Columns implements ColumnMap.
+func (m *CSR) Columns() []int32 { return m.columns }
+
+// Features implements ColumnMap.
+func (m *CSR) Features() int { return m.features }
+
+// NNZ returns the number of stored values.
+func (m *CSR) NNZ() int { return len(m.values) }
+
+func (m *CSR) split(count int) int {
+	if m.workers <= 1 || m.Rows() == 0 {
+		return 1
+	}
+	if len(m.values)*count/m.Rows() < parallelMinNNZ {
+		return 1
+	}
+	return min(m.workers, count)
+}
+
+// MulVec implements Matrix.
+func (m *CSR) MulVec(dst []float64, rows []int, w []float64) {
+	count := m.Rows()
+	if rows != nil {
+		count = len(rows)
+	}
+	parallelRange(count, m.split(count), func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			i := k
+			if rows != nil {
+				i = rows[k]
+			}
+			dst[k] = m.rowDot(i, w)
+		}
+	})
+}
+
+func (m *CSR) rowDot(i int, w []float64) float64 {
+	lo, hi := m.indptr[i], m.indptr[i+1]
+	idx, val := m.indices[lo:hi], m.values[lo:hi]
+	val = val[:len(idx)]
+	var s0, s1 float64
+	k := 0
+	for ; k+2 <= len(idx); k += 2 {
+		s0 += val[k] * w[idx[k]]
+		s1 += val[k+1] * w[idx[k+1]]
+	}
+	if k < len(idx) {
+		s0 += val[k] * w[idx[k]]
+	}
+	return s0 + s1
+}
+
+// MulTransVec implements Matrix.
+func (m *CSR) MulTransVec(dst []float64, rows []int, z []float64) {
+	count := m.Rows()
+	if rows != nil {
+		count = len(rows)
+	}
+	workers := m.split(count)
+	clear(dst)
+	bufs := make([]*[]float64, workers)
+	parallelRange(count, workers, func(w, lo, hi int) {
+		acc := dst
+		if w != 0 {
+			b := m.scratch.Get().(*[]float64)
+			clear(*b)
+			bufs[w] = b
+			acc = *b
+		}
+		for k := lo; k < hi; k++ {
+			if z[k] == 0 {
+				continue
+			}
+			i := k
+			if rows != nil {
+				i = rows[k]
+			}
+			m.rowAdd(acc, i, z[k])
+		}
+	})
+	for _, b := range bufs[1:] {
+		if b != nil {
+			axpy(dst, 1, *b)
+			m.scratch.Put(b)
+		}
+	}
+}
+
+func (m *CSR) rowAdd(acc []float64, i int, a float64) {
+	lo, hi := m.indptr[i], m.indptr[i+1]
+	idx, val := m.indices[lo:hi], m.values[lo:hi]
+	val = val[:len(idx)]
+	for k, j := range idx {
+		acc[j] += a * val[k]
+	}
+}
+
+// columnSpace maps weights between a matrix's columns and its feature
+// space; for a matrix without a ColumnMap the two are the same.
+type columnSpace struct {
+	columns  []int32
+	features int
+}
+
+func newColumnSpace(x Matrix) columnSpace {
+	if cm, ok := x.(ColumnMap); ok {
+		return columnSpace{columns: cm.Columns(), features: cm.Features()}
+	}
+	return columnSpace{features: x.Cols()}
+}
+
+// compact returns the weights (bias last) of feature-space weights w over
+// the matrix's columns.
+func (s columnSpace) compact(w []float64) []float64 {
+	if s.columns == nil {
+		return w
+	}
+	c := make([]float64, len(s.columns)+1)
+	for k, j := range s.columns {
+		c[k] = w[j]
+	}
+	c[len(s.columns)] = w[s.features]
+	return c
+}
+
+// expand returns the feature-space weights of column weights c; features
+// absent from the matrix get weight 0, their exact optimum under ‖w‖².
+func (s columnSpace) expand(c []float64) []float64 {
+	if s.columns == nil {
+		return c
+	}
+	w := make([]float64, s.features+1)
+	for k, j := range s.columns {
+		w[j] = c[k]
+	}
+	w[s.features] = c[len(s.columns)]
+	return w
+}
