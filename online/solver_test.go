@@ -394,8 +394,6 @@ func TestSolveStopsOnCancel(t *testing.T) {
 	}
 }
 
-
-
 func TestCSRMatchesVectorRows(t *testing.T) {
 	rows, _ := sparseProblem(9, 300, 500, 20, 0)
 	rows = append(rows, vector.Dense([]float64{1, 2, 3}))
