@@ -1,0 +1,98 @@
+package snapshot
+
+import (
+	"time"
+
+	"streamer/online"
+)
+
+// Snapshot is a model with everything needed to score like it and to resume
+// the stream where it was taken.
+type Snapshot struct {
+	// Name is the model's name: the key of its snapshots on the topic.
+	Name string `json:"name"`
+	// Version increases with every solve of the model.
+	Version   uint64    `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+	// Features are the featurizer settings the weights were learned in.
+	Features Features `json:"features"`
+	// Params are the solver's hyper-parameters.
+	Params Params `json:"params"`
+	// Window describes the learner's sliding window.
+	Window Window `json:"window"`
+	// Model holds the classes and weights. Only each problem's weights and
+	// DA temperature are kept: the per-row warm state is rebuilt from the
+	// outputs after a restore.
+	Model online.Model `json:"-"`
+	// Offsets are the stream positions per topic partition.
+	Offsets []Offset `json:"offsets,omitempty"`
+	Stats   Stats    `json:"stats"`
+}
+
+// Features are the settings of the featurizer (see ingest.Featurizer).
+type Features struct {
+	Dim       int  `json:"dim"`
+	DenseDim  int  `json:"dense_dim,omitempty"`
+	Signed    bool `json:"signed,omitempty"`
+	Normalize bool `json:"normalize,omitempty"`
+}
+
+// Params are the solver's hyper-parameters (see online.Params).
+type Params struct {
+	Algorithm    string  `json:"algorithm"`
+	Lambda       float64 `json:"lambda"`
+	LambdaU      float64 `json:"lambda_u,omitempty"`
+	LambdaI      float64 `json:"lambda_i,omitempty"`
+	R            float64 `json:"r,omitempty"`
+	MaxSwitch    int     `json:"max_switch,omitempty"`
+	PositiveCost float64 `json:"cost_pos,omitempty"`
+	NegativeCost float64 `json:"cost_neg,omitempty"`
+}
+
+// Window describes the sliding window and its graph.
+type Window struct {
+	MaxExamples int           `json:"max_examples,omitempty"`
+	MaxAge      time.Duration `json:"max_age,omitempty"`
+	K           int           `json:"k,omitempty"`
+	Laplacian   string        `json:"laplacian,omitempty"`
+	Degree      int           `json:"degree,omitempty"`
+	Weights     string        `json:"weights,omitempty"`
+}
+
+// Offset is the stream position of one topic partition: WindowStart is the
+// offset of the oldest record the window (or a pending label) needs, Next
+// the offset after the last record consumed.
+type Offset struct {
+	Topic       string `json:"topic"`
+	Partition   int    `json:"partition"`
+	WindowStart int64  `json:"window_start"`
+	Next        int64  `json:"next"`
+}
+
+// Stats are counters of the stream at the snapshot.
+type Stats struct {
+	Examples    int64   `json:"examples"`
+	Labels      int64   `json:"labels"`
+	Predictions int64   `json:"predictions"`
+	Solves      int64   `json:"solves"`
+	WindowSize  int     `json:"window_size"`
+	Labeled     int     `json:"labeled"`
+	Objective   float64 `json:"objective"`
+	Accuracy    float64 `json:"accuracy,omitempty"`
+}
+
+// FromParams converts solver parameters.
+func FromParams(p online.Params) Params {
+	return Params{
+		Algorithm: string(p.Algorithm), Lambda: p.Lambda, LambdaU: p.LambdaU, LambdaI: p.LambdaI,
+		R: p.R, MaxSwitch: p.MaxSwitch, PositiveCost: p.PositiveCost, NegativeCost: p.NegativeCost,
+	}
+}
+
+// Online converts back to solver parameters.
+func (p Params) Online() online.Params {
+	return online.Params{
+		Algorithm: online.Algorithm(p.Algorithm), Lambda: p.Lambda, LambdaU: p.LambdaU, LambdaI: p.LambdaI,
+		R: p.R, MaxSwitch: p.MaxSwitch, PositiveCost: p.PositiveCost, NegativeCost: p.NegativeCost,
+	}
+}
