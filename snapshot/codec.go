@@ -47,11 +47,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // header is the JSON part: the snapshot without its weight vectors.
 type header struct {
 	Snapshot
-	Classes      []string        `json:"classes"`
-	Dim          int             `json:"dim"`
-	Temperatures []float64       `json:"temperatures,omitempty"`
-	Calibration  []online.Platt  `json:"calibration,omitempty"`
-	Vectors      int             `json:"vectors"`
+	Classes      []string       `json:"classes"`
+	Dim          int            `json:"dim"`
+	Temperatures []float64      `json:"temperatures,omitempty"`
+	Calibration  []online.Platt `json:"calibration,omitempty"`
+	Vectors      int            `json:"vectors"`
 }
 
 // Encode returns the binary form of s.
