@@ -13,6 +13,7 @@ import (
 type Prediction struct {
 	Class        string    // predicted class; empty when there was no model yet
 	Score        float64   // decision value behind Class
+	Baseline     string    // class predicted by a supervised-only baseline, if one runs
 	ModelVersion uint64    // version of the model that predicted
 	At           time.Time // when the prediction was made
 }
@@ -112,8 +113,9 @@ func NewJoin(cfg JoinConfig) (*Join, error) {
 
 // Example records that example id arrived and was predicted pred, and
 // returns the label that was waiting for it, if any (no longer pending).
-// An id that arrives again replaces the prediction remembered for it.
-func (j *Join) Example(id string, pred Prediction) (label string, ok bool) {
+// labeled says the example carried its own label. An id that arrives again
+// replaces the prediction remembered for it.
+func (j *Join) Example(id string, pred Prediction, labeled bool) (label string, ok bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	label, ok = j.pending.Peek(id)
@@ -121,7 +123,7 @@ func (j *Join) Example(id string, pred Prediction) (label string, ok bool) {
 		j.pending.Remove(id)
 		j.stats.EarlyJoins++
 	}
-	labeled := ok
+	labeled = labeled || ok
 	if ex, seen := j.recent.Peek(id); seen && ex.labeled {
 		labeled = true // a redelivered example keeps its label
 	}
@@ -132,10 +134,10 @@ func (j *Join) Example(id string, pred Prediction) (label string, ok bool) {
 }
 
 // Label joins a label to example id. If the example was seen recently, it
-// returns its prediction and seen=true, and the example stays remembered
-// for further labels. Otherwise the label waits for the example, and seen
-// is false.
-func (j *Join) Label(id, label string) (pred Prediction, seen bool) {
+// returns its prediction and seen=true, first=true when the example had no
+// label before, and the example stays remembered for further labels.
+// Otherwise the label waits for the example, and seen is false.
+func (j *Join) Label(id, label string) (pred Prediction, seen, first bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	// Peek, not Get: a label must not keep its example longer than the
@@ -145,13 +147,14 @@ func (j *Join) Label(id, label string) (pred Prediction, seen bool) {
 		if ex.labeled {
 			j.stats.Relabels++
 		}
+		first = !ex.labeled
 		ex.labeled = true
-		return ex.pred, true
+		return ex.pred, true, first
 	}
 	if j.pending.Add(id, label) {
 		j.stats.PendingEvictions++
 	}
-	return Prediction{}, false
+	return Prediction{}, false, false
 }
 
 // Stats returns the counts so far.

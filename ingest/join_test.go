@@ -23,30 +23,30 @@ func TestJoinBothOrders(t *testing.T) {
 	p := Prediction{Class: "spam", Score: 0.7, ModelVersion: 3, At: at}
 
 	// Label after example: the usual late label.
-	if _, ok := j.Example("a", p); ok {
+	if _, ok := j.Example("a", p, false); ok {
 		t.Fatal("example a found a label that was never sent")
 	}
-	if got, seen := j.Label("a", "ham"); !seen || got != p {
+	if got, seen, first := j.Label("a", "ham"); !seen || !first || got != p {
 		t.Fatalf("Label(a) = %+v, %v; want %+v, true", got, seen, p)
 	}
 	// A second label for a joined example joins again: a re-label.
-	if got, seen := j.Label("a", "spam"); !seen || got != p {
+	if got, seen, first := j.Label("a", "spam"); !seen || first || got != p {
 		t.Fatalf("re-label of a = %+v, %v", got, seen)
 	}
 
 	// Label before example: it waits, the latest label winning.
-	if _, seen := j.Label("b", "spam"); seen {
+	if _, seen, _ := j.Label("b", "spam"); seen {
 		t.Fatal("label b joined an example never seen")
 	}
 	j.Label("b", "ham")
-	if label, ok := j.Example("b", Prediction{}); !ok || label != "ham" {
+	if label, ok := j.Example("b", Prediction{}, false); !ok || label != "ham" {
 		t.Fatalf("Example(b) = %q, %v; want ham, true", label, ok)
 	}
-	if _, ok := j.Example("b", Prediction{}); ok {
+	if _, ok := j.Example("b", Prediction{}, false); ok {
 		t.Fatal("the pending label of b was handed out twice")
 	}
 	// b is now remembered as labelled, so this is a re-label too.
-	if _, seen := j.Label("b", "spam"); !seen {
+	if _, seen, _ := j.Label("b", "spam"); !seen {
 		t.Fatal("label for b after its example was not joined")
 	}
 
@@ -61,22 +61,22 @@ func TestJoinBounds(t *testing.T) {
 	for k := range 3 {
 		j.Label(fmt.Sprint("early", k), "x") // early0 is evicted by early2
 	}
-	if _, ok := j.Example("early0", Prediction{}); ok {
+	if _, ok := j.Example("early0", Prediction{}, false); ok {
 		t.Error("the oldest pending label survived eviction")
 	}
 	for _, id := range []string{"early1", "early2"} {
-		if _, ok := j.Example(id, Prediction{}); !ok {
+		if _, ok := j.Example(id, Prediction{}, false); !ok {
 			t.Errorf("pending label %s was lost", id)
 		}
 	}
 	// Recent now holds early0, early1, early2; two more examples push out
 	// the two oldest.
-	j.Example("e3", Prediction{})
-	j.Example("e4", Prediction{})
-	if _, seen := j.Label("early0", "x"); seen {
+	j.Example("e3", Prediction{}, false)
+	j.Example("e4", Prediction{}, false)
+	if _, seen, _ := j.Label("early0", "x"); seen {
 		t.Error("the oldest example survived eviction")
 	}
-	if _, seen := j.Label("early2", "x"); !seen {
+	if _, seen, _ := j.Label("early2", "x"); !seen {
 		t.Error("a recent example was forgotten")
 	}
 	s := j.Stats()
@@ -118,9 +118,9 @@ func TestJoinConcurrent(t *testing.T) {
 				e := events[k]
 				var ok bool
 				if e.isLabel {
-					_, ok = j.Label(e.id, "y")
+					_, ok, _ = j.Label(e.id, "y")
 				} else {
-					_, ok = j.Example(e.id, Prediction{Class: "y"})
+					_, ok = j.Example(e.id, Prediction{Class: "y"}, false)
 				}
 				if ok {
 					mu.Lock()
@@ -142,5 +142,25 @@ func TestJoinConcurrent(t *testing.T) {
 	s := j.Stats()
 	if s.LateJoins+s.EarlyJoins != pairs || s.Pending != 0 || s.Relabels != 0 || s.PendingEvictions+s.RecentEvictions != 0 {
 		t.Fatalf("stats = %+v", s)
+	}
+}
+
+func TestJoinFirstLabel(t *testing.T) {
+	j, err := NewJoin(JoinConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Example("self", Prediction{Class: "a"}, true)
+	if _, seen, first := j.Label("self", "a"); !seen || first {
+		t.Fatalf("label of an example that came labeled: seen=%v first=%v", seen, first)
+	}
+	j.Label("early", "b")
+	j.Example("early", Prediction{}, false)
+	if _, seen, first := j.Label("early", "b"); !seen || first {
+		t.Fatalf("second label of an early-joined example: seen=%v first=%v", seen, first)
+	}
+	j.Example("late", Prediction{}, false)
+	if _, seen, first := j.Label("late", "b"); !seen || !first {
+		t.Fatalf("first late label: seen=%v first=%v", seen, first)
 	}
 }
