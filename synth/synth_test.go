@@ -82,3 +82,30 @@ func TestClusters(t *testing.T) {
 		}
 	}
 }
+
+func TestTextStream(t *testing.T) {
+	a := NewTextStream(TextStreamConfig{Seed: 3})
+	b := NewTextStream(TextStreamConfig{Seed: 3})
+	classes := map[string]int{}
+	for i := range 200 {
+		da, db := a.Next(), b.Next()
+		if da != db {
+			t.Fatal("same seed, different documents")
+		}
+		if da.Text == "" || da.ID == "" {
+			t.Fatalf("document %d: %+v", i, da)
+		}
+		classes[da.Label]++
+	}
+	if classes["ham"] < 60 || classes["spam"] < 60 {
+		t.Fatalf("classes %v", classes)
+	}
+	seen := map[string]int{}
+	for id := range 5000 {
+		w := Word(id)
+		if prev, ok := seen[w]; ok {
+			t.Fatalf("Word(%d) = Word(%d) = %q", id, prev, w)
+		}
+		seen[w] = id
+	}
+}
