@@ -45,6 +45,9 @@ func (c *Connection) EnsureTopics(ctx context.Context, topics ...Topic) error {
 	return nil
 }
 
+// ErrUnknownTopic is returned for a topic the cluster does not have.
+var ErrUnknownTopic = errors.New("unknown topic")
+
 // Partitions returns the partition numbers of a topic.
 func (c *Connection) Partitions(ctx context.Context, topic string) ([]int, error) {
 	meta, err := c.Client().Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
@@ -55,6 +58,9 @@ func (c *Connection) Partitions(ctx context.Context, topic string) ([]int, error
 		if t.Name != topic {
 			continue
 		}
+		if errors.Is(t.Error, kafka.UnknownTopicOrPartition) {
+			return nil, fmt.Errorf("metadata of %s: %w", topic, ErrUnknownTopic)
+		}
 		if t.Error != nil {
 			return nil, fmt.Errorf("metadata of %s: %w", topic, t.Error)
 		}
@@ -64,7 +70,7 @@ func (c *Connection) Partitions(ctx context.Context, topic string) ([]int, error
 		}
 		return ps, nil
 	}
-	return nil, fmt.Errorf("metadata of %s: topic not found", topic)
+	return nil, fmt.Errorf("metadata of %s: %w", topic, ErrUnknownTopic)
 }
 
 // OffsetRange is the first offset and the offset after the last record of
@@ -126,6 +132,9 @@ func (c *Connection) CommittedOffsets(ctx context.Context, group, topic string, 
 	resp, err := c.Client().OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{topic: partitions}})
 	if err != nil {
 		return nil, fmt.Errorf("committed offsets of %s in %s: %w", group, topic, err)
+	}
+	if errors.Is(resp.Error, kafka.GroupIdNotFound) {
+		return map[int]int64{}, nil // a group that never committed
 	}
 	if resp.Error != nil {
 		return nil, fmt.Errorf("committed offsets of %s in %s: %w", group, topic, resp.Error)

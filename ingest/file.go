@@ -49,7 +49,7 @@ func OpenFile(path string, dec *Decoder) (*FileReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &FileReader{path: path, dec: dec, jsonl: isJSONLines(path), in: in, br: bufio.NewReaderSize(in, 64<<10)}
+	r := &FileReader{path: path, dec: dec, jsonl: IsJSONLines(path), in: in, br: bufio.NewReaderSize(in, 64<<10)}
 	lim := dec.Limits.withDefaults()
 	r.limit = lim.MaxLineBytes
 	if r.jsonl {
@@ -170,7 +170,9 @@ func ReadAll(path string, dec *Decoder) ([]Record, error) {
 	}
 }
 
-func isJSONLines(path string) bool {
+// IsJSONLines reports whether OpenFile reads path as JSON lines (else as
+// LIBSVM).
+func IsJSONLines(path string) bool {
 	name, _ := splitCompression(path)
 	ext := strings.ToLower(filepath.Ext(name))
 	return ext == ".jsonl" || ext == ".json"

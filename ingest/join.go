@@ -157,6 +157,13 @@ func (j *Join) Label(id, label string) (pred Prediction, seen, first bool) {
 	return Prediction{}, false, false
 }
 
+// Pending reports whether a label waits for example id.
+func (j *Join) Pending(id string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.pending.Contains(id)
+}
+
 // Stats returns the counts so far.
 func (j *Join) Stats() JoinStats {
 	j.mu.Lock()

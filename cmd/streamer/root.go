@@ -11,5 +11,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(newRunCommand(), newBrokerCommand(), newDemoCommand(), newEvalCommand(),
+		newFitCommand(), newPredictCommand(), newSnapshotCommand(), newBenchCommand())
 	return root
 }

@@ -1,0 +1,59 @@
+package anngraph
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+
+	"streamer/synth"
+	"streamer/vector"
+)
+
+// envInt reads a benchmark size from the environment, for long runs.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func reportBench(b *testing.B, r BenchReport) {
+	b.ReportMetric(r.RecallAtK, "recall@k")
+	b.ReportMetric(r.InsertsPerSec, "inserts/s")
+	b.ReportMetric(r.EvictionsPerSec, "evictions/s")
+	b.ReportMetric(r.QueriesPerSec, "queries/s")
+	b.ReportMetric(r.BytesPerPoint, "bytes/point")
+	b.ReportMetric(r.DistancesPerInsert, "distances/insert")
+}
+
+// BenchmarkSlidingDense streams clustered dense points through a window for
+// six window lengths. ANN_WINDOW sets the window (default 2000); the
+// acceptance run is ANN_WINDOW=20000.
+func BenchmarkSlidingDense(b *testing.B) {
+	window := envInt("ANN_WINDOW", 2000)
+	xs, _ := synth.Clusters(synth.ClusterConfig{Points: 6 * window, Dim: envInt("ANN_DIM", 784), Seed: 1})
+	runSliding(b, xs, Config{MaxExamples: window, Metric: Euclidean})
+}
+
+// BenchmarkSlidingSparse is BenchmarkSlidingDense for sparse text-like rows
+// of 2^18 dimensions (ANN_WINDOW default 5000; acceptance 50000).
+func BenchmarkSlidingSparse(b *testing.B) {
+	window := envInt("ANN_WINDOW", 5000)
+	xs := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 6 * window, Seed: 1}).Rows
+	runSliding(b, xs, Config{MaxExamples: window, Metric: Cosine})
+}
+
+func runSliding(b *testing.B, xs []vector.Vector, cfg Config) {
+	cfg.EfConstruction = envInt("ANN_EFC", 0)
+	cfg.M = envInt("ANN_M", 0)
+	var r BenchReport
+	for b.Loop() {
+		var err error
+		r, err = RunBench(context.Background(), BenchConfig{Window: cfg, Sample: envInt("ANN_SAMPLE", 500)}, xs)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportBench(b, r)
+}

@@ -1,0 +1,514 @@
+package anngraph
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"streamer/vector"
+)
+
+// Window is a sliding window of points with an approximate kNN list per
+// point, kept up to date as points enter and leave. Its methods are safe
+// for concurrent use: Insert holds a lock for its own duration only, and a
+// reader works on a View from Snapshot, which never changes.
+type Window struct {
+	mu  sync.Mutex
+	cfg Config
+
+	sp    space
+	graph *hnsw // nil when Exhaustive
+	lists knnLists
+
+	keys  []uint64 // by slot
+	times []time.Time
+	gen   []uint32 // bumped when a slot is freed, to spot stale age entries
+	// The live slots in insertion order, oldest first, as a doubly linked
+	// list (-1 ends it).
+	prev, next []int32
+	head, tail int32
+	free       []int32 // freed slots, reused last in first out
+	live       int
+	slotOf     map[uint64]int32
+
+	newest  time.Time // the latest event time inserted
+	started bool
+	ages    ageHeap // live slots by event time, when MaxAge > 0
+
+	short   []int32 // lists to repair after an eviction
+	evicted []int32 // neighbours of the evicted point, repair candidates
+	row     []int32 // slot to row, for Snapshot
+	brute   []cand
+
+	stats Stats
+}
+
+// Stats counts the work of a Window since New. Read it with Window.Stats.
+type Stats struct {
+	Inserts   uint64        // points inserted
+	Evictions uint64        // points evicted, by count or by age
+	Rejected  uint64        // points too old on arrival, evicted at once
+	InsertTime time.Duration // time spent inserting, evictions excluded
+	EvictTime  time.Duration // time spent evicting, repairs included
+	// Distances counts the distance evaluations, ListRepairs the searches
+	// made for kNN lists that fell below K entries.
+	Distances   uint64
+	ListRepairs uint64
+}
+
+// New returns an empty window.
+func New(cfg Config) (*Window, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	w := &Window{
+		cfg:    cfg,
+		sp:     space{metric: cfg.Metric},
+		lists:  knnLists{k: cfg.K, depth: cfg.ListDepth},
+		head:   -1,
+		tail:   -1,
+		slotOf: make(map[uint64]int32),
+	}
+	if !cfg.Exhaustive {
+		w.graph = newHNSW(&w.sp, cfg.M, cfg.Seed)
+	}
+	return w, nil
+}
+
+// Config returns the window's configuration with its defaults filled in.
+func (w *Window) Config() Config { return w.cfg }
+
+// Len returns the number of points in the window.
+func (w *Window) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.live
+}
+
+// Stats returns the window's counters.
+func (w *Window) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := w.stats
+	if w.graph != nil {
+		s.Distances += w.graph.distEvals
+	}
+	return s
+}
+
+// Insert adds the point v with a caller-chosen unique key and event time ts.
+// It first evicts what the new point pushes out: by age, the points older
+// than ts's window (when MaxAge is set), then by count the oldest inserted.
+// It returns the evicted keys, oldest first. A point that is itself older
+// than the age window on arrival is not kept: its own key is returned as
+// evicted.
+//
+// The window keeps v: the caller must not change it afterwards. All
+// vectors of a window are of one kind, dense (of one length) or sparse.
+func (w *Window) Insert(key uint64, ts time.Time, v vector.Vector) (evicted []uint64, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.sp.check(v); err != nil {
+		return nil, fmt.Errorf("anngraph: insert key %d: %w", key, err)
+	}
+	if _, dup := w.slotOf[key]; dup {
+		return nil, fmt.Errorf("anngraph: insert key %d: key already in the window", key)
+	}
+	start := time.Now()
+	if w.cfg.MaxAge > 0 {
+		if w.started && ts.Before(w.newest.Add(-w.cfg.MaxAge)) {
+			w.stats.Rejected++
+			return []uint64{key}, nil
+		}
+		if !w.started || ts.After(w.newest) {
+			w.newest, w.started = ts, true
+		}
+		evicted = w.evictOlderThan(w.newest.Add(-w.cfg.MaxAge), evicted)
+	}
+	for w.live >= w.cfg.MaxExamples {
+		evicted = append(evicted, w.keys[w.head])
+		w.evict(w.head)
+	}
+	mid := time.Now()
+	w.add(key, ts, v)
+	end := time.Now()
+	w.stats.EvictTime += mid.Sub(start)
+	w.stats.InsertTime += end.Sub(mid)
+	return evicted, nil
+}
+
+func (w *Window) evictOlderThan(cutoff time.Time, evicted []uint64) []uint64 {
+	for len(w.ages) > 0 {
+		e := w.ages[0]
+		if w.gen[e.slot] != e.gen {
+			w.ages.pop() // the slot was evicted by count
+			continue
+		}
+		if !w.times[e.slot].Before(cutoff) {
+			break
+		}
+		w.ages.pop()
+		evicted = append(evicted, w.keys[e.slot])
+		w.evict(e.slot)
+	}
+	return evicted
+}
+
+// add stores the point in a slot and links it into the graph and the lists.
+func (w *Window) add(key uint64, ts time.Time, v vector.Vector) {
+	x := w.allocSlot()
+	w.keys[x], w.times[x] = key, ts
+	w.slotOf[key] = x
+	w.pushBack(x)
+	w.live++
+	w.stats.Inserts++
+	if w.cfg.MaxAge > 0 {
+		w.ages.push(ageEntry{ts: ts, slot: x, gen: w.gen[x]})
+		if len(w.ages) > 2*w.live+64 {
+			w.compactAges()
+		}
+	}
+	w.sp.set(x, w.sp.newPoint(v))
+	w.lists.grow(x)
+	if w.lists.nb[x] == nil {
+		w.lists.nb[x] = make([]cand, 0, w.lists.depth)
+	}
+	found := w.neighboursOf(x)
+	w.takeList(x, found)
+	if w.graph != nil {
+		w.offerToReverse(x)
+	}
+}
+
+// offerToReverse offers x to the points that list x's nearest neighbours.
+// kNN is not symmetric: a point p far from the crowd may have x among its K
+// nearest while x has p far down its own ranking, beyond the reach of x's
+// search. Such a p lists points near x, so it is found among their
+// reverse lists, as in NN-descent's local join (Dong et al., 2011).
+func (w *Window) offerToReverse(x int32) {
+	g := w.graph
+	q := w.sp.point(x)
+	w.brute = w.brute[:0]
+	l := w.lists.nb[x]
+	for _, c := range l[:min(len(l), w.cfg.K)] {
+		for _, p := range w.lists.rev[c.id] {
+			if p != x && g.memoMark[p] != g.memoEpoch {
+				w.brute = append(w.brute, cand{d: g.distance(&q, p), id: p})
+			}
+		}
+	}
+	for _, c := range w.brute {
+		w.lists.offer(x, c.id, c.d)
+		w.lists.offer(c.id, x, c.d)
+	}
+}
+
+// neighboursOf returns every distance computed while placing x: in the
+// graph, those of x's insertion search; exhaustive, to every live point.
+func (w *Window) neighboursOf(x int32) []cand {
+	if w.graph == nil {
+		w.brute = w.brute[:0]
+		p := w.sp.point(x)
+		for s := w.head; s >= 0; s = w.next[s] {
+			if s != x {
+				w.brute = append(w.brute, cand{d: w.sp.distTo(&p, s), id: s})
+				w.stats.Distances++
+			}
+		}
+		return w.brute
+	}
+	w.graph.insert(x, w.cfg.EfConstruction)
+	return w.graph.log
+}
+
+// takeList makes x's list the nearest of found, and offers x to the list
+// of every point in found: a distance computed once serves both ends.
+func (w *Window) takeList(x int32, found []cand) {
+	for _, c := range found {
+		w.lists.offer(x, c.id, c.d)
+		w.lists.offer(c.id, x, c.d)
+	}
+}
+
+func (w *Window) allocSlot() int32 {
+	if n := len(w.free); n > 0 {
+		x := w.free[n-1]
+		w.free = w.free[:n-1]
+		return x
+	}
+	x := int32(len(w.keys))
+	w.keys = append(w.keys, 0)
+	w.times = append(w.times, time.Time{})
+	w.gen = append(w.gen, 0)
+	w.prev = append(w.prev, -1)
+	w.next = append(w.next, -1)
+	return x
+}
+
+func (w *Window) pushBack(x int32) {
+	w.prev[x], w.next[x] = w.tail, -1
+	if w.tail >= 0 {
+		w.next[w.tail] = x
+	} else {
+		w.head = x
+	}
+	w.tail = x
+}
+
+func (w *Window) unlink(x int32) {
+	p, n := w.prev[x], w.next[x]
+	if p >= 0 {
+		w.next[p] = n
+	} else {
+		w.head = n
+	}
+	if n >= 0 {
+		w.prev[n] = p
+	} else {
+		w.tail = p
+	}
+	w.prev[x], w.next[x] = -1, -1
+}
+
+// evict removes the point in slot x: from every kNN list and every graph
+// link, then repairs the lists that fell below K entries.
+func (w *Window) evict(x int32) {
+	w.evicted = w.evicted[:0]
+	for _, c := range w.lists.nb[x] {
+		w.evicted = append(w.evicted, c.id)
+	}
+	w.short = w.lists.remove(x, w.short[:0])
+	if w.graph != nil {
+		w.graph.remove(x)
+	}
+	w.unlink(x)
+	delete(w.slotOf, w.keys[x])
+	w.sp.clear(x)
+	w.gen[x]++
+	w.live--
+	w.stats.Evictions++
+	w.free = append(w.free, x)
+	for _, p := range w.short {
+		w.repairList(p)
+	}
+}
+
+// repairList refills p's list, which fell below K entries, by a search of
+// the graph started from p and the evicted point's neighbours; should that
+// leave it short (a graph too sparse to reach K points), by a search from the
+// entry point, then by brute force. Every distance computed is also offered
+// to the other end's list.
+//
+// It runs even if offers from other repairs have filled p's list since
+// the eviction: those are not necessarily p's nearest.
+func (w *Window) repairList(p int32) {
+	w.stats.ListRepairs++
+	q := w.sp.point(p)
+	if g := w.graph; g != nil {
+		g.beginQuery()
+		g.memoMark[p], g.memo[p] = g.memoEpoch, 0 // never offer p to itself
+		g.entries = g.entries[:0]
+		for _, s := range w.evicted {
+			if s != p {
+				g.entries = append(g.entries, cand{d: g.distance(&q, s), id: s})
+			}
+		}
+		g.entries = append(g.entries, cand{d: 0, id: p})
+		g.searchLayer(&q, g.entries, w.cfg.EfSearch, 0)
+		w.offerBoth(p, g.log)
+		if w.listFull(p) {
+			return
+		}
+		g.search(&q, w.cfg.EfSearch)
+		w.offerBoth(p, g.log)
+		if w.listFull(p) {
+			return
+		}
+	}
+	for s := w.head; s >= 0; s = w.next[s] {
+		if s != p {
+			d := w.sp.distTo(&q, s)
+			w.stats.Distances++
+			w.lists.offerNew(p, s, d)
+			w.lists.offerNew(s, p, d)
+		}
+	}
+}
+
+// listFull reports whether p lists K points, or all the others.
+func (w *Window) listFull(p int32) bool {
+	return len(w.lists.nb[p]) >= min(w.lists.k, w.live-1)
+}
+
+func (w *Window) offerBoth(p int32, found []cand) {
+	for _, c := range found {
+		w.lists.offerNew(p, c.id, c.d)
+		w.lists.offerNew(c.id, p, c.d)
+	}
+}
+
+// Snapshot returns a consistent view of the window: its points in
+// insertion order, oldest first, with their kNN lists. It copies O(n·K)
+// under the window's lock and shares the vectors, which never change.
+func (w *Window) Snapshot() *View {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := w.live
+	v := &View{
+		metric: w.cfg.Metric,
+		k:      w.cfg.K,
+		keys:   make([]uint64, 0, n),
+		times:  make([]time.Time, 0, n),
+		vecs:   make([]vector.Vector, 0, n),
+		sq:     make([]float64, 0, n),
+		start:  make([]int32, 1, n+1),
+	}
+	w.row = slices.Grow(w.row[:0], len(w.keys))[:len(w.keys)]
+	r := int32(0)
+	for s := w.head; s >= 0; s = w.next[s] {
+		w.row[s] = r
+		r++
+		v.keys = append(v.keys, w.keys[s])
+		v.times = append(v.times, w.times[s])
+		v.vecs = append(v.vecs, w.sp.vecs[s])
+		v.sq = append(v.sq, w.sp.sq[s])
+	}
+	total := 0
+	for s := w.head; s >= 0; s = w.next[s] {
+		total += min(len(w.lists.nb[s]), w.cfg.K)
+	}
+	v.nbrs = make([]Neighbor, 0, total)
+	for s := w.head; s >= 0; s = w.next[s] {
+		l := w.lists.nb[s]
+		for _, c := range l[:min(len(l), w.cfg.K)] {
+			v.nbrs = append(v.nbrs, Neighbor{Row: int(w.row[c.id]), Distance: w.sp.report(c.d)})
+		}
+		v.start = append(v.start, int32(len(v.nbrs)))
+	}
+	return v
+}
+
+// Match is a point found by Window.Search.
+type Match struct {
+	Key      uint64
+	Distance float64 // in the Metric's units
+}
+
+// Search returns the k points of the window nearest v, nearest first, found
+// with EfSearch (exactly, when Exhaustive). It takes the window's lock.
+func (w *Window) Search(v vector.Vector, k int) ([]Match, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.sp.check(v); err != nil {
+		return nil, fmt.Errorf("anngraph: search: %w", err)
+	}
+	q := w.sp.newPoint(v)
+	var found []cand
+	if w.graph == nil {
+		w.brute = w.brute[:0]
+		for s := w.head; s >= 0; s = w.next[s] {
+			w.brute = append(w.brute, cand{d: w.sp.distTo(&q, s), id: s})
+		}
+		slices.SortFunc(w.brute, cmpCand)
+		found = w.brute
+	} else {
+		w.graph.beginQuery()
+		found = w.graph.search(&q, max(w.cfg.EfSearch, k))
+	}
+	out := make([]Match, min(k, len(found)))
+	for i := range out {
+		out[i] = Match{Key: w.keys[found[i].id], Distance: w.sp.report(found[i].d)}
+	}
+	return out, nil
+}
+
+// ageEntry is a slot and its event time in the age heap; it is stale when
+// the slot's generation moved on.
+type ageEntry struct {
+	ts   time.Time
+	slot int32
+	gen  uint32
+}
+
+// ageHeap is a binary heap of age entries, oldest on top, ties by slot.
+type ageHeap []ageEntry
+
+func (a ageEntry) before(b ageEntry) bool {
+	return a.ts.Before(b.ts) || a.ts.Equal(b.ts) && a.slot < b.slot
+}
+
+func (h *ageHeap) push(e ageEntry) {
+	s := append(*h, e)
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !s[i].before(s[p]) {
+			break
+		}
+		s[i], s[p] = s[p], s[i]
+		i = p
+	}
+	*h = s
+}
+
+func (h *ageHeap) pop() {
+	s := *h
+	last := len(s) - 1
+	s[0] = s[last]
+	s = s[:last]
+	h.down(s, 0)
+	*h = s
+}
+
+func (h *ageHeap) down(s ageHeap, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(s) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(s) && s[r].before(s[l]) {
+			m = r
+		}
+		if !s[m].before(s[i]) {
+			return
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+}
+
+// compactAges drops the stale entries, which pile up when points leave by
+// count in another order than by time.
+func (w *Window) compactAges() {
+	s := w.ages[:0]
+	for _, e := range w.ages {
+		if w.gen[e.slot] == e.gen {
+			s = append(s, e)
+		}
+	}
+	for i := len(s)/2 - 1; i >= 0; i-- {
+		w.ages.down(s, i)
+	}
+	w.ages = s
+}
+
+// Build builds the kNN graph of a static set of rows: the view of a window
+// that holds them all, row i inserted i-th with key i and the zero time.
+// cfg.MaxExamples and cfg.MaxAge are ignored.
+func Build(rows []vector.Vector, cfg Config) (*View, error) {
+	cfg.MaxExamples = max(len(rows), 1)
+	cfg.MaxAge = 0
+	w, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range rows {
+		if _, err := w.Insert(uint64(i), time.Time{}, r); err != nil {
+			return nil, err
+		}
+	}
+	return w.Snapshot(), nil
+}

@@ -1,0 +1,13 @@
+package main
+
+import "github.com/spf13/cobra"
+
+func newBenchCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the solver and the graph",
+	}
+	cmd.AddCommand(newBenchANNCommand())
+	cmd.AddCommand(newBenchSolveCommand())
+	return cmd
+}

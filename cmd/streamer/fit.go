@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"streamer/anngraph"
+	"streamer/offline"
+	"streamer/online"
+	"streamer/snapshot"
+)
+
+func newFitCommand() *cobra.Command {
+	var (
+		cfg                      offline.FitConfig
+		algo, laplacian, weights string
+		out, transductiveOut     string
+	)
+	cmd := &cobra.Command{
+		Use:   "fit",
+		Short: "Train a model on a LIBSVM or JSONL file",
+		Long: `fit trains a model on a file: LIBSVM/svmlight ("label idx:val ...", 1-based
+indices, optionally .gz or .bz2) or JSONL in the example schema. Rows whose
+label is 0, or absent, are unlabeled; --labels FILE (SVMlin's format: 1, -1
+or 0 per line) overrides the labels. The Laplacian algorithms build a kNN
+graph over the rows: exact for small files, approximate (HNSW) beyond. It
+prints one JSON line and writes the model with --out, in the snapshot
+format the service publishes.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Params.Algorithm, err = online.ParseAlgorithm(algo); err != nil {
+				return err
+			}
+			if cfg.Graph.Laplacian.Weights, err = anngraph.ParseWeightKind(weights); err != nil {
+				return err
+			}
+			switch laplacian {
+			case "normalized", "unnormalized":
+				cfg.Graph.Laplacian.Normalized = laplacian == "normalized"
+			default:
+				return fmt.Errorf("--laplacian %q: want normalized or unnormalized", laplacian)
+			}
+			fit, err := offline.RunFit(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			if out != "" {
+				if err := snapshot.WriteFile(out, fit.Snapshot); err != nil {
+					return err
+				}
+			}
+			if transductiveOut != "" {
+				if err := writeLines(transductiveOut, fit.Predictions); err != nil {
+					return err
+				}
+			}
+			return writeReport(cmd.OutOrStdout(), "", fit.Report)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Data, "data", "", "training file: LIBSVM/svmlight (.gz, .bz2) or JSONL")
+	f.StringVar(&cfg.Labels, "labels", "", "SVMlin label file (1, -1 or 0 per line) overriding the file's labels")
+	f.StringVar(&algo, "algo", "svm", "rls, svm, laprls, lapsvm, tsvm or da")
+	addParamFlags(f, &cfg.Params)
+	f.IntVar(&cfg.Graph.K, "knn", 10, "neighbours per row in the kNN graph")
+	f.StringVar(&laplacian, "laplacian", "normalized", "normalized or unnormalized (D - W)")
+	f.IntVar(&cfg.Graph.Laplacian.Degree, "laplacian-degree", 1, "p in M = L^p")
+	f.StringVar(&weights, "weights", "heat", "edge weights: heat, cosine or binary")
+	f.Float64Var(&cfg.Graph.Laplacian.Sigma, "sigma", 0, "heat kernel width; 0 is the mean kNN distance")
+	f.IntVar(&cfg.Features.Dim, "dim", 1<<18, "hashed feature space of JSONL text and named features")
+	f.StringVar(&cfg.Name, "name", "default", "model name in the snapshot")
+	f.StringVar(&out, "out", "", "write the model (a snapshot file) here")
+	f.StringVar(&transductiveOut, "transductive-out", "", "write the predicted label of every training row here, one per line")
+	_ = cmd.MarkFlagRequired("data")
+	return cmd
+}
+
+func writeLines(path string, lines []string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func newPredictCommand() *cobra.Command {
+	var model, data, out string
+	cmd := &cobra.Command{
+		Use:   "predict",
+		Short: "Apply a model to a LIBSVM or JSONL file",
+		Long: `predict scores every record of a file with a model (a snapshot file, from
+fit or from the service) and writes one prediction per line, in the
+service's prediction schema, to --out (standard output by default). When the
+file carries labels it prints JSON with accuracy and macro_f1.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			snap, err := snapshot.ReadFile(model)
+			if err != nil {
+				return err
+			}
+			w, summary := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if out != "" {
+				f, err := os.Create(out)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				w, summary = f, cmd.OutOrStdout()
+			}
+			rep, err := offline.Predict(snap, data, w)
+			if err != nil {
+				return err
+			}
+			return writeReport(summary, "", rep)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&model, "model", "", "model file (a snapshot)")
+	f.StringVar(&data, "data", "", "file to score: LIBSVM/svmlight (.gz, .bz2) or JSONL")
+	f.StringVar(&out, "out", "", "write the predictions here instead of standard output")
+	_ = cmd.MarkFlagRequired("model")
+	_ = cmd.MarkFlagRequired("data")
+	return cmd
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"streamer/brokers"
+	"streamer/service"
+)
+
+func newRunCommand() *cobra.Command {
+	var (
+		configPath string
+		overrides  []string
+	)
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the streaming service",
+		Long: `run consumes examples and labels, publishes a prediction for every example
+and model snapshots, re-solves the model as labels arrive, and restores
+itself from its newest snapshot. configs/streamer.yaml documents every key;
+STREAMER_* environment variables and --set key=value override them. It
+stops cleanly on SIGINT or SIGTERM.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := service.LoadConfig(configPath, overrides)
+			if err != nil {
+				return err
+			}
+			log := newLogger(cmd.ErrOrStderr(), cfg.Log)
+			svc, err := service.New(cfg, log)
+			if err != nil {
+				return err
+			}
+			return svc.Run(cmd.Context())
+		},
+	}
+	cmd.Flags().StringVar(&configPath, "config", "", "configuration file (configs/streamer.yaml documents the keys)")
+	cmd.Flags().StringArrayVar(&overrides, "set", nil, "override a configuration key: --set key=value (repeatable)")
+	return cmd
+}
+
+func newBrokerCommand() *cobra.Command {
+	var (
+		cfg brokers.ClusterConfig
+	)
+	cmd := &cobra.Command{
+		Use:   "broker",
+		Short: "Run a standalone in-process Kafka-protocol broker (kfake)",
+		Long: `broker runs franz-go's kfake cluster with one broker on --listen, for use
+with any Kafka client (kcat, the service with kafka.brokers set to the
+address). Topics are created on first use. It stops on SIGINT or SIGTERM.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := brokers.StartCluster(cfg)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			fmt.Fprintf(cmd.OutOrStdout(), "broker listening on %v\n", c.Addrs())
+			<-cmd.Context().Done()
+			fmt.Fprintln(os.Stderr, "broker stopping")
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:9092", "address to listen on (kfake binds 127.0.0.1)")
+	f.IntVar(&cfg.Partitions, "partitions", 1, "partitions of topics created on first use")
+	f.StringVar(&cfg.DataDir, "data-dir", "", "keep the broker's data in this directory across restarts")
+	return cmd
+}

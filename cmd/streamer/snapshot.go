@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"streamer/publish"
+	"streamer/service"
+	"streamer/snapshot"
+)
+
+func newSnapshotCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "snapshot", Short: "Look at model snapshots"}
+	var (
+		fromTopic  bool
+		configPath string
+		overrides  []string
+	)
+	inspect := &cobra.Command{
+		Use:   "inspect [FILE]",
+		Short: "Print a summary of a snapshot file, or of the newest snapshot on the topic",
+		Long: `inspect prints a snapshot's model name, version, classes, featurizer and
+solver settings, window, statistics, per-problem weights and stream
+offsets. With --topic it reads the snapshot topic of the configured cluster
+(--config, --set) and summarizes the newest complete snapshot of the
+configured model.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var snap *snapshot.Snapshot
+			var err error
+			switch {
+			case fromTopic:
+				snap, err = latestOnTopic(cmd, configPath, overrides)
+			case len(args) == 1:
+				snap, err = snapshot.ReadFile(args[0])
+			default:
+				return fmt.Errorf("give a snapshot FILE or --topic")
+			}
+			if err != nil {
+				return err
+			}
+			return snapshot.Summarize(cmd.OutOrStdout(), snap)
+		},
+	}
+	f := inspect.Flags()
+	f.BoolVar(&fromTopic, "topic", false, "read the newest snapshot from the snapshot topic")
+	f.StringVar(&configPath, "config", "", "configuration file, for --topic")
+	f.StringArrayVar(&overrides, "set", nil, "override a configuration key: --set key=value (repeatable)")
+	cmd.AddCommand(inspect)
+	return cmd
+}
+
+func latestOnTopic(cmd *cobra.Command, configPath string, overrides []string) (*snapshot.Snapshot, error) {
+	cfg, err := service.LoadConfig(configPath, overrides)
+	if err != nil {
+		return nil, err
+	}
+	bc := cfg.Brokers()
+	if bc.IsEmbedded() {
+		return nil, fmt.Errorf("--topic needs kafka.brokers to name a running cluster, not %q", bc.Brokers[0])
+	}
+	conn, err := bc.Connect(bc.Brokers)
+	if err != nil {
+		return nil, err
+	}
+	c, ok, _, err := publish.ReadSnapshots(cmd.Context(), conn, cfg.Kafka.Topics.Snapshots, cfg.Model.Name)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("no complete snapshot of model %q on topic %s", cfg.Model.Name, cfg.Kafka.Topics.Snapshots)
+	}
+	return snapshot.Decode(c.Data)
+}

@@ -1,0 +1,15 @@
+// Package configs holds the commented configuration file of the service.
+// The file is also the service's source of defaults, so that the
+// documentation and the behaviour cannot drift apart.
+package configs
+
+import (
+	_ "embed"
+	"slices"
+)
+
+//go:embed streamer.yaml
+var defaultYAML []byte
+
+// Default returns the contents of streamer.yaml.
+func Default() []byte { return slices.Clone(defaultYAML) }

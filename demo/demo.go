@@ -1,0 +1,258 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"streamer/brokers"
+	"streamer/publish"
+	"streamer/service"
+	"streamer/synth"
+)
+
+// Config describes a demo run. Zero fields mean the defaults beside them.
+type Config struct {
+	// Data is a JSONL (or .jsonl.gz) file of labeled examples in the
+	// example schema; empty generates a two-class text stream.
+	Data string
+	// Examples is the number of generated examples; 0 means 6000.
+	Examples int
+	// LabelRate is the fraction of examples whose label is revealed; 0
+	// means 0.05.
+	LabelRate float64
+	// LabelDelay is how many examples later a label is revealed; 0 means
+	// 100.
+	LabelDelay int
+	// Rate is the examples produced per second; 0 means 400.
+	Rate float64
+	// Timeout bounds the whole run; 0 means 50s.
+	Timeout time.Duration
+	Seed    uint64
+	// Service is the configuration of the service; its brokers are
+	// replaced by the demo's embedded cluster.
+	Service service.Config
+}
+
+func (c Config) withDefaults() Config {
+	if c.Examples <= 0 {
+		c.Examples = 6000
+	}
+	if c.LabelRate <= 0 {
+		c.LabelRate = 0.05
+	}
+	if c.LabelDelay <= 0 {
+		c.LabelDelay = 100
+	}
+	if c.Rate <= 0 {
+		c.Rate = 400
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 50 * time.Second
+	}
+	return c
+}
+
+// Report is the demo's summary.
+type Report struct {
+	Examples    int `json:"examples"`
+	Labels      int `json:"labels"`
+	Predictions int `json:"predictions"`
+	// Accuracy is the prequential accuracy on the revealed labels: each
+	// label scores the prediction made when its example arrived.
+	Accuracy float64 `json:"accuracy"`
+	// SupervisedAccuracy is the same for the learner that ignores the
+	// unlabeled examples, on the same labels.
+	SupervisedAccuracy float64 `json:"supervised_accuracy"`
+	// Agreement is the fraction of all predictions that match the true
+	// label, over every example (labels revealed or not).
+	Agreement    float64 `json:"agreement"`
+	Solves       int64   `json:"solves"`
+	Snapshots    int64   `json:"snapshots"`
+	ModelVersion uint64  `json:"model_version"`
+	Seconds      float64 `json:"seconds"`
+}
+
+// Run runs the demo.
+func Run(ctx context.Context, cfg Config, log *slog.Logger) (Report, error) {
+	cfg = cfg.withDefaults()
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: cfg.Service.Kafka.Partitions})
+	if err != nil {
+		return Report{}, err
+	}
+	defer cluster.Close()
+	scfg := cfg.Service
+	scfg.Kafka.Brokers = cluster.Addrs()
+	svc, err := service.New(scfg, log)
+	if err != nil {
+		return Report{}, err
+	}
+	svcCtx, stopService := context.WithCancel(ctx)
+	defer stopService()
+	svcDone := make(chan error, 1)
+	go func() { svcDone <- svc.Run(svcCtx) }()
+
+	conn, err := scfg.Brokers().Connect(cluster.Addrs())
+	if err != nil {
+		return Report{}, err
+	}
+	truth, labels, err := produce(ctx, conn, cfg)
+	if err != nil {
+		return Report{}, err
+	}
+	preds, agree, err := collect(ctx, conn, scfg.Kafka.Topics.Predictions, truth)
+	if err != nil {
+		return Report{}, err
+	}
+	stopService()
+	if err := <-svcDone; err != nil {
+		return Report{}, fmt.Errorf("service: %w", err)
+	}
+	st := svc.Status()
+	return Report{
+		Examples: len(truth), Labels: labels, Predictions: preds,
+		Accuracy: st.Pipeline.SSL.Accuracy(), SupervisedAccuracy: st.Pipeline.Baseline.Accuracy(),
+		Agreement: agree, Solves: st.Pipeline.Solves, Snapshots: st.Snapshots,
+		ModelVersion: st.Pipeline.ModelVersion, Seconds: time.Since(start).Seconds(),
+	}, nil
+}
+
+// produce writes the stream at cfg.Rate examples a second, each revealed
+// label cfg.LabelDelay examples after its example. It returns every
+// example's true label and the number of labels revealed.
+func produce(ctx context.Context, conn *brokers.Connection, cfg Config) (map[string]string, int, error) {
+	src, err := openSource(cfg)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer src.close()
+	t := cfg.Service.Kafka.Topics
+	w := &kafka.Writer{
+		Addr: kafka.TCP(conn.Addrs...), Transport: conn.Transport, Balancer: &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: 2 * time.Millisecond, AllowAutoTopicCreation: true,
+	}
+	defer w.Close()
+	r := rand.New(rand.NewPCG(cfg.Seed, 17))
+	truth := map[string]string{}
+	var revealed []kafka.Message // labels to reveal, in order
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	perTick := max(1, int(cfg.Rate/20))
+	n, labels := 0, 0
+	for done := false; !done; {
+		var msgs []kafka.Message
+		for range perTick {
+			rec, ok, err := src.next()
+			if err != nil {
+				return nil, 0, err
+			}
+			if !ok || n >= cfg.limit() {
+				done = true
+				break
+			}
+			truth[rec.id] = rec.label
+			msgs = append(msgs, kafka.Message{Topic: t.Examples, Key: []byte(rec.id), Value: rec.value})
+			if rec.label != "" && r.Float64() < cfg.LabelRate {
+				revealed = append(revealed, labelMessage(t.Labels, rec, n+cfg.LabelDelay))
+			}
+			n++
+		}
+		msgs, revealed = releaseLabels(msgs, revealed, n, done)
+		labels += countTopic(msgs, t.Labels)
+		if err := w.WriteMessages(ctx, msgs...); err != nil {
+			return nil, 0, fmt.Errorf("produce: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return truth, labels, nil
+}
+
+// limit is the number of examples to produce.
+func (c Config) limit() int {
+	if c.Data != "" {
+		return int(^uint(0) >> 1)
+	}
+	return c.Examples
+}
+
+func openSource(cfg Config) (source, error) {
+	if cfg.Data != "" {
+		return openFile(cfg.Data)
+	}
+	return &generated{s: synth.NewTextStream(synth.TextStreamConfig{Seed: cfg.Seed}), left: cfg.Examples}, nil
+}
+
+// labelMessage is the label record of rec, to be released once `at`
+// examples were produced; the release point rides in the message time.
+func labelMessage(topic string, rec record, at int) kafka.Message {
+	v, _ := json.Marshal(map[string]string{"id": rec.id, "label": rec.label})
+	return kafka.Message{Topic: topic, Key: []byte(rec.id), Value: v, Time: time.Unix(int64(at), 0)}
+}
+
+// releaseLabels moves the labels that are due after produced examples (all
+// of them at the end) into msgs.
+func releaseLabels(msgs, pending []kafka.Message, produced int, end bool) ([]kafka.Message, []kafka.Message) {
+	k := 0
+	for k < len(pending) && (end || pending[k].Time.Unix() <= int64(produced)) {
+		m := pending[k]
+		m.Time = time.Time{}
+		msgs = append(msgs, m)
+		k++
+	}
+	return msgs, pending[k:]
+}
+
+func countTopic(msgs []kafka.Message, topic string) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Topic == topic {
+			n++
+		}
+	}
+	return n
+}
+
+// collect reads the predictions topic until every example has a
+// prediction; it returns the number of predictions read and the fraction
+// that match the true label.
+func collect(ctx context.Context, conn *brokers.Connection, topic string, truth map[string]string) (int, float64, error) {
+	r := kafka.NewReader(kafka.ReaderConfig{
+		Brokers: conn.Addrs, Dialer: conn.Dialer, GroupID: fmt.Sprintf("demo-%d", time.Now().UnixNano()),
+		Topic: topic, StartOffset: kafka.FirstOffset, MaxWait: 100 * time.Millisecond,
+	})
+	defer r.Close()
+	seen := map[string]bool{}
+	read, agree := 0, 0
+	for len(seen) < len(truth) {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				return read, 0, fmt.Errorf("only %d of %d examples have a prediction: %w", len(seen), len(truth), err)
+			}
+			return read, 0, fmt.Errorf("read predictions: %w", err)
+		}
+		read++
+		var p publish.Prediction
+		if err := json.Unmarshal(m.Value, &p); err != nil {
+			return read, 0, fmt.Errorf("prediction %q: %w", m.Key, err)
+		}
+		if !seen[p.ID] && p.Label != nil && *p.Label == truth[p.ID] {
+			agree++
+		}
+		seen[p.ID] = true
+	}
+	return read, float64(agree) / float64(len(truth)), nil
+}

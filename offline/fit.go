@@ -1,0 +1,257 @@
+package offline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"streamer/anngraph"
+	"streamer/ingest"
+	"streamer/online"
+	"streamer/snapshot"
+	"streamer/vector"
+)
+
+// GraphConfig describes the kNN graph `fit` builds over a file's rows.
+type GraphConfig struct {
+	K         int
+	Laplacian anngraph.LaplacianConfig
+	// ExactBelow is the number of rows below which the kNN graph is exact
+	// (brute force); above, the approximate graph of package anngraph.
+	ExactBelow int
+}
+
+// FitConfig describes `streamer fit`.
+type FitConfig struct {
+	Name   string // the model's name in its snapshot; "" means "default"
+	Data   string // LIBSVM/svmlight (optionally .gz, .bz2) or JSONL
+	Labels string // optional SVMlin label file: 1, -1 or 0 per line
+	// Features is the featurizer for JSONL files; LIBSVM files take their
+	// dimension from the largest index.
+	Features ingest.Featurizer
+	Params   online.Params
+	Graph    GraphConfig
+}
+
+// FitReport is the line `streamer fit` prints.
+type FitReport struct {
+	Algorithm   string   `json:"algo"`
+	Rows        int      `json:"rows"`
+	Labeled     int      `json:"labeled"`
+	Classes     []string `json:"classes"`
+	Features    int      `json:"features"`
+	Objective   float64  `json:"objective"`
+	NewtonSteps int      `json:"newton_steps"`
+	CGLSIters   int      `json:"cgls_iters"`
+	Switches    int      `json:"switches,omitempty"`
+	Seconds     float64  `json:"seconds"`
+	BadRecords  int      `json:"bad_records"`
+	// Accuracy is the transductive accuracy on the rows whose label the
+	// fit did not see (0 when none has one).
+	Accuracy float64 `json:"transductive_accuracy,omitempty"`
+}
+
+// Fit is a trained model with what it was trained on.
+type Fit struct {
+	Model    *online.Model
+	Snapshot *snapshot.Snapshot
+	// Predictions holds the predicted class of every training row, in
+	// input order.
+	Predictions []string
+	Report      FitReport
+}
+
+// dataset is a file read into memory.
+type dataset struct {
+	ids    []string
+	rows   []vector.Vector
+	labels []string // "" for unlabeled
+	truth  []string // the label in the file, even when --labels hides it
+	dim    int
+	bad    int
+}
+
+// RunFit trains a model on cfg.Data.
+func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
+	start := time.Now()
+	data, err := readDataset(cfg.Data, cfg.Features)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Labels != "" {
+		if err := applyLabelsFile(data, cfg.Labels); err != nil {
+			return nil, err
+		}
+	}
+	lap, err := buildGraph(data, cfg)
+	if err != nil {
+		return nil, err
+	}
+	x := online.NewMatrix(data.rows, data.dim)
+	m, st, err := online.Train(ctx, online.TrainData{X: x, Labels: data.labels, Laplacian: lap}, cfg.Params, nil)
+	if err != nil {
+		return nil, fmt.Errorf("fit: %w", err)
+	}
+	fit := &Fit{Model: m, Predictions: make([]string, len(data.rows))}
+	ok, held := 0, 0
+	for i, v := range data.rows {
+		fit.Predictions[i] = m.Classes[m.Predict(v).Class]
+		if data.labels[i] == "" && data.truth[i] != "" {
+			held++
+			if fit.Predictions[i] == data.truth[i] {
+				ok++
+			}
+		}
+	}
+	fit.Report = FitReport{
+		Algorithm: string(cfg.Params.Algorithm), Rows: len(data.rows), Labeled: st.Labeled, Classes: m.Classes,
+		Features: data.dim, Objective: st.Objective, NewtonSteps: st.NewtonSteps, CGLSIters: st.CGLSIters,
+		Switches: st.Switches, BadRecords: data.bad, Seconds: time.Since(start).Seconds(),
+	}
+	if held > 0 {
+		fit.Report.Accuracy = float64(ok) / float64(held)
+	}
+	fit.Snapshot = fitSnapshot(m, cfg, data.dim, snapshot.Stats{Examples: int64(len(data.rows)), Labels: int64(st.Labeled), Solves: 1, WindowSize: len(data.rows), Labeled: st.Labeled, Objective: st.Objective})
+	return fit, nil
+}
+
+// readDataset reads every record of path; bad records are counted.
+func readDataset(path string, features ingest.Featurizer) (*dataset, error) {
+	dec := &ingest.Decoder{Featurizer: features}
+	libsvm := !ingest.IsJSONLines(path)
+	if libsvm {
+		dec.Featurizer.Dim = 1 << 31 // the model's dimension is the largest index seen
+	}
+	f, err := ingest.OpenFile(path, dec)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	d := &dataset{dim: dec.Featurizer.Dim}
+	if d.dim == 0 {
+		d.dim = ingest.DefaultDim
+	}
+	if libsvm {
+		d.dim = 0
+	}
+	for {
+		rec, err := f.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if ingest.ReasonOf(err) != "" {
+			d.bad++
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		d.add(rec, libsvm)
+	}
+	if len(d.rows) == 0 {
+		return nil, fmt.Errorf("fit: no usable record in %s", path)
+	}
+	return d, nil
+}
+
+func (d *dataset) add(rec ingest.Record, libsvm bool) {
+	v := rec.Vector
+	d.ids = append(d.ids, rec.ID)
+	d.rows = append(d.rows, v)
+	label := ""
+	if rec.Labeled {
+		label = rec.Label
+	}
+	d.labels = append(d.labels, label)
+	d.truth = append(d.truth, label)
+	switch {
+	case v.IsDense():
+		d.dim = max(d.dim, len(v.Values))
+	case libsvm && len(v.Indices) > 0:
+		d.dim = max(d.dim, int(v.Indices[len(v.Indices)-1])+1)
+	}
+}
+
+// applyLabelsFile replaces the labels by those of an SVMlin label file: 1
+// and -1 are the classes "1" and "-1", 0 unlabeled.
+func applyLabelsFile(d *dataset, path string) error {
+	ls, err := ingest.ReadLabelsFile(path)
+	if err != nil {
+		return err
+	}
+	if len(ls) != len(d.rows) {
+		return fmt.Errorf("labels file %s has %d lines for %d rows", path, len(ls), len(d.rows))
+	}
+	for i, l := range ls {
+		switch l {
+		case 0:
+			d.labels[i] = ""
+		default:
+			d.labels[i] = fmt.Sprint(l)
+			d.truth[i] = d.labels[i]
+		}
+	}
+	return nil
+}
+
+// buildGraph builds the Laplacian over the rows when the objective needs
+// one: exact kNN for few rows, the approximate graph of anngraph beyond.
+func buildGraph(d *dataset, cfg FitConfig) (online.Laplacian, error) {
+	p := cfg.Params
+	needs := p.Algorithm == online.LapRLS || p.Algorithm == online.LapSVM ||
+		((p.Algorithm == online.TSVM || p.Algorithm == online.DA) && p.LambdaI > 0)
+	if !needs {
+		return nil, nil
+	}
+	metric := anngraph.Cosine
+	if d.rows[0].IsDense() {
+		metric = anngraph.Euclidean
+	}
+	exactBelow := cfg.Graph.ExactBelow
+	if exactBelow == 0 {
+		exactBelow = 3000
+	}
+	view, err := anngraph.Build(d.rows, anngraph.Config{
+		MaxExamples: len(d.rows), K: cfg.Graph.K, Metric: metric, Exhaustive: len(d.rows) < exactBelow, Seed: 1,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kNN graph: %w", err)
+	}
+	lap, err := view.Laplacian(cfg.Graph.Laplacian)
+	if err != nil {
+		return nil, fmt.Errorf("graph Laplacian: %w", err)
+	}
+	return lap, nil
+}
+
+// fitSnapshot wraps a fitted model as a snapshot, the model file format.
+func fitSnapshot(m *online.Model, cfg FitConfig, dim int, stats snapshot.Stats) *snapshot.Snapshot {
+	model := *m
+	model.Problems = make([]online.Solution, len(m.Problems))
+	for k, p := range m.Problems {
+		model.Problems[k] = online.Solution{W: p.W, Temperature: p.Temperature}
+	}
+	f := cfg.Features
+	name := cfg.Name
+	if name == "" {
+		name = "default"
+	}
+	return &snapshot.Snapshot{
+		Name: name, Version: 1, CreatedAt: time.Now().UTC(),
+		Features: snapshot.Features{Dim: dim, DenseDim: f.DenseDim, Signed: f.Signed, Normalize: f.Normalize},
+		Params:   snapshot.FromParams(cfg.Params),
+		Window: snapshot.Window{K: cfg.Graph.K, Degree: cfg.Graph.Laplacian.Degree, Weights: cfg.Graph.Laplacian.Weights.String(),
+			Laplacian: laplacianName(cfg.Graph.Laplacian.Normalized)},
+		Model: model,
+		Stats: stats,
+	}
+}
+
+func laplacianName(normalized bool) string {
+	if normalized {
+		return "normalized"
+	}
+	return "unnormalized"
+}

@@ -1,0 +1,191 @@
+package online
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"streamer/anngraph"
+	"streamer/synth"
+	"streamer/vector"
+)
+
+type labeledRow struct {
+	id    string
+	v     vector.Vector
+	class string
+}
+
+// textRows returns sparse text-like rows with class names.
+func textRows(n int, seed uint64) []labeledRow {
+	d := synth.GenerateSparseText(synth.SparseTextConfig{Rows: n, Dim: 1 << 16, NNZ: 30, Topics: 4, TopicWords: 300, Seed: seed})
+	out := make([]labeledRow, n)
+	for i, v := range d.Rows {
+		c := "neg"
+		if d.Labels[i] > 0 {
+			c = "pos"
+		}
+		out[i] = labeledRow{id: fmt.Sprint("ex", i), v: v, class: c}
+	}
+	return out
+}
+
+func newTestLearner(t *testing.T, algo Algorithm, window int) *Learner {
+	t.Helper()
+	cfg := LearnerConfig{
+		Features:      1 << 16,
+		Window:        anngraph.Config{MaxExamples: window, K: 5, Seed: 1},
+		Graph:         anngraph.LaplacianConfig{Normalized: true},
+		Params:        Params{Algorithm: algo, Lambda: 1e-3, LambdaI: 0.1},
+		SolveExamples: 100,
+		SolveLabels:   10,
+	}
+	l, err := NewLearner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestLearnerLearnsAndPredicts(t *testing.T) {
+	for _, algo := range []Algorithm{SVM, TSVM, LapSVM} {
+		t.Run(string(algo), func(t *testing.T) {
+			l := newTestLearner(t, algo, 400)
+			rows := textRows(600, 1)
+			ts := time.Unix(0, 0)
+			if _, _, _, ok := l.Predict(rows[0].v); ok {
+				t.Fatal("a prediction before any model")
+			}
+			solves := 0
+			correct, scored := 0, 0
+			for i, r := range rows {
+				if pred, m, _, ok := l.Predict(r.v); ok {
+					scored++
+					if m.Classes[pred.Class] == r.class {
+						correct++
+					}
+				}
+				label := ""
+				if i%10 == 0 {
+					label = r.class
+				}
+				if _, err := l.Observe(r.id, ts.Add(time.Duration(i)*time.Second), r.v, label); err != nil {
+					t.Fatal(err)
+				}
+				if l.Due() {
+					if _, err := l.Solve(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+					solves++
+				}
+			}
+			if n, labeled := l.WindowSize(); n != 400 || labeled != 40 {
+				t.Fatalf("window %d examples, %d labeled; want 400, 40", n, labeled)
+			}
+			_, version := l.Model()
+			if version != uint64(solves) || solves < 5 {
+				t.Fatalf("model version %d after %d solves", version, solves)
+			}
+			if acc := float64(correct) / float64(scored); acc < 0.8 {
+				t.Fatalf("prequential accuracy %.3f over %d", acc, scored)
+			}
+		})
+	}
+}
+
+func TestLearnerSkipsUnchangedSolve(t *testing.T) {
+	l := newTestLearner(t, SVM, 100)
+	if _, err := l.Solve(context.Background()); !errors.Is(err, ErrUnchanged) {
+		t.Fatalf("empty learner: err = %v", err)
+	}
+	rows := textRows(50, 2)
+	for _, r := range rows {
+		l.Observe(r.id, time.Time{}, r.v, "")
+	}
+	if _, err := l.Solve(context.Background()); !errors.Is(err, ErrNoLabels) && !errors.Is(err, ErrOneClass) {
+		t.Fatalf("no labels: err = %v", err)
+	}
+	l.Label(rows[0].id, "a")
+	l.Label(rows[1].id, "b")
+	if _, err := l.Solve(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Solve(context.Background()); !errors.Is(err, ErrUnchanged) {
+		t.Fatalf("second solve: err = %v, want ErrUnchanged", err)
+	}
+	if l.Label("nobody", "a") {
+		t.Fatal("labelled an example that is not in the window")
+	}
+	l.Label(rows[1].id, "b") // same label: no change
+	if _, err := l.Solve(context.Background()); !errors.Is(err, ErrUnchanged) {
+		t.Fatalf("after a repeated label: err = %v, want ErrUnchanged", err)
+	}
+}
+
+func TestLearnerEvictsAndForgets(t *testing.T) {
+	l := newTestLearner(t, SVM, 10)
+	rows := textRows(15, 3)
+	var evicted []string
+	for _, r := range rows {
+		ev, err := l.Observe(r.id, time.Time{}, r.v, r.class)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evicted = append(evicted, ev...)
+	}
+	if len(evicted) != 5 || evicted[0] != "ex0" || evicted[4] != "ex4" {
+		t.Fatalf("evicted %v", evicted)
+	}
+	if l.Contains("ex0") || !l.Contains("ex14") {
+		t.Fatal("window membership is wrong")
+	}
+	if _, labeled := l.WindowSize(); labeled != 10 {
+		t.Fatalf("%d labels kept for 10 examples", labeled)
+	}
+	// A redelivered example is not added twice.
+	if ev, err := l.Observe("ex14", time.Time{}, rows[14].v, ""); err != nil || len(ev) != 0 {
+		t.Fatalf("redelivery: evicted %v, err %v", ev, err)
+	}
+}
+
+// TestLearnerConcurrentObserveAndSolve runs ingestion, scoring and solves at
+// once; run it with -race.
+func TestLearnerConcurrentObserveAndSolve(t *testing.T) {
+	l := newTestLearner(t, LapSVM, 300)
+	rows := textRows(1200, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			if _, err := l.Solve(ctx); err != nil && !errors.Is(err, ErrUnchanged) &&
+				!errors.Is(err, ErrNoLabels) && !errors.Is(err, ErrOneClass) && !errors.Is(err, context.Canceled) {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		defer cancel()
+		for i, r := range rows {
+			l.Predict(r.v)
+			label := ""
+			if i%7 == 0 {
+				label = r.class
+			}
+			if _, err := l.Observe(r.id, time.Time{}, r.v, label); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	if _, v := l.Model(); v == 0 {
+		t.Fatal("no solve finished")
+	}
+}

@@ -1,0 +1,126 @@
+package online
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"streamer/anngraph"
+	"streamer/vector"
+)
+
+// rowWindow is where a Learner keeps the rows it learns from: the
+// sliding-window kNN graph when the objective has a graph term, a plain
+// window of rows otherwise (no neighbour search is wasted on them).
+type rowWindow interface {
+	Insert(key uint64, ts time.Time, v vector.Vector) (evicted []uint64, err error)
+	Len() int
+	// snapshot returns a consistent view of the window, cheaply: the
+	// caller holds the Learner's lock while it runs.
+	snapshot() windowView
+}
+
+// windowView is a frozen window: keys and vectors in window order, and the
+// graph when there is one.
+type windowView struct {
+	keys  []uint64
+	vecs  []vector.Vector
+	graph *anngraph.View
+}
+
+// laplacian builds the graph Laplacian of the view, or returns nil for a
+// view without a graph.
+func (v windowView) laplacian(cfg anngraph.LaplacianConfig) (Laplacian, error) {
+	if v.graph == nil {
+		return nil, nil
+	}
+	l, err := v.graph.Laplacian(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("graph Laplacian: %w", err)
+	}
+	return l, nil
+}
+
+// graphWindow is the anngraph window.
+type graphWindow struct{ *anngraph.Window }
+
+func (g graphWindow) snapshot() windowView {
+	view := g.Snapshot()
+	v := windowView{keys: make([]uint64, view.Len()), vecs: make([]vector.Vector, view.Len()), graph: view}
+	for i := range v.keys {
+		v.keys[i], v.vecs[i] = view.Key(i), view.Vector(i)
+	}
+	return v
+}
+
+// plainWindow keeps rows in arrival order, evicting by count and by age like
+// anngraph.Window, without a graph.
+type plainWindow struct {
+	maxExamples int
+	maxAge      time.Duration
+	keys        []uint64
+	times       []time.Time
+	vecs        []vector.Vector
+	head        int // rows before head are gone; compacted now and then
+	newest      time.Time
+	present     map[uint64]bool
+}
+
+func newPlainWindow(maxExamples int, maxAge time.Duration) *plainWindow {
+	return &plainWindow{maxExamples: maxExamples, maxAge: maxAge, present: map[uint64]bool{}}
+}
+
+var errDuplicateKey = errors.New("key already in the window")
+
+func (w *plainWindow) Insert(key uint64, ts time.Time, v vector.Vector) ([]uint64, error) {
+	if w.present[key] {
+		return nil, fmt.Errorf("insert key %d: %w", key, errDuplicateKey)
+	}
+	var evicted []uint64
+	if w.maxAge > 0 {
+		if w.Len() > 0 && ts.Before(w.newest.Add(-w.maxAge)) {
+			return []uint64{key}, nil
+		}
+		if w.Len() == 0 || ts.After(w.newest) {
+			w.newest = ts
+		}
+		for w.Len() > 0 && w.times[w.head].Before(w.newest.Add(-w.maxAge)) {
+			evicted = append(evicted, w.evictOldest())
+		}
+	}
+	for w.Len() >= w.maxExamples {
+		evicted = append(evicted, w.evictOldest())
+	}
+	w.keys = append(w.keys, key)
+	w.times = append(w.times, ts)
+	w.vecs = append(w.vecs, v)
+	w.present[key] = true
+	return evicted, nil
+}
+
+// evictOldest drops the oldest row. Arrival order stands in for event
+// order: a late row is evicted by age once the rows before it are.
+func (w *plainWindow) evictOldest() uint64 {
+	key := w.keys[w.head]
+	delete(w.present, key)
+	w.vecs[w.head] = vector.Vector{}
+	w.head++
+	if w.head > len(w.keys)/2 && w.head > 1024 {
+		w.keys = append(w.keys[:0], w.keys[w.head:]...)
+		w.times = append(w.times[:0], w.times[w.head:]...)
+		n := copy(w.vecs, w.vecs[w.head:])
+		clear(w.vecs[n:])
+		w.vecs = w.vecs[:n]
+		w.head = 0
+	}
+	return key
+}
+
+func (w *plainWindow) Len() int { return len(w.keys) - w.head }
+
+func (w *plainWindow) snapshot() windowView {
+	return windowView{
+		keys: append([]uint64(nil), w.keys[w.head:]...),
+		vecs: append([]vector.Vector(nil), w.vecs[w.head:]...),
+	}
+}

@@ -1,0 +1,314 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"streamer/ingest"
+	"streamer/online"
+	"streamer/publish"
+)
+
+// Config describes a Pipeline. Zero fields mean the defaults of the types
+// they hold.
+type Config struct {
+	Decoder ingest.Decoder
+	Learner online.LearnerConfig
+	Join    ingest.JoinConfig
+	// Baseline also runs the same learner with the unlabeled data ignored
+	// (svm on the labeled rows: λ_u = λ_I = 0), on the same labels, to
+	// show what semi-supervised learning adds.
+	Baseline bool
+	// Horizon is the number of recent labels the recent scores cover; 0
+	// means 500. CurveStep is the number of labels between points of the
+	// prequential curves; 0 means 100.
+	Horizon   int
+	CurveStep int
+}
+
+// Pipeline scores, learns and evaluates. Example and Label are meant for
+// one goroutine (the consumer of the stream, in order); Solve may run on
+// another, and Stats on any.
+type Pipeline struct {
+	cfg      Config
+	learner  *online.Learner
+	baseline *online.Learner
+	join     *ingest.Join
+
+	mu           sync.Mutex // guards the fields below
+	ssl, base    *Prequential
+	examples     int64
+	labels       int64
+	predictions  int64
+	exampleLog   *offsetTracker
+	labelLog     *offsetTracker
+	lastSolve    online.SolveReport
+	lastErr      error // of the last solve attempt
+	solves       int64
+	solveSeconds float64
+}
+
+// New returns a pipeline with an empty window and no model.
+func New(cfg Config) (*Pipeline, error) {
+	if err := cfg.Decoder.Validate(); err != nil {
+		return nil, err
+	}
+	learner, err := online.NewLearner(cfg.Learner)
+	if err != nil {
+		return nil, fmt.Errorf("learner: %w", err)
+	}
+	join, err := ingest.NewJoin(cfg.Join)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pipeline{
+		cfg:     cfg,
+		learner: learner,
+		join:    join,
+		ssl:     NewPrequential(cfg.Horizon, cfg.CurveStep),
+		base:    NewPrequential(cfg.Horizon, cfg.CurveStep),
+	}
+	if cfg.Baseline {
+		bc := cfg.Learner
+		bc.Params.Algorithm, bc.Params.LambdaU, bc.Params.LambdaI = online.SVM, 0, 0
+		if p.baseline, err = online.NewLearner(bc); err != nil {
+			return nil, fmt.Errorf("baseline learner: %w", err)
+		}
+	}
+	p.exampleLog = newOffsetTracker(learner.Contains)
+	p.labelLog = newOffsetTracker(func(id string) bool { return learner.Contains(id) || join.Pending(id) })
+	return p, nil
+}
+
+// Learner returns the semi-supervised learner.
+func (p *Pipeline) Learner() *online.Learner { return p.learner }
+
+// DecodeExample decodes an example message; an example without a time
+// takes the message's.
+func (p *Pipeline) DecodeExample(raw []byte, messageTime time.Time) (ingest.Example, error) {
+	ex, err := p.cfg.Decoder.DecodeExample(raw)
+	if err == nil && ex.TS.IsZero() {
+		ex.TS = messageTime
+	}
+	return ex, err
+}
+
+// DecodeLabel decodes a label message.
+func (p *Pipeline) DecodeLabel(raw []byte) (ingest.Label, error) {
+	return p.cfg.Decoder.DecodeLabel(raw)
+}
+
+// Example scores ex with the model in force (test), then adds it to the
+// window with its label if it carries one or one was waiting (train), and
+// returns the prediction to publish. An example the window cannot take
+// (for example a dense vector of another length) is an error: no
+// prediction, and the caller sends it to the dead letters.
+func (p *Pipeline) Example(ex ingest.Example, src publish.Source) (publish.Prediction, error) {
+	out, stored := p.predict(ex, src)
+	if _, err := p.learner.Observe(ex.ID, ex.TS, ex.Vector, ex.Label); err != nil {
+		return out, fmt.Errorf("example %q: %w", ex.ID, err)
+	}
+	waiting, early := p.join.Example(ex.ID, stored, ex.Labeled)
+	truth := ex.Label
+	if !ex.Labeled && early {
+		truth = waiting
+		p.learner.Label(ex.ID, waiting)
+	}
+	if p.baseline != nil {
+		if _, err := p.baseline.Observe(ex.ID, ex.TS, ex.Vector, truth); err != nil {
+			return out, fmt.Errorf("example %q: baseline: %w", ex.ID, err)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.examples++
+	p.predictions++
+	p.exampleLog.add(src.Topic, src.Partition, src.Offset, ex.ID, true)
+	if truth != "" {
+		p.ssl.Add(stored.Class, truth, int(p.examples))
+		p.base.Add(stored.Baseline, truth, int(p.examples))
+	}
+	return out, nil
+}
+
+// predict scores ex with both learners.
+func (p *Pipeline) predict(ex ingest.Example, src publish.Source) (publish.Prediction, ingest.Prediction) {
+	out := publish.Prediction{ID: ex.ID, TS: ex.TS, Source: src, Scores: map[string]float64{}}
+	stored := ingest.Prediction{At: ex.TS}
+	pred, m, version, ok := p.learner.Predict(ex.Vector)
+	out.ModelVersion, stored.ModelVersion = version, version
+	if ok {
+		label := m.Classes[pred.Class]
+		prob := pred.Prob
+		out.Label, out.Prob = &label, &prob
+		for c, s := range pred.Scores {
+			out.Scores[m.Classes[c]] = s
+		}
+		stored.Class, stored.Score = label, pred.Scores[pred.Class]
+	} else {
+		out.Reason = p.noModelReason()
+	}
+	if p.baseline != nil {
+		if bp, bm, _, ok := p.baseline.Predict(ex.Vector); ok {
+			stored.Baseline = bm.Classes[bp.Class]
+		}
+	}
+	return out, stored
+}
+
+func (p *Pipeline) noModelReason() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if errors.Is(p.lastErr, online.ErrOneClass) || errors.Is(p.lastErr, online.ErrNoLabels) {
+		return "no model yet: labels of at least two classes are needed"
+	}
+	return "no model yet: waiting for the first solve"
+}
+
+// Label joins a late label: it labels the example if it is still in the
+// window (the next solve learns from it), and scores the prediction made
+// for it when it arrived. A label for an example not seen yet waits for it.
+// It reports whether the label found its example.
+func (p *Pipeline) Label(l ingest.Label, src publish.Source) bool {
+	p.learner.Label(l.ID, l.Label)
+	if p.baseline != nil {
+		p.baseline.Label(l.ID, l.Label)
+	}
+	stored, seen, first := p.join.Label(l.ID, l.Label)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.labels++
+	p.labelLog.add(src.Topic, src.Partition, src.Offset, l.ID, true)
+	if seen && first {
+		p.ssl.Add(stored.Class, l.Label, int(p.examples))
+		p.base.Add(stored.Baseline, l.Label, int(p.examples))
+	}
+	return seen
+}
+
+// Restore replays an example that was read and predicted before a restart:
+// it enters the window and the join, without a prediction to publish or to
+// score.
+func (p *Pipeline) Restore(ex ingest.Example, src publish.Source) error {
+	if _, err := p.learner.Observe(ex.ID, ex.TS, ex.Vector, ex.Label); err != nil {
+		return fmt.Errorf("restore example %q: %w", ex.ID, err)
+	}
+	if p.baseline != nil {
+		if _, err := p.baseline.Observe(ex.ID, ex.TS, ex.Vector, ex.Label); err != nil {
+			return fmt.Errorf("restore example %q: baseline: %w", ex.ID, err)
+		}
+	}
+	p.join.Example(ex.ID, ingest.Prediction{}, ex.Labeled)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.exampleLog.add(src.Topic, src.Partition, src.Offset, ex.ID, true)
+	return nil
+}
+
+// RestoreLabel replays a label read before a restart; it is not scored.
+func (p *Pipeline) RestoreLabel(l ingest.Label, src publish.Source) {
+	p.learner.Label(l.ID, l.Label)
+	if p.baseline != nil {
+		p.baseline.Label(l.ID, l.Label)
+	}
+	if !p.learner.Contains(l.ID) {
+		p.join.Label(l.ID, l.Label)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.labelLog.add(src.Topic, src.Partition, src.Offset, l.ID, true)
+}
+
+// Due reports whether a re-solve is due by count of new examples or labels.
+func (p *Pipeline) Due() bool { return p.learner.Due() }
+
+// Changed reports whether the window changed since the last solve.
+func (p *Pipeline) Changed() bool { return p.learner.Changed() }
+
+// Solve re-solves the learner (and the baseline) over the window. It
+// returns online.ErrUnchanged when the window did not change.
+func (p *Pipeline) Solve(ctx context.Context) (online.SolveReport, error) {
+	if p.baseline != nil {
+		if _, err := p.baseline.Solve(ctx); err != nil && !isSkip(err) {
+			return online.SolveReport{}, fmt.Errorf("baseline: %w", err)
+		}
+	}
+	rep, err := p.learner.Solve(ctx)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !errors.Is(err, online.ErrUnchanged) {
+		p.lastErr = err
+	}
+	if err != nil {
+		return rep, err
+	}
+	p.solves++
+	p.solveSeconds += rep.Seconds
+	p.lastSolve = rep
+	return rep, nil
+}
+
+// isSkip reports whether a solve error only means there was nothing to do
+// yet.
+func isSkip(err error) bool {
+	return errors.Is(err, online.ErrUnchanged) || errors.Is(err, online.ErrOneClass) || errors.Is(err, online.ErrNoLabels)
+}
+
+// IsSkip reports whether err from Solve only means there was nothing to
+// solve yet: an unchanged window, or labels of fewer than two classes.
+func IsSkip(err error) bool { return isSkip(err) }
+
+// SetModel puts a restored model in force.
+func (p *Pipeline) SetModel(m *online.Model, version uint64) { p.learner.SetModel(m, version) }
+
+// Stats is a summary of the pipeline, safe to read at any time.
+type Stats struct {
+	Examples      int64
+	Labels        int64
+	Predictions   int64
+	Solves        int64
+	SolveSeconds  float64
+	ModelVersion  uint64
+	Window        int
+	WindowLabeled int
+	LastSolve     online.SolveReport
+	SSL           Score
+	SSLRecent     Score
+	Baseline      Score
+	Unscored      int
+	Join          ingest.JoinStats
+}
+
+// Stats returns the current summary.
+func (p *Pipeline) Stats() Stats {
+	_, version := p.learner.Model()
+	window, labeled := p.learner.WindowSize()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return Stats{
+		Examples: p.examples, Labels: p.labels, Predictions: p.predictions,
+		Solves: p.solves, SolveSeconds: p.solveSeconds, ModelVersion: version,
+		Window: window, WindowLabeled: labeled, LastSolve: p.lastSolve,
+		SSL: p.ssl.Total(), SSLRecent: p.ssl.Recent(), Baseline: p.base.Total(),
+		Unscored: p.ssl.Unscored(), Join: p.join.Stats(),
+	}
+}
+
+// Curves returns the prequential accuracy curves of the learner and of the
+// baseline.
+func (p *Pipeline) Curves() (ssl, baseline []CurvePoint) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]CurvePoint(nil), p.ssl.Curve()...), append([]CurvePoint(nil), p.base.Curve()...)
+}
+
+// Positions returns, per topic partition of examples and of labels, where
+// a restore must start reading again and how far the stream was read.
+func (p *Pipeline) Positions() []Position {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append(p.exampleLog.positions(), p.labelLog.positions()...)
+}

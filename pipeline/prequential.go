@@ -1,0 +1,130 @@
+package pipeline
+
+// Prequential scores stored predictions against labels as they arrive
+// (MATH.md, streaming evaluation): accuracy and macro-F1 over the whole
+// stream and over the last Horizon labels, and a curve of both over time.
+// Predictions made before any model existed are counted apart, not scored.
+type Prequential struct {
+	horizon  int
+	step     int
+	total    Score
+	recent   []pair // ring of the last horizon scored pairs
+	next     int
+	unscored int
+	curve    []CurvePoint
+}
+
+type pair struct{ pred, truth string }
+
+// Score holds the counts behind accuracy and macro-F1.
+type Score struct {
+	Correct int
+	Total   int
+	// per class: true positives, false positives, false negatives
+	tp, fp, fn map[string]int
+}
+
+// CurvePoint is the state of the scores after Labels scored labels.
+type CurvePoint struct {
+	Labels         int     `json:"labels"`
+	Examples       int     `json:"examples"`
+	Accuracy       float64 `json:"accuracy"`
+	RecentAccuracy float64 `json:"recent_accuracy"`
+}
+
+// NewPrequential returns an evaluator with a recent horizon of horizon
+// labels (0 means 500) that records a curve point every step labels (0
+// means 100).
+func NewPrequential(horizon, step int) *Prequential {
+	if horizon <= 0 {
+		horizon = 500
+	}
+	if step <= 0 {
+		step = 100
+	}
+	return &Prequential{horizon: horizon, step: step, total: newScore()}
+}
+
+func newScore() Score {
+	return Score{tp: map[string]int{}, fp: map[string]int{}, fn: map[string]int{}}
+}
+
+// Add scores a prediction (pred "" when there was no model) against its
+// label; examples is the number of examples seen so far, for the curve.
+func (p *Prequential) Add(pred, truth string, examples int) {
+	if pred == "" {
+		p.unscored++
+		return
+	}
+	p.total.add(pred, truth)
+	if len(p.recent) < p.horizon {
+		p.recent = append(p.recent, pair{pred, truth})
+	} else {
+		p.recent[p.next] = pair{pred, truth}
+		p.next = (p.next + 1) % p.horizon
+	}
+	if p.total.Total%p.step == 0 {
+		p.curve = append(p.curve, CurvePoint{
+			Labels: p.total.Total, Examples: examples,
+			Accuracy: p.total.Accuracy(), RecentAccuracy: p.Recent().Accuracy(),
+		})
+	}
+}
+
+func (s *Score) add(pred, truth string) {
+	s.Total++
+	if pred == truth {
+		s.Correct++
+		s.tp[truth]++
+		return
+	}
+	s.fp[pred]++
+	s.fn[truth]++
+}
+
+// Accuracy returns the fraction of correct predictions (0 with none).
+func (s Score) Accuracy() float64 {
+	if s.Total == 0 {
+		return 0
+	}
+	return float64(s.Correct) / float64(s.Total)
+}
+
+// MacroF1 returns the mean over classes of 2TP/(2TP+FP+FN), over the
+// classes that occur as a label or a prediction.
+func (s Score) MacroF1() float64 {
+	classes := map[string]bool{}
+	for _, m := range []map[string]int{s.tp, s.fp, s.fn} {
+		for c := range m {
+			classes[c] = true
+		}
+	}
+	if len(classes) == 0 {
+		return 0
+	}
+	var sum float64
+	for c := range classes {
+		if d := 2*s.tp[c] + s.fp[c] + s.fn[c]; d > 0 {
+			sum += float64(2*s.tp[c]) / float64(d)
+		}
+	}
+	return sum / float64(len(classes))
+}
+
+// Total returns the score over the whole stream.
+func (p *Prequential) Total() Score { return p.total }
+
+// Recent returns the score over the last Horizon scored labels.
+func (p *Prequential) Recent() Score {
+	s := newScore()
+	for _, r := range p.recent {
+		s.add(r.pred, r.truth)
+	}
+	return s
+}
+
+// Unscored returns how many labels found a prediction made without a model.
+func (p *Prequential) Unscored() int { return p.unscored }
+
+// Curve returns the recorded curve points.
+func (p *Prequential) Curve() []CurvePoint { return p.curve }

@@ -1,0 +1,309 @@
+package service
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/viper"
+
+	"streamer/brokers"
+	"streamer/configs"
+)
+
+// Config is the service's configuration; configs/streamer.yaml documents
+// every key and holds the defaults.
+type Config struct {
+	Model    ModelConfig    `mapstructure:"model"`
+	Kafka    KafkaConfig    `mapstructure:"kafka"`
+	Features FeaturesConfig `mapstructure:"features"`
+	Limits   LimitsConfig   `mapstructure:"limits"`
+	Window   WindowConfig   `mapstructure:"window"`
+	Graph    GraphConfig    `mapstructure:"graph"`
+	Solver   SolverConfig   `mapstructure:"solver"`
+	Schedule ScheduleConfig `mapstructure:"schedule"`
+	Snapshot SnapshotConfig `mapstructure:"snapshot"`
+	Join     JoinConfig     `mapstructure:"join"`
+	Eval     EvalConfig     `mapstructure:"eval"`
+	HTTP     HTTPConfig     `mapstructure:"http"`
+	Log      LogConfig      `mapstructure:"log"`
+	Shutdown ShutdownConfig `mapstructure:"shutdown"`
+}
+
+// ModelConfig names the model.
+type ModelConfig struct {
+	Name string `mapstructure:"name"`
+}
+
+// KafkaConfig is the kafka section.
+type KafkaConfig struct {
+	Brokers         []string      `mapstructure:"brokers"`
+	Group           string        `mapstructure:"group"`
+	Start           string        `mapstructure:"start"`
+	Topics          TopicsConfig  `mapstructure:"topics"`
+	Partitions      int           `mapstructure:"partitions"`
+	MaxMessageBytes int           `mapstructure:"max_message_bytes"`
+	BatchTimeout    time.Duration `mapstructure:"batch_timeout"`
+	BatchSize       int           `mapstructure:"batch_size"`
+	CloseTimeout    time.Duration `mapstructure:"close_timeout"`
+	RetryBackoff    time.Duration `mapstructure:"retry_backoff"`
+	TLS             TLSConfig     `mapstructure:"tls"`
+	SASL            SASLConfig    `mapstructure:"sasl"`
+}
+
+// TopicsConfig names the topics.
+type TopicsConfig struct {
+	Examples    string `mapstructure:"examples"`
+	Labels      string `mapstructure:"labels"`
+	Predictions string `mapstructure:"predictions"`
+	Snapshots   string `mapstructure:"snapshots"`
+	ExamplesDLQ string `mapstructure:"examples_dlq"`
+	LabelsDLQ   string `mapstructure:"labels_dlq"`
+}
+
+// TLSConfig is kafka.tls.
+type TLSConfig struct {
+	Enable             bool   `mapstructure:"enable"`
+	CAFile             string `mapstructure:"ca_file"`
+	CertFile           string `mapstructure:"cert_file"`
+	KeyFile            string `mapstructure:"key_file"`
+	ServerName         string `mapstructure:"server_name"`
+	InsecureSkipVerify bool   `mapstructure:"insecure_skip_verify"`
+}
+
+// SASLConfig is kafka.sasl.
+type SASLConfig struct {
+	Mechanism string `mapstructure:"mechanism"`
+	Username  string `mapstructure:"username"`
+	Password  string `mapstructure:"password"`
+}
+
+// FeaturesConfig is the features section.
+type FeaturesConfig struct {
+	Dim       int  `mapstructure:"dim"`
+	DenseDim  int  `mapstructure:"dense_dim"`
+	Signed    bool `mapstructure:"signed"`
+	Normalize bool `mapstructure:"normalize"`
+}
+
+// LimitsConfig is the limits section.
+type LimitsConfig struct {
+	MaxMessageBytes   int      `mapstructure:"max_message_bytes"`
+	MaxIDBytes        int      `mapstructure:"max_id_bytes"`
+	MaxTextBytes      int      `mapstructure:"max_text_bytes"`
+	MaxFeatures       int      `mapstructure:"max_features"`
+	MaxClassNameBytes int      `mapstructure:"max_class_name_bytes"`
+	Classes           []string `mapstructure:"classes"`
+}
+
+// WindowConfig is the window section.
+type WindowConfig struct {
+	MaxExamples    int           `mapstructure:"max_examples"`
+	MaxAge         time.Duration `mapstructure:"max_age"`
+	K              int           `mapstructure:"k"`
+	Metric         string        `mapstructure:"metric"`
+	M              int           `mapstructure:"m"`
+	EfConstruction int           `mapstructure:"ef_construction"`
+	EfSearch       int           `mapstructure:"ef_search"`
+	Exhaustive     bool          `mapstructure:"exhaustive"`
+}
+
+// GraphConfig is the graph section.
+type GraphConfig struct {
+	Laplacian string  `mapstructure:"laplacian"`
+	Degree    int     `mapstructure:"degree"`
+	Weights   string  `mapstructure:"weights"`
+	Sigma     float64 `mapstructure:"sigma"`
+}
+
+// SolverConfig is the solver section.
+type SolverConfig struct {
+	Algorithm string  `mapstructure:"algorithm"`
+	Lambda    float64 `mapstructure:"lambda"`
+	LambdaU   float64 `mapstructure:"lambda_u"`
+	LambdaI   float64 `mapstructure:"lambda_i"`
+	R         float64 `mapstructure:"r"`
+	MaxSwitch int     `mapstructure:"max_switch"`
+	CostPos   float64 `mapstructure:"cost_pos"`
+	CostNeg   float64 `mapstructure:"cost_neg"`
+}
+
+// ScheduleConfig is the schedule section.
+type ScheduleConfig struct {
+	SolveExamples int           `mapstructure:"solve_examples"`
+	SolveLabels   int           `mapstructure:"solve_labels"`
+	SolveInterval time.Duration `mapstructure:"solve_interval"`
+}
+
+// SnapshotConfig is the snapshot section.
+type SnapshotConfig struct {
+	EverySolves int           `mapstructure:"every_solves"`
+	Every       time.Duration `mapstructure:"every"`
+	File        string        `mapstructure:"file"`
+	Restore     bool          `mapstructure:"restore"`
+}
+
+// JoinConfig is the join section.
+type JoinConfig struct {
+	PendingLabels  int `mapstructure:"pending_labels"`
+	RecentExamples int `mapstructure:"recent_examples"`
+}
+
+// EvalConfig is the eval section.
+type EvalConfig struct {
+	Baseline bool `mapstructure:"baseline"`
+	Horizon  int  `mapstructure:"horizon"`
+}
+
+// HTTPConfig is the http section.
+type HTTPConfig struct {
+	Listen string `mapstructure:"listen"`
+}
+
+// LogConfig is the log section.
+type LogConfig struct {
+	Level  string `mapstructure:"level"`
+	Format string `mapstructure:"format"`
+}
+
+// ShutdownConfig is the shutdown section.
+type ShutdownConfig struct {
+	Timeout time.Duration `mapstructure:"timeout"`
+}
+
+// EnvPrefix prefixes the environment variables that override keys.
+const EnvPrefix = "STREAMER"
+
+// LoadConfig reads the defaults (configs/streamer.yaml), then the file at
+// path when it is not empty, then STREAMER_* environment variables, then
+// the key=value overrides, and validates the result. Unknown keys and bad
+// values are errors that name the key.
+func LoadConfig(path string, overrides []string) (Config, error) {
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(configs.Default())); err != nil {
+		return Config{}, fmt.Errorf("default configuration: %w", err)
+	}
+	known := map[string]bool{}
+	for _, k := range v.AllKeys() {
+		known[k] = true
+	}
+	if path != "" {
+		if err := mergeFile(v, path, known); err != nil {
+			return Config{}, err
+		}
+	}
+	v.SetEnvPrefix(EnvPrefix)
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	for _, o := range overrides {
+		key, value, ok := strings.Cut(o, "=")
+		key = strings.ToLower(strings.TrimSpace(key))
+		if !ok || !known[key] {
+			return Config{}, fmt.Errorf("--set %q: want key=value with a key of configs/streamer.yaml", o)
+		}
+		v.Set(key, value)
+	}
+	var c Config
+	if err := v.UnmarshalExact(&c); err != nil {
+		return Config{}, fmt.Errorf("configuration: %w", err)
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func mergeFile(v *viper.Viper, path string, known map[string]bool) error {
+	file := viper.New()
+	file.SetConfigFile(path)
+	if err := file.ReadInConfig(); err != nil {
+		return fmt.Errorf("read configuration %s: %w", path, err)
+	}
+	for _, k := range file.AllKeys() {
+		if !known[k] {
+			return fmt.Errorf("configuration %s: unknown key %s", path, k)
+		}
+	}
+	v.SetConfigFile(path)
+	if err := v.MergeInConfig(); err != nil {
+		return fmt.Errorf("read configuration %s: %w", path, err)
+	}
+	return nil
+}
+
+// Validate checks every value and names the first bad key.
+func (c Config) Validate() error {
+	checks := []struct {
+		ok  bool
+		key string
+		msg string
+	}{
+		{c.Model.Name != "", "model.name", "must not be empty"},
+		{c.Kafka.Group != "", "kafka.group", "must not be empty"},
+		{c.Kafka.Start == "earliest" || c.Kafka.Start == "latest", "kafka.start", "must be earliest or latest"},
+		{c.Kafka.Topics.Examples != "" && c.Kafka.Topics.Labels != "" && c.Kafka.Topics.Predictions != "" &&
+			c.Kafka.Topics.Snapshots != "" && c.Kafka.Topics.ExamplesDLQ != "" && c.Kafka.Topics.LabelsDLQ != "", "kafka.topics", "every topic needs a name"},
+		{c.Kafka.Partitions > 0, "kafka.partitions", "must be > 0"},
+		{c.Kafka.MaxMessageBytes >= 1024, "kafka.max_message_bytes", "must be at least 1024"},
+		{c.Kafka.BatchTimeout > 0, "kafka.batch_timeout", "must be > 0"},
+		{c.Kafka.BatchSize > 0, "kafka.batch_size", "must be > 0"},
+		{c.Kafka.CloseTimeout > 0, "kafka.close_timeout", "must be > 0"},
+		{c.Kafka.RetryBackoff > 0, "kafka.retry_backoff", "must be > 0"},
+		{c.Features.Dim > 0 && c.Features.Dim <= 1<<31, "features.dim", "must be in [1, 2^31]"},
+		{c.Features.DenseDim >= 0, "features.dense_dim", "must be >= 0"},
+		{c.Limits.MaxMessageBytes > 0, "limits.max_message_bytes", "must be > 0"},
+		{c.Limits.MaxIDBytes > 0, "limits.max_id_bytes", "must be > 0"},
+		{c.Limits.MaxTextBytes > 0, "limits.max_text_bytes", "must be > 0"},
+		{c.Limits.MaxFeatures > 0, "limits.max_features", "must be > 0"},
+		{c.Limits.MaxClassNameBytes > 0, "limits.max_class_name_bytes", "must be > 0"},
+		{c.Window.MaxExamples > 1, "window.max_examples", "must be > 1"},
+		{c.Window.MaxAge >= 0, "window.max_age", "must be >= 0"},
+		{c.Window.K > 0, "window.k", "must be > 0"},
+		{c.Window.Metric == "cosine" || c.Window.Metric == "euclidean", "window.metric", "must be cosine or euclidean"},
+		{c.Window.M >= 2, "window.m", "must be >= 2"},
+		{c.Window.EfConstruction > 0, "window.ef_construction", "must be > 0"},
+		{c.Window.EfSearch > 0, "window.ef_search", "must be > 0"},
+		{c.Graph.Laplacian == "normalized" || c.Graph.Laplacian == "unnormalized", "graph.laplacian", "must be normalized or unnormalized"},
+		{c.Graph.Degree >= 1, "graph.degree", "must be >= 1"},
+		{c.Graph.Weights == "heat" || c.Graph.Weights == "cosine" || c.Graph.Weights == "binary", "graph.weights", "must be heat, cosine or binary"},
+		{c.Graph.Sigma >= 0, "graph.sigma", "must be >= 0"},
+		{c.Schedule.SolveExamples > 0, "schedule.solve_examples", "must be > 0"},
+		{c.Schedule.SolveLabels > 0, "schedule.solve_labels", "must be > 0"},
+		{c.Schedule.SolveInterval > 0, "schedule.solve_interval", "must be > 0"},
+		{c.Snapshot.EverySolves > 0, "snapshot.every_solves", "must be > 0"},
+		{c.Snapshot.Every > 0, "snapshot.every", "must be > 0"},
+		{c.Join.PendingLabels > 0, "join.pending_labels", "must be > 0"},
+		{c.Join.RecentExamples > 0, "join.recent_examples", "must be > 0"},
+		{c.Eval.Horizon > 0, "eval.horizon", "must be > 0"},
+		{c.HTTP.Listen != "", "http.listen", "must not be empty"},
+		{c.Log.Level == "debug" || c.Log.Level == "info" || c.Log.Level == "warn" || c.Log.Level == "error", "log.level", "must be debug, info, warn or error"},
+		{c.Log.Format == "json" || c.Log.Format == "text", "log.format", "must be json or text"},
+		{c.Shutdown.Timeout > 0, "shutdown.timeout", "must be > 0"},
+	}
+	for _, ch := range checks {
+		if !ch.ok {
+			return fmt.Errorf("configuration: %s %s", ch.key, ch.msg)
+		}
+	}
+	if err := c.Brokers().Validate(); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	if err := c.solverParams().Validate(); err != nil {
+		return fmt.Errorf("configuration: solver.%w", err)
+	}
+	return nil
+}
+
+// Brokers returns the connection settings.
+func (c Config) Brokers() brokers.Config {
+	return brokers.Config{
+		Brokers: c.Kafka.Brokers,
+		TLS: brokers.TLSConfig{
+			Enable: c.Kafka.TLS.Enable, CAFile: c.Kafka.TLS.CAFile, CertFile: c.Kafka.TLS.CertFile,
+			KeyFile: c.Kafka.TLS.KeyFile, ServerName: c.Kafka.TLS.ServerName, InsecureSkipVerify: c.Kafka.TLS.InsecureSkipVerify,
+		},
+		SASL: brokers.SASLConfig{Mechanism: c.Kafka.SASL.Mechanism, Username: c.Kafka.SASL.Username, Password: c.Kafka.SASL.Password},
+	}
+}

@@ -1,0 +1,79 @@
+package service
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultsLoadAndValidate(t *testing.T) {
+	cfg, err := LoadConfig("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Kafka.Brokers[0] != "embedded" || cfg.Window.MaxExamples != 20000 || cfg.Kafka.BatchTimeout != 5*time.Millisecond {
+		t.Fatalf("defaults not read from configs/streamer.yaml: %+v", cfg)
+	}
+	if cfg.HTTP.Listen != "127.0.0.1:8080" {
+		t.Fatalf("http.listen default %q is not localhost", cfg.HTTP.Listen)
+	}
+}
+
+func TestEnvironmentAndFlagsOverride(t *testing.T) {
+	t.Setenv("STREAMER_KAFKA_BROKERS", "a:9092,b:9092")
+	t.Setenv("STREAMER_WINDOW_MAX_EXAMPLES", "777")
+	t.Setenv("STREAMER_SOLVER_ALGORITHM", "da")
+	cfg, err := LoadConfig("", []string{"window.max_examples=888", "schedule.solve_interval=3s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Kafka.Brokers) != 2 || cfg.Kafka.Brokers[1] != "b:9092" {
+		t.Fatalf("brokers %v", cfg.Kafka.Brokers)
+	}
+	if cfg.Window.MaxExamples != 888 || cfg.Solver.Algorithm != "da" || cfg.Schedule.SolveInterval != 3*time.Second {
+		t.Fatalf("overrides not applied: window %d, algorithm %s, interval %v", cfg.Window.MaxExamples, cfg.Solver.Algorithm, cfg.Schedule.SolveInterval)
+	}
+}
+
+func TestConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	os.WriteFile(good, []byte("window:\n  max_examples: 1234\nkafka:\n  brokers: [x:1]\n"), 0o644)
+	cfg, err := LoadConfig(good, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Window.MaxExamples != 1234 || cfg.Window.K != 10 {
+		t.Fatalf("file not merged over the defaults: %+v", cfg.Window)
+	}
+	typo := filepath.Join(dir, "typo.yaml")
+	os.WriteFile(typo, []byte("window:\n  max_exampels: 5\n"), 0o644)
+	if _, err := LoadConfig(typo, nil); err == nil || !strings.Contains(err.Error(), "window.max_exampels") {
+		t.Fatalf("unknown key: err = %v", err)
+	}
+}
+
+func TestBadValuesNameTheKey(t *testing.T) {
+	tests := []struct {
+		set string
+		key string
+	}{
+		{"window.max_examples=0", "window.max_examples"},
+		{"kafka.start=middle", "kafka.start"},
+		{"graph.weights=gaussian", "graph.weights"},
+		{"solver.algorithm=svn", "solver.algorithm"},
+		{"solver.lambda=-1", "lambda"},
+		{"kafka.sasl.mechanism=kerberos", "kafka.sasl.mechanism"},
+		{"log.level=loud", "log.level"},
+		{"window.max_examples=lots", "max_examples"},
+		{"nonsense.key=1", "nonsense.key"},
+	}
+	for _, tt := range tests {
+		_, err := LoadConfig("", []string{tt.set})
+		if err == nil || !strings.Contains(err.Error(), tt.key) {
+			t.Errorf("--set %s: err = %v, want it to name %s", tt.set, err, tt.key)
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// serveHTTP serves /metrics, /livez and /readyz on http.listen until ctx
+// ends. The returned channel is closed once the server has stopped.
+func (s *Service) serveHTTP(ctx context.Context) (<-chan struct{}, error) {
+	ln, err := net.Listen("tcp", s.cfg.HTTP.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("http.listen %s: %w", s.cfg.HTTP.Listen, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/livez", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("/readyz", s.readyz)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	s.log.Info("http", "listen", ln.Addr().String())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("http server", "error", err)
+		}
+	}()
+	context.AfterFunc(ctx, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx) //nolint:errcheck // best effort at exit
+	})
+	return done, nil
+}
+
+// readyz answers 200 once a model is in force and the consumer has its
+// partitions, 503 with the reason before.
+func (s *Service) readyz(w http.ResponseWriter, _ *http.Request) {
+	m, _ := s.pipe.Learner().Model()
+	switch {
+	case !m.Ready():
+		http.Error(w, "no model loaded yet", http.StatusServiceUnavailable)
+	case !s.assigned.Load():
+		http.Error(w, "input partitions not assigned yet", http.StatusServiceUnavailable)
+	default:
+		fmt.Fprintln(w, "ready")
+	}
+}

@@ -1,0 +1,189 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"streamer/brokers"
+	"streamer/publish"
+	"streamer/snapshot"
+)
+
+// restore loads the newest snapshot (the file when configured and present,
+// else the topic), puts its model in force and rebuilds the window by
+// reading the examples and labels topics again from the snapshot's window
+// start up to the group's committed offsets, without publishing anything.
+// Without a snapshot it rebuilds the last window.max_examples examples
+// before the committed offsets, when there are any.
+func (s *Service) restore(ctx context.Context) error {
+	snap, err := s.loadSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	if snap != nil {
+		if err := s.compatible(snap); err != nil {
+			s.log.Error("snapshot refused; starting without it", "model_version", snap.Version, "error", err)
+			snap = nil
+		} else {
+			s.pipe.SetModel(&snap.Model, snap.Version)
+			s.restored.Store(snap.Version)
+			s.metrics.Version.Set(float64(snap.Version))
+			s.log.Info("restored snapshot", "model_version", snap.Version, "created", snap.CreatedAt)
+		}
+	}
+	t := s.cfg.Kafka.Topics
+	for _, topic := range []string{t.Examples, t.Labels} {
+		if err := s.rebuild(ctx, topic, snap); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadSnapshot returns the newest usable snapshot, or nil.
+func (s *Service) loadSnapshot(ctx context.Context) (*snapshot.Snapshot, error) {
+	if path := s.cfg.Snapshot.File; path != "" {
+		snap, err := snapshot.ReadFile(path)
+		switch {
+		case err == nil:
+			return snap, nil
+		case errors.Is(err, os.ErrNotExist):
+		default:
+			s.log.Error("snapshot file refused", "file", path, "error", err)
+		}
+	}
+	c, ok, skipped, err := publish.ReadSnapshots(ctx, s.conn, s.cfg.Kafka.Topics.Snapshots, s.cfg.Model.Name)
+	if err != nil {
+		return nil, err
+	}
+	if skipped > 0 {
+		s.log.Warn("snapshot records skipped", "count", skipped)
+	}
+	if !ok {
+		return nil, nil
+	}
+	snap, err := snapshot.Decode(c.Data)
+	if err != nil {
+		s.log.Error("snapshot refused", "error", err)
+		return nil, nil
+	}
+	return snap, nil
+}
+
+// compatible checks that a snapshot's model fits this configuration.
+func (s *Service) compatible(snap *snapshot.Snapshot) error {
+	features, _, _ := s.cfg.snapshotSettings()
+	switch {
+	case snap.Name != s.cfg.Model.Name:
+		return fmt.Errorf("snapshot of model %q, this is %q", snap.Name, s.cfg.Model.Name)
+	case snap.Features != features:
+		return fmt.Errorf("snapshot features %+v differ from the configuration's %+v", snap.Features, features)
+	case snap.Model.Dim != s.cfg.features():
+		return fmt.Errorf("snapshot model dimension %d, configuration %d", snap.Model.Dim, s.cfg.features())
+	case !snap.Model.Ready():
+		return errors.New("snapshot holds no trained model")
+	}
+	return nil
+}
+
+// rebuild reads topic again from where the window starts to the committed
+// offsets and replays it into the pipeline.
+func (s *Service) rebuild(ctx context.Context, topic string, snap *snapshot.Snapshot) error {
+	parts, err := s.conn.Partitions(ctx, topic)
+	if errors.Is(err, brokers.ErrUnknownTopic) {
+		return nil // a topic that does not exist yet has nothing to rebuild
+	}
+	if err != nil {
+		return err
+	}
+	committed, err := s.conn.CommittedOffsets(ctx, s.cfg.Kafka.Group, topic, parts)
+	if err != nil {
+		return err
+	}
+	ranges, err := s.conn.Offsets(ctx, topic, parts)
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		from, to := s.rebuildRange(topic, p, snap, committed, ranges[p].First)
+		if to <= from {
+			continue
+		}
+		if err := s.replay(ctx, topic, p, from, to); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rebuildRange returns the offsets [from, to) of partition p to replay.
+func (s *Service) rebuildRange(topic string, p int, snap *snapshot.Snapshot, committed map[int]int64, first int64) (from, to int64) {
+	to, ok := committed[p]
+	var pos *snapshot.Offset
+	if snap != nil {
+		for i := range snap.Offsets {
+			if o := &snap.Offsets[i]; o.Topic == topic && o.Partition == p {
+				pos = o
+			}
+		}
+	}
+	switch {
+	case pos != nil && !ok:
+		return max(pos.WindowStart, first), pos.Next
+	case pos != nil:
+		return max(pos.WindowStart, first), to
+	case ok:
+		return max(first, to-int64(s.cfg.Window.MaxExamples)), to
+	}
+	return 0, 0
+}
+
+// replay reads [from, to) of one partition into the pipeline.
+func (s *Service) replay(ctx context.Context, topic string, partition int, from, to int64) error {
+	r := kafka.NewReader(kafka.ReaderConfig{
+		Brokers: s.conn.Addrs, Dialer: s.conn.Dialer, Topic: topic, Partition: partition,
+		MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 100 * time.Millisecond,
+	})
+	defer s.closeAll(r)
+	if err := r.SetOffset(from); err != nil {
+		return fmt.Errorf("rebuild %s[%d]: %w", topic, partition, err)
+	}
+	n := 0
+	for {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			return fmt.Errorf("rebuild %s[%d] at %d: %w", topic, partition, from+int64(n), err)
+		}
+		if m.Offset >= to {
+			break
+		}
+		s.replayRecord(m)
+		n++
+		if m.Offset+1 >= to {
+			break
+		}
+	}
+	s.log.Info("window rebuilt", "topic", topic, "partition", partition, "from", from, "to", to, "records", n)
+	return nil
+}
+
+// replayRecord puts one record read again into the window; bad records
+// were dead-lettered the first time and are skipped.
+func (s *Service) replayRecord(m kafka.Message) {
+	src := publish.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
+	if m.Topic == s.cfg.Kafka.Topics.Examples {
+		ex, err := s.pipe.DecodeExample(m.Value, m.Time)
+		if err == nil && s.pipe.Restore(ex, src) == nil {
+			s.rebuilt.Add(1)
+		}
+		return
+	}
+	if l, err := s.pipe.DecodeLabel(m.Value); err == nil {
+		s.pipe.RestoreLabel(l, src)
+	}
+}

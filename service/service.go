@@ -1,0 +1,285 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"streamer/brokers"
+	"streamer/pipeline"
+	"streamer/publish"
+)
+
+// Service is the streaming job. Run it once.
+type Service struct {
+	cfg     Config
+	log     *slog.Logger
+	metrics *Metrics
+	pipe    *pipeline.Pipeline
+
+	conn    *brokers.Connection
+	cluster *brokers.Cluster // the embedded cluster, when asked for
+
+	assigned    atomic.Bool
+	snapshots   atomic.Int64
+	restored    atomic.Uint64 // version of the snapshot restored from, 0 if none
+	rebuilt     atomic.Int64  // examples replayed into the window at restore
+	deadLetters atomic.Int64
+	started     chan struct{} // closed once the consumer runs
+}
+
+// New prepares a service; nothing connects before Run.
+func New(cfg Config, log *slog.Logger) (*Service, error) {
+	pcfg, err := cfg.Pipeline()
+	if err != nil {
+		return nil, err
+	}
+	pipe, err := pipeline.New(pcfg)
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{cfg: cfg, log: log, metrics: newMetrics(), pipe: pipe, started: make(chan struct{})}, nil
+}
+
+// Pipeline returns the core loop, for its statistics.
+func (s *Service) Pipeline() *pipeline.Pipeline { return s.pipe }
+
+// Metrics returns the service's metrics.
+func (s *Service) Metrics() *Metrics { return s.metrics }
+
+// Started is closed once the consumer runs, after any restore.
+func (s *Service) Started() <-chan struct{} { return s.started }
+
+// Addrs returns the brokers the service uses (the embedded cluster's once
+// Run started it).
+func (s *Service) Addrs() []string {
+	if s.conn == nil {
+		return nil
+	}
+	return s.conn.Addrs
+}
+
+// Status is a summary of the service for reports.
+type Status struct {
+	Pipeline        pipeline.Stats
+	Snapshots       int64
+	RestoredVersion uint64
+	Rebuilt         int64
+	DeadLetters     int64
+}
+
+// Status returns the current summary.
+func (s *Service) Status() Status {
+	return Status{
+		Pipeline: s.pipe.Stats(), Snapshots: s.snapshots.Load(), RestoredVersion: s.restored.Load(),
+		Rebuilt: s.rebuilt.Load(), DeadLetters: s.deadLetters.Load(),
+	}
+}
+
+// Run runs the service until ctx is canceled, then drains in-flight work,
+// flushes, commits and returns nil, within shutdown.timeout. It returns an
+// error when it cannot start.
+func (s *Service) Run(ctx context.Context) error {
+	if err := s.connect(); err != nil {
+		return err
+	}
+	defer s.closeCluster()
+	httpDone, err := s.serveHTTP(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { <-httpDone }()
+	if err := s.prepare(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	return s.stream(ctx)
+}
+
+// connect starts the embedded cluster when asked and builds the
+// connection.
+func (s *Service) connect() error {
+	bc := s.cfg.Brokers()
+	addrs := bc.Brokers
+	if bc.IsEmbedded() {
+		c, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: s.cfg.Kafka.Partitions})
+		if err != nil {
+			return err
+		}
+		s.cluster = c
+		addrs = c.Addrs()
+		s.log.Info("embedded Kafka cluster started", "addrs", addrs)
+	}
+	conn, err := bc.Connect(addrs)
+	if err != nil {
+		s.closeCluster()
+		return fmt.Errorf("kafka: %w", err)
+	}
+	s.conn = conn
+	s.log.Info("kafka", "config", bc)
+	return nil
+}
+
+func (s *Service) closeCluster() {
+	if s.cluster != nil {
+		s.cluster.Close()
+		s.cluster = nil
+	}
+}
+
+// prepare creates the output topics and restores the newest snapshot,
+// retrying while the brokers are away.
+func (s *Service) prepare(ctx context.Context) error {
+	t := s.cfg.Kafka.Topics
+	err := s.retry(ctx, "create topics", func() error {
+		return s.conn.EnsureTopics(ctx,
+			brokers.Topic{Name: t.Predictions, Partitions: s.cfg.Kafka.Partitions},
+			brokers.Topic{Name: t.Snapshots, Partitions: 1, Compacted: true},
+			brokers.Topic{Name: t.ExamplesDLQ, Partitions: s.cfg.Kafka.Partitions},
+			brokers.Topic{Name: t.LabelsDLQ, Partitions: s.cfg.Kafka.Partitions},
+		)
+	})
+	if err != nil {
+		return err
+	}
+	if !s.cfg.Snapshot.Restore {
+		return nil
+	}
+	return s.retry(ctx, "restore", func() error { return s.restore(ctx) })
+}
+
+// retry runs op until it succeeds or ctx ends, with doubling backoff.
+func (s *Service) retry(ctx context.Context, what string, op func() error) error {
+	backoff := s.cfg.Kafka.RetryBackoff
+	for {
+		err := op()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		s.metrics.Retries.WithLabelValues(what).Inc()
+		s.log.Warn("kafka operation failed; retrying", "op", what, "error", err, "backoff", backoff)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}
+
+// stream runs the consumer, the publisher and the solver until ctx ends.
+func (s *Service) stream(ctx context.Context) error {
+	reader := s.newReader()
+	writer := publish.NewRecordWriter(s.conn, s.writerConfig())
+	snaps := publish.NewSnapshotWriter(s.conn, s.cfg.Kafka.Topics.Snapshots, s.writerConfig())
+	drain, stopDrain := drainContext(ctx, s.cfg.Shutdown.Timeout)
+	defer stopDrain()
+
+	batches := make(chan batch, 4)
+	trigger := make(chan struct{}, 1)
+	solveCtx, stopSolver := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); s.solveLoop(solveCtx, trigger, snaps) }()
+	go func() { defer wg.Done(); s.watchReader(solveCtx, reader) }()
+	published := make(chan struct{})
+	go func() { defer wg.Done(); defer close(published); s.publishLoop(drain, reader, writer, batches) }()
+	close(s.started)
+	s.log.Info("consuming", "group", s.cfg.Kafka.Group, "examples", s.cfg.Kafka.Topics.Examples, "labels", s.cfg.Kafka.Topics.Labels)
+
+	s.consumeLoop(ctx, drain, reader, batches, trigger)
+	<-published
+	stopSolver()
+	s.finalSnapshot(drain, snaps)
+	s.closeAll(reader, writer, snaps)
+	wg.Wait()
+	if drain.Err() != nil {
+		s.log.Warn("shutdown deadline passed before every batch was written; the rest will be redelivered")
+	}
+	s.log.Info("stopped", "examples", s.pipe.Stats().Examples)
+	return nil
+}
+
+// drainContext returns a context that ends timeout after parent does.
+func drainContext(parent context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := context.AfterFunc(parent, func() {
+		time.AfterFunc(timeout, cancel)
+	})
+	return ctx, func() { stop(); cancel() }
+}
+
+func (s *Service) writerConfig() publish.WriterConfig {
+	return publish.WriterConfig{
+		BatchTimeout: s.cfg.Kafka.BatchTimeout, BatchSize: s.cfg.Kafka.BatchSize,
+		MaxMessageBytes: s.cfg.Kafka.MaxMessageBytes,
+	}
+}
+
+func (s *Service) newReader() *kafka.Reader {
+	start := kafka.FirstOffset
+	if s.cfg.Kafka.Start == "latest" {
+		start = kafka.LastOffset
+	}
+	t := s.cfg.Kafka.Topics
+	return kafka.NewReader(kafka.ReaderConfig{
+		Brokers:        s.conn.Addrs,
+		Dialer:         s.conn.Dialer,
+		GroupID:        s.cfg.Kafka.Group,
+		GroupTopics:    []string{t.Examples, t.Labels},
+		StartOffset:    start,
+		MinBytes:       1,
+		MaxBytes:       16 << 20,
+		MaxWait:        100 * time.Millisecond,
+		QueueCapacity:  1000,
+		ReadBackoffMin: 50 * time.Millisecond,
+		ReadBackoffMax: 2 * time.Second,
+		ErrorLogger:    kafka.LoggerFunc(func(msg string, args ...any) { s.log.Warn("kafka reader: " + fmt.Sprintf(msg, args...)) }),
+	})
+}
+
+// watchReader keeps the lag gauge and the assignment flag current.
+func (s *Service) watchReader(ctx context.Context, r *kafka.Reader) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		st := r.Stats()
+		s.metrics.Lag.Set(float64(max(st.Lag, 0)))
+		if st.Rebalances > 0 {
+			s.assigned.Store(true)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// closeAll closes readers and writers, each under close_timeout: kafka-go's
+// Reader.Close can hang on a broker that went away.
+func (s *Service) closeAll(closers ...interface{ Close() error }) {
+	for _, c := range closers {
+		done := make(chan error, 1)
+		go func() { done <- c.Close() }()
+		select {
+		case err := <-done:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				s.log.Warn("close", "error", err)
+			}
+		case <-time.After(s.cfg.Kafka.CloseTimeout):
+			s.log.Warn("close timed out; leaving it behind", "timeout", s.cfg.Kafka.CloseTimeout)
+		}
+	}
+}

@@ -1,0 +1,276 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"streamer/brokers"
+	"streamer/publish"
+	"streamer/synth"
+)
+
+// testConfig returns a small, fast configuration on the cluster at addrs.
+func testConfig(t *testing.T, addrs []string, extra ...string) Config {
+	t.Helper()
+	overrides := append([]string{
+		"http.listen=127.0.0.1:0",
+		"window.max_examples=400",
+		"window.k=5",
+		"schedule.solve_examples=100",
+		"schedule.solve_labels=5",
+		"schedule.solve_interval=200ms",
+		"snapshot.every_solves=1",
+		"kafka.partitions=2",
+		"kafka.batch_timeout=2ms",
+		"kafka.retry_backoff=50ms",
+		"kafka.close_timeout=2s",
+		"shutdown.timeout=10s",
+		"features.dim=16384",
+		"log.level=warn",
+	}, extra...)
+	cfg, err := LoadConfig("", overrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Kafka.Brokers = addrs
+	return cfg
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func startCluster(t *testing.T) *brokers.Cluster {
+	t.Helper()
+	c, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// streamWriter produces examples, and each revealed label delay examples
+// later, as a user's producers would.
+type streamWriter struct {
+	w      *kafka.Writer
+	gen    *synth.TextStream
+	n      int
+	rate   int // one label every rate examples
+	delay  int
+	queued []kafka.Message
+}
+
+func newStreamWriter(addrs []string, seed uint64) *streamWriter {
+	return &streamWriter{
+		w: &kafka.Writer{Addr: kafka.TCP(addrs...), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll,
+			BatchTimeout: time.Millisecond, AllowAutoTopicCreation: true},
+		gen: synth.NewTextStream(synth.TextStreamConfig{Seed: seed, Topics: 2}), rate: 8, delay: 30,
+	}
+}
+
+// write produces n more examples and the labels that fall due.
+func (s *streamWriter) write(t *testing.T, ctx context.Context, n int) []string {
+	t.Helper()
+	var ids []string
+	var msgs []kafka.Message
+	for range n {
+		d := s.gen.Next()
+		v, _ := json.Marshal(map[string]string{"id": d.ID, "ts": d.TS.Format(time.RFC3339), "text": d.Text})
+		msgs = append(msgs, kafka.Message{Topic: "examples", Key: []byte(d.ID), Value: v})
+		ids = append(ids, d.ID)
+		if s.n%s.rate == 0 {
+			l, _ := json.Marshal(map[string]string{"id": d.ID, "label": d.Label})
+			s.queued = append(s.queued, kafka.Message{Topic: "labels", Key: []byte(d.ID), Value: l, Time: time.Unix(int64(s.n+s.delay), 0)})
+		}
+		s.n++
+		for len(s.queued) > 0 && s.queued[0].Time.Unix() <= int64(s.n) {
+			m := s.queued[0]
+			m.Time = time.Time{}
+			msgs = append(msgs, m)
+			s.queued = s.queued[1:]
+		}
+	}
+	if err := s.w.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// predictionLog reads the predictions topic in the background.
+type predictionLog struct {
+	mu    sync.Mutex
+	byID  map[string][]publish.Prediction
+	order map[int][]publish.Prediction // per partition, in offset order
+}
+
+func readPredictions(t *testing.T, ctx context.Context, addrs []string) *predictionLog {
+	t.Helper()
+	l := &predictionLog{byID: map[string][]publish.Prediction{}, order: map[int][]publish.Prediction{}}
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, GroupID: fmt.Sprint("test-", time.Now().UnixNano()),
+		Topic: "predictions", StartOffset: kafka.FirstOffset, MaxWait: 50 * time.Millisecond})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			m, err := r.ReadMessage(ctx)
+			if err != nil {
+				return
+			}
+			var p publish.Prediction
+			if err := json.Unmarshal(m.Value, &p); err != nil {
+				t.Errorf("prediction %s: %v", m.Value, err)
+				continue
+			}
+			if string(m.Key) != p.ID {
+				t.Errorf("prediction keyed %q for id %q", m.Key, p.ID)
+			}
+			l.mu.Lock()
+			l.byID[p.ID] = append(l.byID[p.ID], p)
+			l.order[m.Partition] = append(l.order[m.Partition], p)
+			l.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { r.Close(); <-done })
+	return l
+}
+
+func (l *predictionLog) has(ids []string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, id := range ids {
+		if len(l.byID[id]) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// runService starts a service and returns a function that stops it and
+// returns Run's result.
+func runService(t *testing.T, cfg Config) (*Service, func() error) {
+	t.Helper()
+	svc, err := New(cfg, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	var once sync.Once
+	var result error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case result = <-done:
+			case <-time.After(30 * time.Second):
+				result = fmt.Errorf("service did not stop within 30s")
+			}
+		})
+		return result
+	}
+	t.Cleanup(func() { stop() })
+	return svc, stop
+}
+
+func TestServiceEndToEndWithRestart(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	preds := readPredictions(t, ctx, addrs)
+	stream := newStreamWriter(addrs, 1)
+
+	// First run: the whole first part of the stream.
+	cfg := testConfig(t, addrs)
+	svc, stop := runService(t, cfg)
+	var first []string
+	for range 8 {
+		// In steps, so that solves land between them.
+		_, v := svc.Pipeline().Learner().Model()
+		first = append(first, stream.write(t, ctx, 100)...)
+		waitFor(t, "predictions of the first examples", time.Minute, func() bool { return preds.has(first) == len(first) })
+		waitFor(t, "a solve", 30*time.Second, func() bool { _, now := svc.Pipeline().Learner().Model(); return now > v })
+	}
+	waitFor(t, "a snapshot", 30*time.Second, func() bool { return svc.Status().Snapshots > 0 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	st := svc.Status()
+	if st.Pipeline.Solves == 0 || st.Pipeline.ModelVersion == 0 {
+		t.Fatalf("no model after the first run: %+v", st.Pipeline)
+	}
+	checkVersionsIncrease(t, preds)
+
+	// Second run, stopped mid-stream.
+	svc2, stop2 := runService(t, cfg)
+	<-svc2.Started()
+	if svc2.Status().RestoredVersion == 0 || svc2.Status().Rebuilt == 0 {
+		t.Fatalf("second run did not restore: %+v", svc2.Status())
+	}
+	second := stream.write(t, ctx, 600)
+	waitFor(t, "some predictions of the second part", time.Minute, func() bool { return preds.has(second) > 100 })
+	if err := stop2(); err != nil {
+		t.Fatal(err)
+	}
+	third := stream.write(t, ctx, 300)
+
+	// Third run: resumes and catches up.
+	svc3, _ := runService(t, cfg)
+	<-svc3.Started()
+	if v := svc3.Status().RestoredVersion; v < st.Pipeline.ModelVersion {
+		t.Fatalf("third run restored version %d, older than the first run's last %d", v, st.Pipeline.ModelVersion)
+	}
+	all := append(append(append([]string{}, first...), second...), third...)
+	waitFor(t, "a prediction for every example", time.Minute, func() bool { return preds.has(all) == len(all) })
+	if window, _ := svc3.Pipeline().Learner().WindowSize(); window < 350 {
+		t.Fatalf("window holds %d examples after the restart, want it rebuilt", window)
+	}
+}
+
+// checkVersionsIncrease checks that model versions never go back within a
+// partition of the predictions topic, and that they grew.
+func checkVersionsIncrease(t *testing.T, l *predictionLog) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	grew := false
+	for p, preds := range l.order {
+		for i := 1; i < len(preds); i++ {
+			if preds[i].ModelVersion < preds[i-1].ModelVersion {
+				t.Fatalf("partition %d: model version went from %d back to %d", p, preds[i-1].ModelVersion, preds[i].ModelVersion)
+			}
+		}
+		if len(preds) > 0 && preds[len(preds)-1].ModelVersion > preds[0].ModelVersion {
+			grew = true
+		}
+	}
+	if !grew {
+		t.Fatal("model version never increased")
+	}
+}

@@ -1,0 +1,139 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"streamer/online"
+	"streamer/pipeline"
+	"streamer/publish"
+	"streamer/snapshot"
+)
+
+// solveLoop re-solves when the consumer says enough examples or labels
+// arrived, or every solve_interval when the window changed, and publishes
+// snapshots every every_solves solves or every snapshot.every. Solves run
+// here, beside the consumer, which keeps scoring with the model in force.
+func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps *publish.SnapshotWriter) {
+	tick := time.NewTicker(s.cfg.Schedule.SolveInterval)
+	defer tick.Stop()
+	sinceSnapshot := 0
+	lastSnapshot := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-trigger:
+		case <-tick.C:
+		}
+		if s.solve(ctx) {
+			sinceSnapshot++
+		}
+		if sinceSnapshot > 0 && (sinceSnapshot >= s.cfg.Snapshot.EverySolves || time.Since(lastSnapshot) >= s.cfg.Snapshot.Every) {
+			if s.publishSnapshot(ctx, snaps) == nil {
+				sinceSnapshot, lastSnapshot = 0, time.Now()
+			}
+		}
+	}
+}
+
+// solve runs one re-solve and reports whether a new model is in force.
+func (s *Service) solve(ctx context.Context) bool {
+	rep, err := s.pipe.Solve(ctx)
+	switch {
+	case errors.Is(err, online.ErrUnchanged):
+		return false
+	case pipeline.IsSkip(err):
+		s.metrics.Solves.WithLabelValues("skipped").Inc()
+		s.log.Info("solve skipped", "reason", err)
+		return false
+	case ctx.Err() != nil:
+		return false
+	case err != nil:
+		s.metrics.Solves.WithLabelValues("error").Inc()
+		s.log.Error("solve failed", "error", err)
+		return false
+	}
+	st := s.pipe.Stats()
+	s.metrics.Solves.WithLabelValues("ok").Inc()
+	s.metrics.SolveTime.Observe(rep.Seconds)
+	s.metrics.Version.Set(float64(rep.Version))
+	s.metrics.Window.Set(float64(rep.Window))
+	s.metrics.Labeled.Set(float64(rep.Labeled))
+	s.metrics.Accuracy.Set(st.SSLRecent.Accuracy())
+	s.log.Info("solved", "model_version", rep.Version, "window", rep.Window, "labeled", rep.Labeled,
+		"objective", rep.Objective, "newton_steps", rep.NewtonSteps, "cgls_iters", rep.CGLSIters,
+		"seconds", rep.Seconds, "recent_accuracy", st.SSLRecent.Accuracy())
+	return true
+}
+
+// buildSnapshot returns the snapshot of the model in force and the stream
+// position, or nil while there is no model.
+func (s *Service) buildSnapshot() *snapshot.Snapshot {
+	m, version := s.pipe.Learner().Model()
+	if !m.Ready() {
+		return nil
+	}
+	model := *m
+	model.Problems = make([]online.Solution, len(m.Problems))
+	for k, p := range m.Problems {
+		// The per-row warm state is rebuilt from the outputs on restore.
+		model.Problems[k] = online.Solution{W: p.W, Temperature: p.Temperature}
+	}
+	features, params, window := s.cfg.snapshotSettings()
+	st := s.pipe.Stats()
+	snap := &snapshot.Snapshot{
+		Name: s.cfg.Model.Name, Version: version, CreatedAt: time.Now().UTC(),
+		Features: features, Params: params, Window: window, Model: model,
+		Stats: snapshot.Stats{
+			Examples: st.Examples, Labels: st.Labels, Predictions: st.Predictions, Solves: st.Solves,
+			WindowSize: st.Window, Labeled: st.WindowLabeled, Objective: st.LastSolve.Objective,
+			Accuracy: st.SSL.Accuracy(),
+		},
+	}
+	for _, p := range s.pipe.Positions() {
+		snap.Offsets = append(snap.Offsets, snapshot.Offset{Topic: p.Topic, Partition: p.Partition, WindowStart: p.Start, Next: p.Next})
+	}
+	return snap
+}
+
+// publishSnapshot publishes the current snapshot to the topic and, when
+// configured, to the file.
+func (s *Service) publishSnapshot(ctx context.Context, w *publish.SnapshotWriter) error {
+	snap := s.buildSnapshot()
+	if snap == nil {
+		return nil
+	}
+	data, err := snapshot.Encode(snap)
+	if err != nil {
+		return err
+	}
+	if err := w.Publish(ctx, snap.Name, snap.Version, data); err != nil {
+		if ctx.Err() == nil {
+			s.log.Error("snapshot not published", "model_version", snap.Version, "error", err)
+		}
+		return err
+	}
+	if s.cfg.Snapshot.File != "" {
+		if err := snapshot.WriteFile(s.cfg.Snapshot.File, snap); err != nil {
+			s.log.Error("snapshot file not written", "error", err)
+			return err
+		}
+	}
+	s.snapshots.Add(1)
+	s.metrics.Snapshots.Inc()
+	s.log.Info("snapshot published", "model_version", snap.Version, "bytes", len(data))
+	return nil
+}
+
+// finalSnapshot publishes a last snapshot at shutdown, so that a restart
+// resumes from where this run stopped.
+func (s *Service) finalSnapshot(ctx context.Context, w *publish.SnapshotWriter) {
+	if ctx.Err() != nil {
+		return
+	}
+	if err := s.publishSnapshot(ctx, w); err != nil {
+		s.log.Warn("final snapshot not published", "error", err)
+	}
+}
