@@ -59,6 +59,21 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// ServiceOverrides sizes the service for a demo that ends in well under a
+// minute: configuration keys to apply before the user's own.
+func ServiceOverrides() []string {
+	return []string{
+		"http.listen=127.0.0.1:0",
+		"window.max_examples=2000",
+		"schedule.solve_examples=250",
+		"schedule.solve_labels=10",
+		"schedule.solve_interval=2s",
+		"snapshot.every_solves=3",
+		"eval.baseline=true",
+		"kafka.partitions=2",
+	}
+}
+
 // Report is the demo's summary.
 type Report struct {
 	Examples    int `json:"examples"`

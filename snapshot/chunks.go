@@ -69,6 +69,8 @@ func manifest(name string, version uint64, chunks int, data []byte) Record {
 type Assembler struct {
 	pending map[string]map[uint64]*chunkSet // model -> version -> chunks
 	latest  map[string]Complete
+	// OnComplete, when set, sees every snapshot completed, in topic order.
+	OnComplete func(name string, c Complete)
 }
 
 // Complete is an assembled, checksum-verified encoded snapshot.
@@ -153,7 +155,11 @@ func (a *Assembler) addManifest(name string, version uint64, chunks int, value [
 	if err := Verify(data); err != nil {
 		return fmt.Errorf("snapshot %s v%d: %w", name, version, err)
 	}
-	a.latest[name] = Complete{Version: version, Data: data}
+	c := Complete{Version: version, Data: data}
+	a.latest[name] = c
+	if a.OnComplete != nil {
+		a.OnComplete(name, c)
+	}
 	return nil
 }
 

@@ -9,5 +9,6 @@ func newBenchCommand() *cobra.Command {
 	}
 	cmd.AddCommand(newBenchANNCommand())
 	cmd.AddCommand(newBenchSolveCommand())
+	cmd.AddCommand(newBenchReplayCommand())
 	return cmd
 }

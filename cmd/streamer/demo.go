@@ -28,7 +28,7 @@ predictions, prequential accuracy on the revealed labels, the same for the
 supervised-only learner, solves, snapshots and seconds.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sc, err := service.LoadConfig(configPath, append(demoDefaults(), overrides...))
+			sc, err := service.LoadConfig(configPath, append(demo.ServiceOverrides(), overrides...))
 			if err != nil {
 				return err
 			}
@@ -57,21 +57,6 @@ supervised-only learner, solves, snapshots and seconds.`,
 	f.StringArrayVar(&overrides, "set", nil, "override a configuration key: --set key=value (repeatable)")
 	f.BoolVarP(&verbose, "verbose", "v", false, "show the service's logs")
 	return cmd
-}
-
-// demoDefaults sizes the service for a demo that ends in well under a
-// minute; --set overrides them.
-func demoDefaults() []string {
-	return []string{
-		"http.listen=127.0.0.1:0",
-		"window.max_examples=2000",
-		"schedule.solve_examples=250",
-		"schedule.solve_labels=10",
-		"schedule.solve_interval=2s",
-		"snapshot.every_solves=3",
-		"eval.baseline=true",
-		"kafka.partitions=2",
-	}
 }
 
 func printDemo(w io.Writer, r demo.Report) {

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"streamer/brokers"
+	"streamer/publish"
+	"streamer/replay"
+	"streamer/service"
+	"streamer/snapshot"
+)
+
+type replayFlags struct {
+	from, to, partitions string
+	snapshotFile         string
+	snapshotVersion      uint64
+	retrain              bool
+	outTopic, outFile    string
+	configPath           string
+	overrides            []string
+}
+
+func newReplayCommand() *cobra.Command {
+	var fl replayFlags
+	cmd := &cobra.Command{
+		Use:   "replay",
+		Short: "Recompute predictions over a stretch of the examples topic (backfills)",
+		Long: `replay reads the examples topic over [--from, --to) (offsets, applied to
+every partition, or RFC 3339 times, resolved through the broker's
+offset-for-time lookup; --to end is the end when the replay starts), each
+partition with its own reader, and writes a prediction for every example in
+the service's schema to --out-topic or --out-file. With --snapshot FILE or
+--snapshot-version N every example is scored by that pinned model. With
+--retrain the learner learns as it goes, as the live service would, from
+the snapshot if one is given: the same input gives byte-identical output.
+It never joins the live consumer group and never commits offsets.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runReplay(cmd, fl) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&fl.from, "from", "", "first offset or RFC 3339 time")
+	f.StringVar(&fl.to, "to", "end", "offset or RFC 3339 time to stop before, or end")
+	f.StringVar(&fl.partitions, "partitions", "", "comma-separated partitions of the examples topic (default all)")
+	f.StringVar(&fl.snapshotFile, "snapshot", "", "pinned model: a snapshot file")
+	f.Uint64Var(&fl.snapshotVersion, "snapshot-version", 0, "pinned model: this version from the snapshot topic")
+	f.BoolVar(&fl.retrain, "retrain", false, "learn as the live service would (from the snapshot, if given)")
+	f.StringVar(&fl.outTopic, "out-topic", "", "write the predictions to this topic")
+	f.StringVar(&fl.outFile, "out-file", "", "write the predictions to this JSONL file")
+	f.StringVar(&fl.configPath, "config", "", "configuration file (configs/streamer.yaml documents the keys)")
+	f.StringArrayVar(&fl.overrides, "set", nil, "override a configuration key: --set key=value (repeatable)")
+	_ = cmd.MarkFlagRequired("from")
+	return cmd
+}
+
+func runReplay(cmd *cobra.Command, fl replayFlags) error {
+	if err := fl.check(); err != nil {
+		return err
+	}
+	cfg, err := service.LoadConfig(fl.configPath, fl.overrides)
+	if err != nil {
+		return err
+	}
+	rc, conn, err := replayConfig(cmd.Context(), cfg, fl)
+	if err != nil {
+		return err
+	}
+	if fl.outFile != "" {
+		if rc.Out, err = replay.NewFileOutput(fl.outFile); err != nil {
+			return err
+		}
+	} else {
+		rc.Out = replay.NewTopicOutput(conn, fl.outTopic)
+	}
+	rc.Progress = progress(cmd.ErrOrStderr())
+	sum, err := replay.Run(cmd.Context(), conn, rc)
+	if err != nil {
+		return err
+	}
+	printReplay(cmd.OutOrStdout(), sum)
+	return nil
+}
+
+func (fl replayFlags) check() error {
+	pinned := 0
+	if fl.snapshotFile != "" {
+		pinned++
+	}
+	if fl.snapshotVersion != 0 {
+		pinned++
+	}
+	switch {
+	case pinned > 1:
+		return fmt.Errorf("give one of --snapshot and --snapshot-version")
+	case pinned == 0 && !fl.retrain:
+		return fmt.Errorf("give --snapshot FILE, --snapshot-version N or --retrain")
+	case (fl.outTopic == "") == (fl.outFile == ""):
+		return fmt.Errorf("give one of --out-topic and --out-file")
+	}
+	return nil
+}
+
+func replayConfig(ctx context.Context, cfg service.Config, fl replayFlags) (replay.Config, *brokers.Connection, error) {
+	var rc replay.Config
+	bc := cfg.Brokers()
+	if bc.IsEmbedded() {
+		return rc, nil, fmt.Errorf("replay needs kafka.brokers to name a running cluster, not %q", brokers.Embedded)
+	}
+	conn, err := bc.Connect(bc.Brokers)
+	if err != nil {
+		return rc, nil, err
+	}
+	if rc.Pipeline, err = cfg.Pipeline(); err != nil {
+		return rc, nil, err
+	}
+	t := cfg.Kafka.Topics
+	rc.Topics = replay.Topics{Examples: t.Examples, Labels: t.Labels, ExamplesDLQ: t.ExamplesDLQ, LabelsDLQ: t.LabelsDLQ}
+	rc.Retrain = fl.retrain
+	if rc.From, err = replay.ParseBound(fl.from, false); err != nil {
+		return rc, nil, fmt.Errorf("--from: %w", err)
+	}
+	if rc.To, err = replay.ParseBound(fl.to, true); err != nil {
+		return rc, nil, fmt.Errorf("--to: %w", err)
+	}
+	if rc.Partitions, err = parsePartitions(fl.partitions); err != nil {
+		return rc, nil, err
+	}
+	rc.Snapshot, err = pinnedSnapshot(ctx, conn, cfg, fl)
+	return rc, conn, err
+}
+
+func pinnedSnapshot(ctx context.Context, conn *brokers.Connection, cfg service.Config, fl replayFlags) (*snapshot.Snapshot, error) {
+	switch {
+	case fl.snapshotFile != "":
+		return snapshot.ReadFile(fl.snapshotFile)
+	case fl.snapshotVersion != 0:
+		data, err := publish.ReadSnapshotVersion(ctx, conn, cfg.Kafka.Topics.Snapshots, cfg.Model.Name, fl.snapshotVersion)
+		if err != nil {
+			return nil, err
+		}
+		return snapshot.Decode(data)
+	}
+	return nil, nil
+}
+
+func parsePartitions(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var ps []int
+	for _, f := range strings.Split(s, ",") {
+		p, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || p < 0 {
+			return nil, fmt.Errorf("--partitions: %q is not a partition number", f)
+		}
+		ps = append(ps, p)
+	}
+	return ps, nil
+}
+
+// progress shows a progress bar on a terminal and plain lines otherwise.
+func progress(w io.Writer) func(done, total int64) {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		var bar *progressbar.ProgressBar
+		return func(done, total int64) {
+			if bar == nil {
+				bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("replay"),
+					progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("records"),
+					progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(100*time.Millisecond))
+			}
+			_ = bar.Set64(done)
+		}
+	}
+	start, last := time.Now(), time.Time{}
+	return func(done, total int64) {
+		if time.Since(last) < 5*time.Second && done < total {
+			return
+		}
+		last = time.Now()
+		rate := float64(done) / max(time.Since(start).Seconds(), 1e-9)
+		eta := "?"
+		if rate > 0 {
+			eta = (time.Duration(float64(total-done)/rate) * time.Second).String()
+		}
+		fmt.Fprintf(w, "replay: %d/%d records, %.0f records/s, eta %s\n", done, total, rate, eta)
+	}
+}
+
+func printReplay(w io.Writer, s replay.Summary) {
+	state := "done"
+	if s.Interrupted {
+		state = "interrupted"
+	}
+	fmt.Fprintf(w, "replay %s: %d records, %d predictions, %d bad, %.1fs, %.0f records/s, model version %d\n",
+		state, s.Records, s.Predictions, s.BadRecords, s.Seconds, s.RecordsPerSecond, s.ModelVersion)
+	if s.Accuracy != nil {
+		fmt.Fprintf(w, "accuracy on %d labeled records: %.4f\n", s.Labeled, *s.Accuracy)
+	}
+	for _, r := range s.Ranges {
+		fmt.Fprintf(w, "partition %d: [%d, %d), reached %d\n", r.Partition, r.From, r.To, max(r.From, s.Reached[r.Partition]))
+	}
+}

@@ -1,0 +1,181 @@
+package offline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"streamer/anngraph"
+	"streamer/ingest"
+	"streamer/online"
+	"streamer/pipeline"
+	"streamer/snapshot"
+	"streamer/synth"
+)
+
+// writeLIBSVM writes g50c-like data: the first labeled rows carry ±1, the
+// rest 0 (unlabeled); truth gets every row's class.
+func writeLIBSVM(t *testing.T, n, labeled int) (path string, truth []string) {
+	t.Helper()
+	xs, ys := synth.G50C(4)
+	var b strings.Builder
+	for i := range n {
+		lab := 0
+		if i < labeled {
+			lab = int(ys[i])
+		}
+		fmt.Fprintf(&b, "%d", lab)
+		for j, v := range xs[i].Values {
+			fmt.Fprintf(&b, " %d:%g", j+1, v)
+		}
+		b.WriteByte('\n')
+		truth = append(truth, fmt.Sprint(int(ys[i])))
+	}
+	path = filepath.Join(t.TempDir(), "g50c.svm")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, truth
+}
+
+func TestFitAndPredictLIBSVM(t *testing.T) {
+	path, truth := writeLIBSVM(t, 550, 50)
+	for _, a := range []online.Algorithm{online.SVM, online.TSVM, online.DA, online.LapSVM, online.LapRLS} {
+		cfg := FitConfig{Data: path, Params: online.Params{Algorithm: a, Lambda: 300, LambdaU: 3, LambdaI: 1, R: 0.5},
+			Graph: GraphConfig{K: 10, Laplacian: anngraph.LaplacianConfig{Normalized: true}}}
+		fit, err := RunFit(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+		r := fit.Report
+		if r.Rows != 550 || r.Labeled != 50 || r.Features != 50 || len(r.Classes) != 2 || r.NewtonSteps == 0 {
+			t.Fatalf("%s: report %+v", a, r)
+		}
+		errs := 0
+		for i := 50; i < 550; i++ {
+			if fit.Predictions[i] != truth[i] {
+				errs++
+			}
+		}
+		if rate := float64(errs) / 500; rate > 0.12 {
+			t.Errorf("%s: transductive error %.3f", a, rate)
+		}
+		// The model file predicts what the fit predicted.
+		model := filepath.Join(t.TempDir(), "m.snap")
+		if err := snapshot.WriteFile(model, fit.Snapshot); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := snapshot.ReadFile(model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		rep, err := Predict(snap, path, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Rows != 550 || rep.Labeled != 50 || rep.Accuracy == nil {
+			t.Fatalf("%s: predict report %+v", a, rep)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		for i, line := range lines {
+			var p struct{ Label string }
+			if err := json.Unmarshal([]byte(line), &p); err != nil || p.Label != fit.Predictions[i] {
+				t.Fatalf("%s: line %d predicts %q, fit %q (%v)", a, i, p.Label, fit.Predictions[i], err)
+			}
+		}
+	}
+}
+
+func TestFitLabelsFileOverrides(t *testing.T) {
+	path, _ := writeLIBSVM(t, 100, 100)
+	labels := filepath.Join(t.TempDir(), "labels")
+	var b strings.Builder
+	for i := range 100 {
+		l := "0"
+		if i < 10 {
+			l = []string{"1", "-1"}[i%2]
+		}
+		b.WriteString(l + "\n")
+	}
+	os.WriteFile(labels, []byte(b.String()), 0o644)
+	fit, err := RunFit(context.Background(), FitConfig{Data: path, Labels: labels, Params: online.Params{Algorithm: online.SVM}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fit.Report.Labeled != 10 {
+		t.Fatalf("%d labeled rows, want the labels file's 10", fit.Report.Labeled)
+	}
+	os.WriteFile(labels, []byte("1\n-1\n"), 0o644)
+	if _, err := RunFit(context.Background(), FitConfig{Data: path, Labels: labels, Params: online.Params{Algorithm: online.SVM}}); err == nil {
+		t.Fatal("a labels file of the wrong length was accepted")
+	}
+}
+
+// writeStream writes a JSONL stream of generated text with a bad line.
+func writeStream(t *testing.T, n int) string {
+	t.Helper()
+	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 8, Topics: 3})
+	var b bytes.Buffer
+	for i := range n {
+		d := gen.Next()
+		v, _ := json.Marshal(map[string]string{"id": d.ID, "ts": d.TS.Format(time.RFC3339), "label": d.Label, "text": d.Text})
+		b.Write(append(v, '\n'))
+		if i == n/2 {
+			b.WriteString("{\"id\": \"broken\", \"text\": \n")
+		}
+	}
+	path := filepath.Join(t.TempDir(), "stream.jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestEval(t *testing.T) {
+	path := writeStream(t, 1500)
+	cfg := EvalConfig{
+		Data: path, LabelRate: 0.1, LabelDelay: 50, Seed: 1,
+		Pipeline: pipeline.Config{
+			Decoder: ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 14}},
+			Learner: online.LearnerConfig{
+				Features: 1 << 14, Window: anngraph.Config{MaxExamples: 500, K: 5},
+				Params: online.Params{Algorithm: online.TSVM, LambdaU: 0.1}, SolveExamples: 100, SolveLabels: 10,
+			},
+		},
+	}
+	rep, err := Eval(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Examples != 1500 || rep.BadRecords != 1 || rep.Solves == 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	if rep.LabelsRevealed < 100 || rep.LabelsRevealed > 200 {
+		t.Fatalf("%d labels revealed at rate 0.1 of 1500", rep.LabelsRevealed)
+	}
+	if rep.SSL.Accuracy < 0.8 || rep.Supervised.Accuracy == 0 || len(rep.Curve) == 0 {
+		t.Fatalf("scores ssl %+v supervised %+v, %d curve points", rep.SSL, rep.Supervised, len(rep.Curve))
+	}
+	again, err := Eval(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.SSL != rep.SSL || again.Supervised != rep.Supervised {
+		t.Fatal("eval is not deterministic")
+	}
+	var svg bytes.Buffer
+	if err := WritePlot(&svg, "test", rep.Curve, rep.BaselineCurve); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(svg.String(), "<svg") || strings.Count(svg.String(), "<polyline") != 4 {
+		t.Fatalf("plot:\n%s", svg.String())
+	}
+}
+

@@ -1,0 +1,147 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"streamer/anngraph"
+	"streamer/ingest"
+	"streamer/online"
+	"streamer/publish"
+	"streamer/synth"
+)
+
+func TestPrequentialScores(t *testing.T) {
+	p := NewPrequential(3, 2)
+	p.Add("", "a", 1) // no model yet: not scored
+	for _, c := range [][2]string{{"a", "a"}, {"b", "a"}, {"b", "b"}, {"a", "a"}, {"a", "b"}} {
+		p.Add(c[0], c[1], 10)
+	}
+	tot := p.Total()
+	if tot.Total != 5 || tot.Correct != 3 || p.Unscored() != 1 {
+		t.Fatalf("total %+v, unscored %d", tot, p.Unscored())
+	}
+	// class a: tp 2, fp 1, fn 1 -> F1 = 4/6; class b: tp 1, fp 1, fn 1 -> 2/4.
+	if want := (4.0/6 + 2.0/4) / 2; math.Abs(tot.MacroF1()-want) > 1e-12 {
+		t.Fatalf("macro-F1 %v, want %v", tot.MacroF1(), want)
+	}
+	if r := p.Recent(); r.Total != 3 || r.Correct != 2 {
+		t.Fatalf("recent %+v, want the last 3 with 2 correct", r)
+	}
+	if c := p.Curve(); len(c) != 2 || c[0].Labels != 2 || c[1].Labels != 4 {
+		t.Fatalf("curve %+v", c)
+	}
+}
+
+func testPipeline(t *testing.T, baseline bool) *Pipeline {
+	t.Helper()
+	p, err := New(Config{
+		Decoder: ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 14}},
+		Learner: online.LearnerConfig{
+			Features:      1 << 14,
+			Window:        anngraph.Config{MaxExamples: 200, K: 5},
+			Params:        online.Params{Algorithm: online.TSVM, LambdaU: 0.1},
+			SolveExamples: 50, SolveLabels: 5,
+		},
+		Baseline: baseline,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func decoded(t *testing.T, p *Pipeline, d synth.Document, withLabel bool) ingest.Example {
+	t.Helper()
+	label := ""
+	if withLabel {
+		label = fmt.Sprintf(`, "label": %q`, d.Label)
+	}
+	ex, err := p.DecodeExample([]byte(fmt.Sprintf(`{"id": %q, "text": %q%s}`, d.ID, d.Text, label)), d.TS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ex
+}
+
+// TestPipelineLearnsFromLateLabels streams examples with labels revealed
+// later, and checks predictions, prequential scoring and the join.
+func TestPipelineLearnsFromLateLabels(t *testing.T) {
+	p := testPipeline(t, true)
+	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 2, Topics: 2})
+	var docs []synth.Document
+	withModel := 0
+	for i := range 600 {
+		d := gen.Next()
+		docs = append(docs, d)
+		pred, err := p.Example(decoded(t, p, d, false), publish.Source{Topic: "examples", Offset: int64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pred.Label == nil && pred.Reason == "" {
+			t.Fatal("a null prediction without a reason")
+		}
+		if pred.Label != nil {
+			withModel++
+		}
+		if i >= 20 && i%5 == 0 { // the label of an example 20 back
+			late := docs[i-20]
+			if !p.Label(ingest.Label{ID: late.ID, Label: late.Label}, publish.Source{Topic: "labels", Offset: int64(i)}) {
+				t.Fatalf("label for %s did not find its example", late.ID)
+			}
+		}
+		if p.Due() {
+			if _, err := p.Solve(context.Background()); err != nil && !IsSkip(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	st := p.Stats()
+	if st.Examples != 600 || st.Labels != 116 || st.Solves == 0 || withModel < 400 {
+		t.Fatalf("stats %+v, %d predictions with a model", st, withModel)
+	}
+	if st.SSL.Total == 0 || st.SSL.Accuracy() < 0.8 || st.Baseline.Total != st.SSL.Total {
+		t.Fatalf("prequential: ssl %+v (%.3f), baseline %+v", st.SSL, st.SSL.Accuracy(), st.Baseline)
+	}
+	if st.Window != 200 {
+		t.Fatalf("window %d", st.Window)
+	}
+}
+
+func TestEarlyLabelWaitsForItsExample(t *testing.T) {
+	p := testPipeline(t, false)
+	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 3})
+	d := gen.Next()
+	if p.Label(ingest.Label{ID: d.ID, Label: d.Label}, publish.Source{Topic: "labels"}) {
+		t.Fatal("a label joined an example never seen")
+	}
+	if _, err := p.Example(decoded(t, p, d, false), publish.Source{Topic: "examples"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, labeled := p.Learner().WindowSize(); labeled != 1 {
+		t.Fatalf("%d labeled examples in the window, want the early label joined", labeled)
+	}
+}
+
+func TestPositionsTrackTheWindow(t *testing.T) {
+	p := testPipeline(t, false)
+	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 4})
+	for i := range 500 {
+		d := gen.Next()
+		if _, err := p.Example(decoded(t, p, d, i%7 == 0), publish.Source{Topic: "examples", Partition: i % 2, Offset: int64(i / 2)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pos := p.Positions()
+	if len(pos) != 2 {
+		t.Fatalf("positions %+v", pos)
+	}
+	for _, ps := range pos {
+		// The window keeps the last 200 examples: 100 per partition.
+		if ps.Next != 250 || ps.Start != 150 {
+			t.Fatalf("partition %d: start %d next %d, want 150 and 250", ps.Partition, ps.Start, ps.Next)
+		}
+	}
+}

@@ -1,0 +1,281 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"streamer/brokers"
+	"streamer/ingest"
+	"streamer/offline"
+	"streamer/online"
+	"streamer/publish"
+	"streamer/service"
+	"streamer/synth"
+)
+
+var epoch = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+
+type fixture struct {
+	conn  *brokers.Connection
+	cfg   service.Config
+	jsonl string // the same examples as a file
+	ids   []string
+}
+
+// newFixture starts a cluster and produces n examples on 2 partitions, one
+// a second from epoch, a tenth carrying their label, and a late label for
+// another tenth.
+func newFixture(t *testing.T, n int) *fixture {
+	t.Helper()
+	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	cfg, err := service.LoadConfig("", []string{
+		"features.dim=16384", "window.max_examples=300", "window.k=5",
+		"schedule.solve_examples=100", "schedule.solve_labels=10",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Kafka.Brokers = cluster.Addrs()
+	conn, err := cfg.Brokers().Connect(cluster.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{conn: conn, cfg: cfg, jsonl: filepath.Join(t.TempDir(), "examples.jsonl")}
+	var file bytes.Buffer
+	var msgs []kafka.Message
+	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 5, Topics: 2})
+	for i := range n {
+		d := gen.Next()
+		rec := map[string]string{"id": d.ID, "ts": d.TS.Format(time.RFC3339), "text": d.Text}
+		if i%10 == 0 {
+			rec["label"] = d.Label
+		}
+		v, _ := json.Marshal(rec)
+		file.Write(append(v, '\n'))
+		at := epoch.Add(time.Duration(i) * time.Second)
+		msgs = append(msgs, kafka.Message{Topic: "examples", Key: []byte(d.ID), Value: v, Time: at})
+		if i%10 == 5 {
+			l, _ := json.Marshal(map[string]string{"id": d.ID, "label": d.Label})
+			msgs = append(msgs, kafka.Message{Topic: "labels", Key: []byte(d.ID), Value: l, Time: at.Add(20 * time.Second)})
+		}
+		f.ids = append(f.ids, d.ID)
+	}
+	msgs = append(msgs, kafka.Message{Topic: "examples", Key: []byte("bad"), Value: []byte(`{"id": 7}`), Time: epoch.Add(time.Duration(n) * time.Second)})
+	if err := os.WriteFile(f.jsonl, file.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := &kafka.Writer{Addr: kafka.TCP(conn.Addrs...), Transport: conn.Transport, Balancer: &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, AllowAutoTopicCreation: true}
+	defer w.Close()
+	if err := w.WriteMessages(context.Background(), msgs...); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *fixture) config(t *testing.T) Config {
+	t.Helper()
+	pc, err := f.cfg.Pipeline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Config{
+		Topics:   Topics{Examples: "examples", Labels: "labels", ExamplesDLQ: "examples-dlq", LabelsDLQ: "labels-dlq"},
+		From:     Bound{Offset: 0},
+		To:       Bound{End: true},
+		Pipeline: pc,
+	}
+}
+
+func (f *fixture) replayToFile(t *testing.T, cfg Config) (Summary, []byte) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	out, err := NewFileOutput(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Out = out
+	sum, err := Run(context.Background(), f.conn, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, data
+}
+
+func decodeLines(t *testing.T, data []byte) map[string]publish.Prediction {
+	t.Helper()
+	out := map[string]publish.Prediction{}
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var p publish.Prediction
+		if err := json.Unmarshal(line, &p); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		out[p.ID] = p
+	}
+	return out
+}
+
+func TestPinnedReplayMatchesPredict(t *testing.T) {
+	f := newFixture(t, 400)
+	fit, err := offline.RunFit(context.Background(), offline.FitConfig{
+		Data: f.jsonl, Features: ingest.Featurizer{Dim: 16384}, Params: online.Params{Algorithm: online.SVM},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := f.config(t)
+	cfg.Snapshot = fit.Snapshot
+	sum, data := f.replayToFile(t, cfg)
+	if sum.Predictions != 400 || sum.BadRecords != 1 || sum.Accuracy == nil {
+		t.Fatalf("summary %+v", sum)
+	}
+	var want bytes.Buffer
+	if _, err := offline.Predict(fit.Snapshot, f.jsonl, &want); err != nil {
+		t.Fatal(err)
+	}
+	got, exp := decodeLines(t, data), decodeLines(t, want.Bytes())
+	if len(got) != len(exp) {
+		t.Fatalf("%d replayed predictions, predict gave %d", len(got), len(exp))
+	}
+	for id, p := range exp {
+		g := got[id]
+		g.Source, p.Source = publish.Source{}, publish.Source{}
+		if !reflect.DeepEqual(g, p) {
+			t.Fatalf("%s: replay %+v, predict %+v", id, g, p)
+		}
+	}
+}
+
+func TestRetrainReplayIsDeterministic(t *testing.T) {
+	f := newFixture(t, 600)
+	cfg := f.config(t)
+	cfg.Retrain = true
+	s1, a := f.replayToFile(t, cfg)
+	s2, b := f.replayToFile(t, cfg)
+	if !bytes.Equal(a, b) {
+		t.Fatal("two retraining replays of the same range differ")
+	}
+	if s1.ModelVersion == 0 || s1.Predictions != 600 || s1.Labeled == 0 {
+		t.Fatalf("summary %+v", s1)
+	}
+	if s1.ModelVersion != s2.ModelVersion {
+		t.Fatalf("model versions %d and %d", s1.ModelVersion, s2.ModelVersion)
+	}
+}
+
+func TestReplayLeavesTheLiveGroupAlone(t *testing.T) {
+	f := newFixture(t, 200)
+	ctx := context.Background()
+	// The live group consumes and commits part of the topic.
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: f.conn.Addrs, GroupID: "streamer", Topic: "examples", StartOffset: kafka.FirstOffset})
+	for range 50 {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.CommitMessages(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	before, err := f.conn.CommittedOffsets(ctx, "streamer", "examples", []int{0, 1})
+	if err != nil || len(before) == 0 {
+		t.Fatalf("committed %v, %v", before, err)
+	}
+	cfg := f.config(t)
+	cfg.Retrain = true
+	f.replayToFile(t, cfg)
+	after, err := f.conn.CommittedOffsets(ctx, "streamer", "examples", []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(before, after) {
+		t.Fatalf("committed offsets moved from %v to %v", before, after)
+	}
+}
+
+func TestTimeRangeResolvesToOffsets(t *testing.T) {
+	f := newFixture(t, 300)
+	ctx := context.Background()
+	from, to := epoch.Add(100*time.Second), epoch.Add(200*time.Second)
+	ranges, err := Resolve(ctx, f.conn, "examples", []int{0, 1}, Bound{Time: from, isTime: true}, Bound{Time: to, isTime: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Check against the records themselves: [From, To) holds exactly the
+	// records of each partition whose time is in [from, to).
+	total := 0
+	for _, r := range ranges {
+		times := partitionTimes(t, f.conn, r.Partition)
+		for off, at := range times {
+			in := !at.Before(from) && at.Before(to)
+			if in != (int64(off) >= r.From && int64(off) < r.To) {
+				t.Fatalf("partition %d offset %d at %v: in range %v, resolved [%d, %d)", r.Partition, off, at, in, r.From, r.To)
+			}
+			if in {
+				total++
+			}
+		}
+	}
+	if total != 100 {
+		t.Fatalf("%d records in the time range, want 100", total)
+	}
+	if _, err := ParseBound("yesterday", true); err == nil {
+		t.Fatal("a bad bound parsed")
+	}
+}
+
+func partitionTimes(t *testing.T, conn *brokers.Connection, p int) []time.Time {
+	t.Helper()
+	ranges, err := conn.Offsets(context.Background(), "examples", []int{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &source{topic: "examples", part: PartitionRange{Partition: p, From: 0, To: ranges[p].End}, ch: make(chan kafka.Message, 1024)}
+	go readRange(context.Background(), conn, src)
+	var times []time.Time
+	for m := range src.ch {
+		times = append(times, m.Time)
+	}
+	return times
+}
+
+func TestInterruptedReplaySaysHowFar(t *testing.T) {
+	f := newFixture(t, 300)
+	cfg := f.config(t)
+	cfg.Retrain = true
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg.Progress = func(done, total int64) {
+		if done >= 100 {
+			cancel()
+		}
+	}
+	out, err := NewFileOutput(filepath.Join(t.TempDir(), "out.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Out = out
+	sum, err := Run(ctx, f.conn, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Interrupted || sum.Records >= 300 || len(sum.Reached) == 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+}
