@@ -178,4 +178,3 @@ func TestEval(t *testing.T) {
 		t.Fatalf("plot:\n%s", svg.String())
 	}
 }
-
