@@ -72,6 +72,7 @@ type Learner struct {
 	sinceExamples int
 	sinceLabels   int
 	changed       bool
+	kind          vectorKind // of the first vector observed; the window holds one kind
 
 	solving sync.Mutex // one solve at a time
 	current atomic.Pointer[versionedModel]
@@ -118,6 +119,9 @@ func (l *Learner) Observe(id string, ts time.Time, v vector.Vector, label string
 		}
 		return nil, nil
 	}
+	if err := l.checkKind(v); err != nil {
+		return nil, fmt.Errorf("observe %q: %w", id, err)
+	}
 	key := l.nextKey
 	evictedKeys, err := l.window.Insert(key, ts, v)
 	if err != nil {
@@ -139,6 +143,42 @@ func (l *Learner) Observe(id string, ts time.Time, v vector.Vector, label string
 		delete(l.labels, k)
 	}
 	return evicted, nil
+}
+
+// vectorKind is sparse, or dense of one length.
+type vectorKind struct {
+	set      bool
+	dense    bool
+	denseLen int
+}
+
+// ErrIncompatible is returned for a vector that the window cannot hold
+// with the others: sparse and dense mixed, dense of another length, or an
+// index beyond the feature space.
+var ErrIncompatible = errors.New("vector incompatible with the window")
+
+// checkKind keeps the window to one kind of vector in the feature space.
+func (l *Learner) checkKind(v vector.Vector) error {
+	switch {
+	case v.IsDense() && len(v.Values) > l.cfg.Features:
+		return fmt.Errorf("%w: dense vector of %d values in a space of %d", ErrIncompatible, len(v.Values), l.cfg.Features)
+	case !v.IsDense() && len(v.Indices) > 0 && int(v.Indices[len(v.Indices)-1]) >= l.cfg.Features:
+		return fmt.Errorf("%w: index %d beyond the feature space of %d", ErrIncompatible, v.Indices[len(v.Indices)-1], l.cfg.Features)
+	case !l.kind.set:
+		l.kind = vectorKind{set: true, dense: v.IsDense(), denseLen: len(v.Values)}
+	case l.kind.dense != v.IsDense():
+		return fmt.Errorf("%w: a %s vector among %s ones", ErrIncompatible, kindName(v.IsDense()), kindName(l.kind.dense))
+	case l.kind.dense && len(v.Values) != l.kind.denseLen:
+		return fmt.Errorf("%w: dense vector of %d values among vectors of %d", ErrIncompatible, len(v.Values), l.kind.denseLen)
+	}
+	return nil
+}
+
+func kindName(dense bool) string {
+	if dense {
+		return "dense"
+	}
+	return "sparse"
 }
 
 // Label sets the label of an example in the window and reports whether it

@@ -189,3 +189,23 @@ func TestLearnerConcurrentObserveAndSolve(t *testing.T) {
 		t.Fatal("no solve finished")
 	}
 }
+
+func TestLearnerKeepsOneKindOfVector(t *testing.T) {
+	l := newTestLearner(t, SVM, 10)
+	if _, err := l.Observe("a", time.Time{}, vector.Sparse([]int32{1, 5}, []float64{1, 1}), ""); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]vector.Vector{
+		"dense among sparse": vector.Dense([]float64{1, 2}),
+		"index too large":    vector.Sparse([]int32{1 << 16}, []float64{1}),
+	} {
+		if _, err := l.Observe(name, time.Time{}, v, ""); !errors.Is(err, ErrIncompatible) {
+			t.Errorf("%s: err = %v, want ErrIncompatible", name, err)
+		}
+	}
+	d := newTestLearner(t, SVM, 10)
+	d.Observe("a", time.Time{}, vector.Dense([]float64{1, 2, 3}), "")
+	if _, err := d.Observe("b", time.Time{}, vector.Dense([]float64{1, 2}), ""); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("dense of another length: err = %v", err)
+	}
+}

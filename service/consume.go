@@ -8,6 +8,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/ingest"
+	"streamer/online"
 	"streamer/publish"
 )
 
@@ -120,7 +121,11 @@ func (s *Service) handleExample(m kafka.Message, src publish.Source, b *batch) {
 // deadLetter queues the dead letter of m with the reason of err.
 func (s *Service) deadLetter(b *batch, topic, kind string, m kafka.Message, err error) {
 	reason := string(ingest.ReasonOf(err))
-	if reason == "" {
+	switch {
+	case reason != "":
+	case errors.Is(err, online.ErrIncompatible):
+		reason = "incompatible_vector"
+	default:
 		reason = "rejected"
 	}
 	s.metrics.DeadLetters.WithLabelValues(kind, reason).Inc()

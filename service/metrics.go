@@ -72,7 +72,7 @@ func newMetrics() *Metrics {
 	m.Registry.MustRegister(m.Consumed, m.Published, m.Joined, m.DeadLetters, m.Lag, m.SolveTime, m.Solves,
 		m.Version, m.Window, m.Labeled, m.Snapshots, m.Accuracy, m.Retries,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, r := range ingest.Reasons() {
+	for _, r := range append(ingest.Reasons(), "incompatible_vector", "rejected") {
 		m.DeadLetters.WithLabelValues("examples", string(r))
 		m.DeadLetters.WithLabelValues("labels", string(r))
 	}
