@@ -1,6 +1,7 @@
 package brokers
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strconv"
@@ -24,6 +25,8 @@ type ClusterConfig struct {
 	MaxMessageBytes int
 	// SASL adds a superuser and requires SASL authentication.
 	SASL *SASLConfig
+	// TLS, when set, makes the broker listen with TLS only.
+	TLS *tls.Config
 }
 
 // Cluster is a running in-process cluster (franz-go's kfake).
@@ -49,6 +52,9 @@ func StartCluster(cfg ClusterConfig) (*Cluster, error) {
 	}
 	if cfg.MaxMessageBytes > 0 {
 		opts = append(opts, kfake.BrokerConfigs(map[string]string{"message.max.bytes": strconv.Itoa(cfg.MaxMessageBytes)}))
+	}
+	if cfg.TLS != nil {
+		opts = append(opts, kfake.TLS(cfg.TLS))
 	}
 	if cfg.SASL != nil {
 		opts = append(opts, kfake.EnableSASL(), kfake.Superuser(saslMethod(cfg.SASL.Mechanism), cfg.SASL.Username, cfg.SASL.Password))

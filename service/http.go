@@ -25,6 +25,7 @@ func (s *Service) serveHTTP(ctx context.Context) (<-chan struct{}, error) {
 	})
 	mux.HandleFunc("/readyz", s.readyz)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	s.httpAddr.Store(ln.Addr().String())
 	s.log.Info("http", "listen", ln.Addr().String())
 	done := make(chan struct{})
 	go func() {
@@ -39,6 +40,13 @@ func (s *Service) serveHTTP(ctx context.Context) (<-chan struct{}, error) {
 		srv.Shutdown(sctx) //nolint:errcheck // best effort at exit
 	})
 	return done, nil
+}
+
+// HTTPAddr returns the address the HTTP endpoint listens on, once Run has
+// started it.
+func (s *Service) HTTPAddr() string {
+	a, _ := s.httpAddr.Load().(string)
+	return a
 }
 
 // readyz answers 200 once a model is in force and the consumer has its

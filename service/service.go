@@ -31,6 +31,7 @@ type Service struct {
 	restored    atomic.Uint64 // version of the snapshot restored from, 0 if none
 	rebuilt     atomic.Int64  // examples replayed into the window at restore
 	deadLetters atomic.Int64
+	httpAddr    atomic.Value  // string
 	started     chan struct{} // closed once the consumer runs
 }
 

@@ -274,3 +274,7 @@ func checkVersionsIncrease(t *testing.T, l *predictionLog) {
 		t.Fatal("model version never increased")
 	}
 }
+
+func kafkaMessage(topic, key, value string) kafka.Message {
+	return kafka.Message{Topic: topic, Key: []byte(key), Value: []byte(value)}
+}

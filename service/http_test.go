@@ -1,0 +1,65 @@
+package service
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func TestHealthAndMetrics(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	svc, stop := runService(t, testConfig(t, addrs))
+	<-svc.Started()
+	base := "http://" + svc.HTTPAddr()
+	if !strings.HasPrefix(svc.HTTPAddr(), "127.0.0.1:") {
+		t.Fatalf("listening on %s", svc.HTTPAddr())
+	}
+	if code, _ := get(t, base+"/livez"); code != http.StatusOK {
+		t.Fatalf("/livez: %d", code)
+	}
+	if code, body := get(t, base+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "no model") {
+		t.Fatalf("/readyz before any model: %d %q", code, body)
+	}
+	stream := newStreamWriter(addrs, 4)
+	stream.write(t, ctx, 300)
+	stream.w.WriteMessages(ctx, kafkaMessage("examples", "junk", "{"))
+	waitFor(t, "ready", 30*time.Second, func() bool { code, _ := get(t, base+"/readyz"); return code == http.StatusOK })
+	waitFor(t, "a dead letter", 30*time.Second, func() bool { return svc.Status().DeadLetters > 0 })
+	_, metrics := get(t, base+"/metrics")
+	for _, name := range []string{
+		`streamer_records_consumed_total{topic="examples"}`,
+		"streamer_predictions_published_total",
+		"streamer_labels_joined_total",
+		`streamer_dead_letters_total{reason="malformed_json",topic="examples"} 1`,
+		"streamer_consumer_lag",
+		"streamer_solve_duration_seconds_bucket",
+		"streamer_model_version",
+		"streamer_window_examples",
+		"streamer_snapshots_published_total",
+		"go_goroutines",
+	} {
+		if !strings.Contains(metrics, name) {
+			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
