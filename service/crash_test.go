@@ -1,0 +1,301 @@
+package service
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"streamer/brokers"
+	"streamer/publish"
+	"streamer/synth"
+)
+
+// crashExamples is the size of the crash test's stream: 12,000 in CI,
+// STREAMER_CRASH_EXAMPLES=200000 for the full run documented in the README.
+func crashExamples(t *testing.T) int {
+	if s := os.Getenv("STREAMER_CRASH_EXAMPLES"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("STREAMER_CRASH_EXAMPLES=%q", s)
+		}
+		return n
+	}
+	return 12000
+}
+
+// buildStreamer builds the streamer command for tests that run it as a
+// process.
+func buildStreamer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "streamer")
+	cmd := exec.Command("go", "build", "-o", bin, "streamer/cmd/streamer")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build streamer: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// process is one `streamer run` process.
+type process struct {
+	cmd  *exec.Cmd
+	log  string
+	done chan error
+}
+
+func startProcess(t *testing.T, bin string, addr, dir string, n int) *process {
+	t.Helper()
+	logPath := filepath.Join(dir, fmt.Sprintf("run-%d.log", n))
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "run",
+		"--set", "kafka.brokers="+addr,
+		"--set", "http.listen=127.0.0.1:0",
+		"--set", "kafka.partitions=2",
+		"--set", "window.max_examples=2000",
+		"--set", "schedule.solve_examples=500",
+		"--set", "schedule.solve_labels=25",
+		"--set", "schedule.solve_interval=1s",
+		"--set", "snapshot.every_solves=1",
+		"--set", "features.dim=65536",
+		"--set", "solver.lambda_u=0.1",
+		"--set", "shutdown.timeout=10s",
+	)
+	cmd.Stderr, cmd.Stdout = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: cmd, log: logPath, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait(); f.Close() }()
+	return p
+}
+
+// restoredVersion reads the model version a process logged it restored,
+// 0 when it restored none.
+func (p *process) restoredVersion(t *testing.T) (uint64, bool) {
+	t.Helper()
+	f, err := os.Open(p.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line struct {
+			Msg     string `json:"msg"`
+			Version uint64 `json:"model_version"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil {
+			continue
+		}
+		switch line.Msg {
+		case "restored snapshot":
+			return line.Version, true
+		case "consuming":
+			return 0, true
+		}
+	}
+	return 0, false
+}
+
+// produceStream streams n generated examples at rate per second, revealing
+// a tenth of the labels 50 examples later; it returns the true labels of
+// the revealed examples and every id.
+func produceStream(ctx context.Context, t *testing.T, addr string, n, rate int) (map[string]string, []string) {
+	w := &kafka.Writer{Addr: kafka.TCP(addr), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll,
+		BatchTimeout: time.Millisecond, AllowAutoTopicCreation: true}
+	defer w.Close()
+	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 11})
+	revealed := map[string]string{}
+	var ids []string
+	var pending []kafka.Message
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	per := max(1, rate/100)
+	for len(ids) < n {
+		var msgs []kafka.Message
+		for range per {
+			if len(ids) == n {
+				break
+			}
+			d := gen.Next()
+			v, _ := json.Marshal(map[string]string{"id": d.ID, "ts": d.TS.Format(time.RFC3339), "text": d.Text})
+			msgs = append(msgs, kafka.Message{Topic: "examples", Key: []byte(d.ID), Value: v})
+			if len(ids)%10 == 0 {
+				l, _ := json.Marshal(map[string]string{"id": d.ID, "label": d.Label})
+				pending = append(pending, kafka.Message{Topic: "labels", Key: []byte(d.ID), Value: l, Time: time.Unix(int64(len(ids)+50), 0)})
+				revealed[d.ID] = d.Label
+			}
+			ids = append(ids, d.ID)
+		}
+		for len(pending) > 0 && (pending[0].Time.Unix() <= int64(len(ids)) || len(ids) == n) {
+			m := pending[0]
+			m.Time = time.Time{}
+			msgs = append(msgs, m)
+			pending = pending[1:]
+		}
+		if err := w.WriteMessages(ctx, msgs...); err != nil {
+			t.Errorf("produce: %v", err)
+			return revealed, ids
+		}
+		<-tick.C
+	}
+	return revealed, ids
+}
+
+// firstPredictions reads the predictions topic and keeps the first
+// prediction of each example: the one made when it arrived.
+func firstPredictions(t *testing.T, ctx context.Context, addr string, ids []string) map[string]publish.Prediction {
+	t.Helper()
+	l := readPredictions(t, ctx, []string{addr})
+	waitFor(t, "a prediction for every example", 3*time.Minute, func() bool { return l.has(ids) == len(ids) })
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	first := map[string]publish.Prediction{}
+	for id, ps := range l.byID {
+		first[id] = ps[0]
+	}
+	return first
+}
+
+func accuracy(first map[string]publish.Prediction, revealed map[string]string) float64 {
+	ok, n := 0, 0
+	for id, label := range revealed {
+		p := first[id]
+		if p.Label == nil {
+			continue // before the first model
+		}
+		n++
+		if *p.Label == label {
+			ok++
+		}
+	}
+	return float64(ok) / float64(n)
+}
+
+// TestCrashSafety streams examples with labels while a real `streamer run`
+// process is killed with SIGKILL at random points and restarted each time.
+// Every example must get a prediction, each restart must resume from the
+// newest snapshot on the topic, and the prequential accuracy must stay
+// within one point of an uninterrupted run over the same stream.
+func TestCrashSafety(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the crash test runs real processes; it runs without -short")
+	}
+	bin := buildStreamer(t)
+	n := crashExamples(t)
+	rate := 2000
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(n/rate)*time.Second*4+3*time.Minute)
+	defer cancel()
+
+	var crashed, calm float64
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		crashed = runCrashing(t, ctx, bin, n, rate, true)
+	}()
+	go func() {
+		defer wg.Done()
+		calm = runCrashing(t, ctx, bin, n, rate, false)
+	}()
+	wg.Wait()
+	t.Logf("prequential accuracy: %.4f with crashes, %.4f without", crashed, calm)
+	if crashed < calm-0.01 {
+		t.Fatalf("accuracy after recovery %.4f is more than a point below the uninterrupted %.4f", crashed, calm)
+	}
+}
+
+// runCrashing runs the stream on its own cluster with one process, killed
+// and restarted now and then when kill is set, and returns the prequential
+// accuracy.
+func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kill bool) float64 {
+	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2})
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	defer cluster.Close()
+	addr := cluster.Addrs()[0]
+	dir := t.TempDir()
+	type result struct {
+		revealed map[string]string
+		ids      []string
+	}
+	produced := make(chan result, 1)
+	go func() {
+		r, ids := produceStream(ctx, t, addr, n, rate)
+		produced <- result{r, ids}
+	}()
+	conn, _ := (brokers.Config{Brokers: []string{addr}}).Connect([]string{addr})
+	r := rand.New(rand.NewPCG(uint64(n), 3))
+	proc := startProcess(t, bin, addr, dir, 0)
+	var res result
+	kills := 0
+	defer func() {
+		if kill {
+			t.Logf("%d kills", kills)
+		}
+	}()
+	for runs := 1; ; runs++ {
+		select {
+		case res = <-produced:
+		case <-time.After(time.Duration(500+r.IntN(1500)) * time.Millisecond):
+		}
+		if res.ids != nil || !kill {
+			if res.ids == nil {
+				res = <-produced
+			}
+			break
+		}
+		proc.cmd.Process.Signal(syscall.SIGKILL)
+		<-proc.done
+		kills++
+		newest := newestSnapshot(t, ctx, conn)
+		proc = startProcess(t, bin, addr, dir, runs)
+		waitFor(t, "the restarted process to start consuming", time.Minute, func() bool { _, ok := proc.restoredVersion(t); return ok })
+		if got, _ := proc.restoredVersion(t); got != newest {
+			t.Errorf("run %d restored version %d, the newest snapshot was %d", runs, got, newest)
+		}
+	}
+	first := firstPredictions(t, ctx, addr, res.ids)
+	proc.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-proc.done:
+		if err != nil {
+			t.Errorf("SIGTERM: the process exited with %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("the process did not stop within 30s of SIGTERM")
+	}
+	return accuracy(first, res.revealed)
+}
+
+// newestSnapshot returns the version of the newest complete snapshot on
+// the topic, 0 when there is none.
+func newestSnapshot(t *testing.T, ctx context.Context, conn *brokers.Connection) uint64 {
+	t.Helper()
+	c, ok, _, err := publish.ReadSnapshots(ctx, conn, "model-snapshots", "default")
+	if err != nil && !strings.Contains(err.Error(), "Unknown Topic") {
+		t.Fatal(err)
+	}
+	if !ok {
+		return 0
+	}
+	return c.Version
+}
