@@ -10,5 +10,6 @@ func newBenchCommand() *cobra.Command {
 	cmd.AddCommand(newBenchANNCommand())
 	cmd.AddCommand(newBenchSolveCommand())
 	cmd.AddCommand(newBenchReplayCommand())
+	cmd.AddCommand(newBenchLoadCommand())
 	return cmd
 }

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"streamer/service"
+)
+
+func newBenchLoadCommand() *cobra.Command {
+	var (
+		cfg    service.LoadBenchConfig
+		report string
+	)
+	cmd := &cobra.Command{
+		Use:   "load",
+		Short: "Measure sustained throughput and memory under a producer going as fast as it can",
+		Long: `load starts an embedded broker, runs the service as a child process, and
+has --producers producers write generated text examples (a tenth with a
+late label) as fast as the broker takes them for --duration. It reports the
+predictions the service published per second, its peak resident memory and
+its memory at each quarter of the run: with backpressure the memory stays
+bounded by the window and the queues while the producers run ahead.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			cfg.Executable = exe
+			rep, err := service.BenchLoad(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			return writeReport(cmd.OutOrStdout(), report, rep)
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&cfg.Duration, "duration", 30*time.Second, "how long the producers run")
+	f.IntVar(&cfg.Producers, "producers", 2, "concurrent producers")
+	f.IntVar(&cfg.Window, "window", 20000, "window.max_examples of the service")
+	f.StringArrayVar(&cfg.Set, "set", nil, "more configuration overrides for the service (key=value)")
+	f.StringVar(&report, "report", "", "also write the JSON report to this file")
+	return cmd
+}
