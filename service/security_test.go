@@ -91,3 +91,7 @@ func TestServiceOverTLSAndSASL(t *testing.T) {
 		t.Fatalf("the connection settings were not logged (redacted):\n%.2000s", logs.String())
 	}
 }
+
+func newTextLogger(w *lockedBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
