@@ -6,6 +6,9 @@ import (
 )
 
 func TestBenchSolveSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("numerical; no concurrency to race")
+	}
 	for _, a := range []Algorithm{SVM, TSVM, DA} {
 		rep, err := BenchSolve(context.Background(), BenchConfig{
 			Rows: 3000, Features: 1 << 14, NNZ: 30, LabeledFrac: 0.05, Noise: 0.02, Seed: 1,

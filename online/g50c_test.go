@@ -22,6 +22,9 @@ const g50cSeed = 4
 // direction poorly determined, and a strongly regularized transductive
 // objective rewards the direction along which the unlabeled points spread.
 func TestG50C(t *testing.T) {
+	if testing.Short() {
+		t.Skip("numerical; no concurrency to race")
+	}
 	xs, ys := synth.G50C(g50cSeed)
 	if bayes := g50cBayesError(); bayes < 0.045 || bayes > 0.055 {
 		t.Fatalf("sample's Bayes error %.4f is not near 5%%", bayes)
