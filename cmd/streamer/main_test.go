@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"streamer/synth"
+)
+
+// run executes the command line with args and returns its standard output.
+func run(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := newRootCommand()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("streamer %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String()
+}
+
+func writeSVM(t *testing.T, dir string) string {
+	t.Helper()
+	xs, ys := synth.G50C(4)
+	var b strings.Builder
+	for i, x := range xs {
+		lab := 0
+		if i < 50 {
+			lab = int(ys[i])
+		}
+		fmt.Fprintf(&b, "%d", lab)
+		for j, v := range x.Values {
+			fmt.Fprintf(&b, " %d:%g", j+1, v)
+		}
+		b.WriteByte('\n')
+	}
+	path := filepath.Join(dir, "g50c.svm")
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	return path
+}
+
+func TestFitPredictInspect(t *testing.T) {
+	dir := t.TempDir()
+	data := writeSVM(t, dir)
+	model := filepath.Join(dir, "model.snap")
+	trans := filepath.Join(dir, "trans.txt")
+	out := run(t, "fit", "--data", data, "--algo", "tsvm", "--lambda", "300", "--lambda-u", "3", "--r", "0.5",
+		"--out", model, "--transductive-out", trans)
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("fit printed %q: %v", out, err)
+	}
+	for _, key := range []string{"algo", "rows", "labeled", "classes", "objective", "newton_steps", "cgls_iters", "seconds"} {
+		if _, ok := rep[key]; !ok {
+			t.Errorf("fit output lacks %q: %s", key, out)
+		}
+	}
+	lines, _ := os.ReadFile(trans)
+	if n := strings.Count(string(lines), "\n"); n != 550 {
+		t.Fatalf("%d transductive labels, want 550", n)
+	}
+	preds := filepath.Join(dir, "preds.jsonl")
+	out = run(t, "predict", "--model", model, "--data", data, "--out", preds)
+	if !strings.Contains(out, `"accuracy"`) || !strings.Contains(out, `"macro_f1"`) {
+		t.Fatalf("predict printed %q", out)
+	}
+	if out := run(t, "snapshot", "inspect", model); !strings.Contains(out, "tsvm") || !strings.Contains(out, "version") {
+		t.Fatalf("inspect printed %q", out)
+	}
+	run(t, "fit", "--data", data, "--algo", "lapsvm", "--lambda", "1", "--lambda-i", "1", "--knn", "8",
+		"--laplacian", "unnormalized", "--laplacian-degree", "2", "--weights", "binary")
+}
+
+func TestBenchSolveCommand(t *testing.T) {
+	out := run(t, "bench", "solve", "--rows", "2000", "--features", "4096", "--nnz", "20", "--labeled-frac", "0.05", "--algo", "svm")
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"cold_seconds", "warm_seconds", "objective", "newton_steps", "cgls_iters", "rows_per_second"} {
+		if _, ok := rep[key]; !ok {
+			t.Errorf("bench solve output lacks %q", key)
+		}
+	}
+}
+
+func TestBadFlagsAreErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"fit", "--data", "x.svm", "--algo", "svn"},
+		{"run", "--set", "window.max_examples=-3"},
+		{"replay", "--from", "0", "--out-file", "x"},
+	} {
+		cmd := newRootCommand()
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		cmd.SetArgs(args)
+		if err := cmd.ExecuteContext(context.Background()); err == nil {
+			t.Errorf("streamer %s succeeded", strings.Join(args, " "))
+		}
+	}
+}
