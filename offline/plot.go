@@ -3,6 +3,7 @@ package offline
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"streamer/pipeline"
@@ -39,6 +40,7 @@ func WritePlot(w io.Writer, title string, ssl, supervised []pipeline.CurvePoint)
 		}
 	}
 	minY = max(0, float64(int(minY*10))/10)
+	maxX = niceCeil(maxX)
 	x := func(v float64) float64 { return left + (width-left-right)*v/maxX }
 	y := func(v float64) float64 { return top + (height-top-bottom)*(1-(v-minY)/(1-minY)) }
 	var b strings.Builder
@@ -49,8 +51,9 @@ func WritePlot(w io.Writer, title string, ssl, supervised []pipeline.CurvePoint)
 			left, width-right, y(t), y(t), left-6, y(t)+4, t)
 	}
 	fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%g" y2="%g" stroke="black"/>`+"\n", left, width-right, height-bottom, height-bottom)
-	for i := 0; i <= 5; i++ {
-		v := maxX * float64(i) / 5
+	ticks := int(maxX / niceStep(maxX))
+	for i := 0; i <= ticks; i++ {
+		v := maxX * float64(i) / float64(ticks)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">%.0f</text>`+"\n", x(v), height-bottom+16, v)
 	}
 	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">examples</text>`+"\n", (width+left)/2, height-12)
@@ -64,7 +67,7 @@ func WritePlot(w io.Writer, title string, ssl, supervised []pipeline.CurvePoint)
 			dash = ` stroke-dasharray="6,4"`
 		}
 		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.6"%s points="%s"/>`+"\n", l.color, dash, strings.Join(pts, " "))
-		ly := top + 14 + 16*float64(k)
+		ly := height - bottom - 16*float64(len(lines)-k) - 4
 		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%g" y2="%g" stroke="%s" stroke-width="2"%s/><text x="%g" y="%g">%s</text>`+"\n",
 			width-250, width-220, ly, ly, l.color, dash, width-214, ly+4, escape(l.name))
 	}
@@ -75,4 +78,26 @@ func WritePlot(w io.Writer, title string, ssl, supervised []pipeline.CurvePoint)
 
 func escape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// niceCeil rounds x up to a whole number of its leading power of ten.
+func niceCeil(x float64) float64 {
+	p := 1.0
+	for p*10 <= x {
+		p *= 10
+	}
+	return math.Ceil(x/p) * p
+}
+
+// niceStep is the leading power of ten of x, halved when that leaves too
+// few ticks.
+func niceStep(x float64) float64 {
+	p := 1.0
+	for p*10 <= x {
+		p *= 10
+	}
+	if x/p < 4 {
+		p /= 2
+	}
+	return p
 }

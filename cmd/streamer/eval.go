@@ -17,6 +17,8 @@ func newEvalCommand() *cobra.Command {
 		configPath, plot string
 		report           string
 		overrides        []string
+		horizon          int
+		curveStep        int
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -37,6 +39,7 @@ learner is configured like the service (--config, --set).`,
 			if cfg.Pipeline, err = sc.Pipeline(); err != nil {
 				return err
 			}
+			cfg.Pipeline.Horizon, cfg.Pipeline.CurveStep = horizon, curveStep
 			rep, err := offline.Eval(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -62,6 +65,8 @@ learner is configured like the service (--config, --set).`,
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the labels revealed")
 	f.StringVar(&report, "report", "", "write the report, with the curves, as JSON to this file")
 	f.StringVar(&plot, "plot", "", "draw both accuracy curves to this SVG file")
+	f.IntVar(&horizon, "horizon", 100, "labels covered by the recent accuracy")
+	f.IntVar(&curveStep, "curve-step", 10, "labels between two points of the curves")
 	f.StringVar(&configPath, "config", "", "configuration file (configs/streamer.yaml documents the keys)")
 	f.StringArrayVar(&overrides, "set", nil, "override a configuration key: --set key=value (repeatable)")
 	_ = cmd.MarkFlagRequired("data")
