@@ -38,18 +38,20 @@ type ModelConfig struct {
 
 // KafkaConfig is the kafka section.
 type KafkaConfig struct {
-	Brokers         []string      `mapstructure:"brokers"`
-	Group           string        `mapstructure:"group"`
-	Start           string        `mapstructure:"start"`
-	Topics          TopicsConfig  `mapstructure:"topics"`
-	Partitions      int           `mapstructure:"partitions"`
-	MaxMessageBytes int           `mapstructure:"max_message_bytes"`
-	BatchTimeout    time.Duration `mapstructure:"batch_timeout"`
-	BatchSize       int           `mapstructure:"batch_size"`
-	CloseTimeout    time.Duration `mapstructure:"close_timeout"`
-	RetryBackoff    time.Duration `mapstructure:"retry_backoff"`
-	TLS             TLSConfig     `mapstructure:"tls"`
-	SASL            SASLConfig    `mapstructure:"sasl"`
+	Brokers          []string      `mapstructure:"brokers"`
+	Group            string        `mapstructure:"group"`
+	Start            string        `mapstructure:"start"`
+	Topics           TopicsConfig  `mapstructure:"topics"`
+	Partitions       int           `mapstructure:"partitions"`
+	MaxMessageBytes  int           `mapstructure:"max_message_bytes"`
+	BatchTimeout     time.Duration `mapstructure:"batch_timeout"`
+	BatchSize        int           `mapstructure:"batch_size"`
+	CloseTimeout     time.Duration `mapstructure:"close_timeout"`
+	SessionTimeout   time.Duration `mapstructure:"session_timeout"`
+	RebalanceTimeout time.Duration `mapstructure:"rebalance_timeout"`
+	RetryBackoff     time.Duration `mapstructure:"retry_backoff"`
+	TLS              TLSConfig     `mapstructure:"tls"`
+	SASL             SASLConfig    `mapstructure:"sasl"`
 }
 
 // TopicsConfig names the topics.
@@ -250,6 +252,8 @@ func (c Config) Validate() error {
 		{c.Kafka.BatchTimeout > 0, "kafka.batch_timeout", "must be > 0"},
 		{c.Kafka.BatchSize > 0, "kafka.batch_size", "must be > 0"},
 		{c.Kafka.CloseTimeout > 0, "kafka.close_timeout", "must be > 0"},
+		{c.Kafka.SessionTimeout >= time.Second, "kafka.session_timeout", "must be at least 1s"},
+		{c.Kafka.RebalanceTimeout >= time.Second, "kafka.rebalance_timeout", "must be at least 1s"},
 		{c.Kafka.RetryBackoff > 0, "kafka.retry_backoff", "must be > 0"},
 		{c.Features.Dim > 0 && c.Features.Dim <= 1<<31, "features.dim", "must be in [1, 2^31]"},
 		{c.Features.DenseDim >= 0, "features.dense_dim", "must be >= 0"},

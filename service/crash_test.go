@@ -23,7 +23,7 @@ import (
 	"streamer/synth"
 )
 
-// crashExamples is the size of the crash test's stream: 12,000 in CI,
+// crashExamples is the size of the crash test's stream: 16,000 in CI,
 // STREAMER_CRASH_EXAMPLES=200000 for the full run documented in the README.
 func crashExamples(t *testing.T) int {
 	if s := os.Getenv("STREAMER_CRASH_EXAMPLES"); s != "" {
@@ -33,7 +33,7 @@ func crashExamples(t *testing.T) int {
 		}
 		return n
 	}
-	return 12000
+	return 16000
 }
 
 // buildStreamer builds the streamer command for tests that run it as a
@@ -74,6 +74,8 @@ func startProcess(t *testing.T, bin string, addr, dir string, n int) *process {
 		"--set", "features.dim=65536",
 		"--set", "solver.lambda_u=0.1",
 		"--set", "shutdown.timeout=10s",
+		"--set", "kafka.session_timeout=6s",
+		"--set", "kafka.rebalance_timeout=6s",
 	)
 	cmd.Stderr, cmd.Stdout = f, f
 	if err := cmd.Start(); err != nil {
@@ -255,7 +257,7 @@ func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 	for runs := 1; ; runs++ {
 		select {
 		case res = <-produced:
-		case <-time.After(time.Duration(500+r.IntN(1500)) * time.Millisecond):
+		case <-time.After(time.Duration(400+r.IntN(1200)) * time.Millisecond):
 		}
 		if res.ids != nil || !kill {
 			if res.ids == nil {
@@ -273,8 +275,12 @@ func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 			t.Errorf("run %d restored version %d, the newest snapshot was %d", runs, got, newest)
 		}
 	}
+	t0 := time.Now()
 	first := firstPredictions(t, ctx, addr, res.ids)
+	t.Logf("kill=%v: predictions read in %v", kill, time.Since(t0))
+	t0 = time.Now()
 	proc.cmd.Process.Signal(syscall.SIGTERM)
+	defer func() { t.Logf("kill=%v: stopped in %v", kill, time.Since(t0)) }()
 	select {
 	case err := <-proc.done:
 		if err != nil {

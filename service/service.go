@@ -235,18 +235,21 @@ func (s *Service) newReader() *kafka.Reader {
 	}
 	t := s.cfg.Kafka.Topics
 	return kafka.NewReader(kafka.ReaderConfig{
-		Brokers:        s.conn.Addrs,
-		Dialer:         s.conn.Dialer,
-		GroupID:        s.cfg.Kafka.Group,
-		GroupTopics:    []string{t.Examples, t.Labels},
-		StartOffset:    start,
-		MinBytes:       1,
-		MaxBytes:       16 << 20,
-		MaxWait:        100 * time.Millisecond,
-		QueueCapacity:  1000,
-		ReadBackoffMin: 50 * time.Millisecond,
-		ReadBackoffMax: 2 * time.Second,
-		ErrorLogger:    kafka.LoggerFunc(func(msg string, args ...any) { s.log.Warn("kafka reader: " + fmt.Sprintf(msg, args...)) }),
+		Brokers:           s.conn.Addrs,
+		Dialer:            s.conn.Dialer,
+		GroupID:           s.cfg.Kafka.Group,
+		GroupTopics:       []string{t.Examples, t.Labels},
+		StartOffset:       start,
+		MinBytes:          1,
+		MaxBytes:          16 << 20,
+		MaxWait:           100 * time.Millisecond,
+		QueueCapacity:     1000,
+		SessionTimeout:    s.cfg.Kafka.SessionTimeout,
+		RebalanceTimeout:  s.cfg.Kafka.RebalanceTimeout,
+		HeartbeatInterval: s.cfg.Kafka.SessionTimeout / 4,
+		ReadBackoffMin:    50 * time.Millisecond,
+		ReadBackoffMax:    2 * time.Second,
+		ErrorLogger:       kafka.LoggerFunc(func(msg string, args ...any) { s.log.Warn("kafka reader: " + fmt.Sprintf(msg, args...)) }),
 	})
 }
 
