@@ -1,7 +1,6 @@
 package anngraph
 
 import (
-	"errors"
 	"fmt"
 	"time"
 )
@@ -124,8 +123,6 @@ const (
 	maxListDepth = 1 << 12
 	maxM         = 1 << 10
 )
-
-var errEmptyKind = errors.New("anngraph: no vector inserted yet")
 
 // withDefaults returns c with its zero fields set to their defaults.
 func (c Config) withDefaults() Config {

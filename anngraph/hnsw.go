@@ -10,15 +10,21 @@ import (
 // "Efficient and robust approximate nearest neighbor search using
 // Hierarchical Navigable Small World graphs", 2016/2018) with real
 // deletion. Every link has its reverse recorded, so that deleting a point
-// removes every link to it; the points that lose a link may get a
-// replacement from the deleted point's own links (see remove).
+// removes every link to it; the points that lose a link get a replacement
+// from the deleted point's own links (see remove).
 type hnsw struct {
 	sp        *space
 	m, m0     int     // links kept per point on the upper layers, on layer 0
 	levelMult float64 // 1/ln(M), the paper's m_L
 	rng       *rand.Rand
 
-	nodes      []node
+	nodes []node
+	// Layer 0 links, flat for locality: point x's links are
+	// links0[x*stride0+1 : x*stride0+1+links0[x*stride0]], their distances
+	// dist0[x*(m0+1):], with room for one more link than the capacity.
+	links0     []int32
+	dist0      []float32
+	stride0    int
 	entry      int32 // -1 when empty
 	top        int   // level of entry
 	levelCount []int // live points per level
@@ -26,10 +32,8 @@ type hnsw struct {
 
 	// Scratch of one search or update; the graph is used by one goroutine
 	// at a time.
-	visited    []uint32 // visited[slot] == visitEpoch: seen by this layer search
+	marks      []mark
 	visitEpoch uint32
-	memo       []float64 // distances to the current query, valid where
-	memoMark   []uint32  // memoMark[slot] == memoEpoch
 	memoEpoch  uint32
 	log        []cand // every distance computed to the current query
 	cands      minHeap
@@ -37,18 +41,27 @@ type hnsw struct {
 	layer      []cand
 	entries    []cand
 	sel        []cand
+	batch      []int32
 	pruneBuf   []cand
 	kept       []cand
-	dropped    []int32
 	distEvals  uint64
 }
 
 type node struct {
-	level int32       // -1 when the slot is free
-	born  uint64      // insertion order
-	out   [][]int32   // out[l]: links on layer l
-	dist  [][]float32 // dist[l][i]: distance to out[l][i], for pruning
-	in    [][]int32   // in[l]: the points linking here on layer l
+	level  int32       // -1 when the slot is free
+	born   uint64      // insertion order
+	up     [][]int32   // up[l-1]: links on layer l ≥ 1
+	upDist [][]float32 // upDist[l-1][i]: distance to up[l-1][i], for pruning
+	in     [][]int32   // in[l]: the points linking here on layer l
+}
+
+// mark is a slot's scratch state for the current search, in one place so
+// that a visit costs one cache miss: visited by the current layer search
+// when visit == visitEpoch; its distance to the current query is d when
+// memo == memoEpoch.
+type mark struct {
+	visit, memo uint32
+	d           float64
 }
 
 func newHNSW(sp *space, m int, seed uint64) *hnsw {
@@ -56,6 +69,7 @@ func newHNSW(sp *space, m int, seed uint64) *hnsw {
 		sp:        sp,
 		m:         m,
 		m0:        2 * m,
+		stride0:   2*m + 2,
 		levelMult: 1 / math.Log(float64(m)),
 		rng:       rand.New(rand.NewPCG(seed, 0x510e527fade682d1)),
 		entry:     -1,
@@ -79,37 +93,72 @@ func (h *hnsw) capacity(level int) int {
 func (h *hnsw) grow(slot int32) {
 	for int(slot) >= len(h.nodes) {
 		h.nodes = append(h.nodes, node{level: -1})
-		h.visited = append(h.visited, 0)
-		h.memo = append(h.memo, 0)
-		h.memoMark = append(h.memoMark, 0)
+		h.marks = append(h.marks, mark{})
+		h.links0 = append(h.links0, make([]int32, h.stride0)...)
+		h.dist0 = append(h.dist0, make([]float32, h.m0+1)...)
 	}
+}
+
+// links returns x's links on layer l and their distances. The slices alias
+// the graph's storage and have room for capacity(l)+1 links; after changing
+// them, record their new length with setLinks.
+func (h *hnsw) links(x int32, l int) ([]int32, []float32) {
+	if l > 0 {
+		nd := &h.nodes[x]
+		return nd.up[l-1], nd.upDist[l-1]
+	}
+	b := int(x) * h.stride0
+	n := int(h.links0[b])
+	d := int(x) * (h.m0 + 1)
+	return h.links0[b+1 : b+1+n : b+h.stride0], h.dist0[d : d+n : d+h.m0+1]
+}
+
+func (h *hnsw) setLinks(x int32, l int, ids []int32, ds []float32) {
+	if l > 0 {
+		nd := &h.nodes[x]
+		nd.up[l-1], nd.upDist[l-1] = ids, ds
+		return
+	}
+	h.links0[int(x)*h.stride0] = int32(len(ids))
 }
 
 // beginQuery starts a new distance memo and log.
 func (h *hnsw) beginQuery() {
 	h.memoEpoch++
 	if h.memoEpoch == 0 {
-		clear(h.memoMark)
+		for i := range h.marks {
+			h.marks[i].memo = 0
+		}
 		h.memoEpoch = 1
 	}
 	h.log = h.log[:0]
 }
 
+// distance returns the internal distance from the current query q to e,
+// computed once per query; every computation is logged.
 func (h *hnsw) distance(q *point, e int32) float64 {
-	if h.memoMark[e] == h.memoEpoch {
-		return h.memo[e]
+	mk := &h.marks[e]
+	if mk.memo == h.memoEpoch {
+		return mk.d
 	}
 	d := h.sp.distTo(q, e)
 	h.distEvals++
-	h.memoMark[e], h.memo[e] = h.memoEpoch, d
+	mk.memo, mk.d = h.memoEpoch, d
 	h.log = append(h.log, cand{d: d, id: e})
 	return d
+}
+
+// memoize records d as the distance from the current query to e, unlogged.
+func (h *hnsw) memoize(e int32, d float64) {
+	h.marks[e].memo, h.marks[e].d = h.memoEpoch, d
 }
 
 func (h *hnsw) newVisit() {
 	h.visitEpoch++
 	if h.visitEpoch == 0 {
-		clear(h.visited)
+		for i := range h.marks {
+			h.marks[i].visit = 0
+		}
 		h.visitEpoch = 1
 	}
 }
@@ -121,10 +170,10 @@ func (h *hnsw) searchLayer(q *point, entries []cand, ef, level int) []cand {
 	h.newVisit()
 	h.cands, h.res = h.cands[:0], h.res[:0]
 	for _, e := range entries {
-		if h.visited[e.id] == h.visitEpoch {
+		if h.marks[e.id].visit == h.visitEpoch {
 			continue
 		}
-		h.visited[e.id] = h.visitEpoch
+		h.marks[e.id].visit = h.visitEpoch
 		h.cands.push(e)
 		h.res.push(e)
 		if len(h.res) > ef {
@@ -136,11 +185,17 @@ func (h *hnsw) searchLayer(q *point, entries []cand, ef, level int) []cand {
 		if len(h.res) == ef && closer(h.res[0], c) {
 			break
 		}
-		for _, e := range h.nodes[c.id].out[level] {
-			if h.visited[e] == h.visitEpoch {
-				continue
+		out, _ := h.links(c.id, level)
+		batch := h.batch[:0]
+		for _, e := range out {
+			if mk := &h.marks[e]; mk.visit != h.visitEpoch {
+				mk.visit = h.visitEpoch
+				batch = append(batch, e)
 			}
-			h.visited[e] = h.visitEpoch
+		}
+		h.batch = batch
+		h.sp.touch(batch)
+		for _, e := range batch {
 			n := cand{d: h.distance(q, e), id: e}
 			if len(h.res) < ef || closer(n, h.res[0]) {
 				h.cands.push(n)
@@ -197,7 +252,7 @@ func (h *hnsw) insert(x int32, ef int) {
 	h.initNode(x, level)
 	h.born++
 	h.nodes[x].born = h.born
-	q := h.sp.point(x)
+	q := h.sp.pointFor(x, &h.sp.query)
 	h.beginQuery()
 	if h.entry < 0 {
 		h.entry, h.top = x, level
@@ -224,20 +279,21 @@ func (h *hnsw) insert(x int32, ef int) {
 func (h *hnsw) initNode(x int32, level int) {
 	nd := &h.nodes[x]
 	nd.level = int32(level)
-	for len(nd.out) <= level {
-		nd.out = append(nd.out, nil)
-		nd.dist = append(nd.dist, nil)
+	for len(nd.in) <= level {
 		nd.in = append(nd.in, nil)
 	}
-	nd.out, nd.dist, nd.in = nd.out[:level+1], nd.dist[:level+1], nd.in[:level+1]
-	for l := range level + 1 {
-		if nd.out[l] == nil {
-			c := h.capacity(l) + 1
-			nd.out[l] = make([]int32, 0, c)
-			nd.dist[l] = make([]float32, 0, c)
-		}
-		nd.out[l], nd.dist[l], nd.in[l] = nd.out[l][:0], nd.dist[l][:0], nd.in[l][:0]
+	for len(nd.up) < level {
+		nd.up = append(nd.up, make([]int32, 0, h.m+1))
+		nd.upDist = append(nd.upDist, make([]float32, 0, h.m+1))
 	}
+	nd.in, nd.up, nd.upDist = nd.in[:level+1], nd.up[:level], nd.upDist[:level]
+	for l := range level + 1 {
+		nd.in[l] = nd.in[l][:0]
+		if l > 0 {
+			nd.up[l-1], nd.upDist[l-1] = nd.up[l-1][:0], nd.upDist[l-1][:0]
+		}
+	}
+	h.links0[int(x)*h.stride0] = 0
 	for len(h.levelCount) <= level {
 		h.levelCount = append(h.levelCount, 0)
 	}
@@ -249,21 +305,39 @@ func (h *hnsw) initNode(x int32, level int) {
 // selectNeighbors is the paper's SELECT-NEIGHBORS-HEURISTIC (algorithm 4)
 // without extension: from cands, nearest first, it keeps a candidate only if
 // it is nearer the base point than every candidate already kept, up to m.
+//
+// Most rejected candidates fail against the first one kept, so that one is
+// scattered once and compared with every candidate; a candidate that passes
+// it and meets several more kept ones is scattered itself.
 func (h *hnsw) selectNeighbors(cands []cand, m int, sel []cand) []cand {
+	var first point
 	for _, c := range cands {
 		if len(sel) >= m {
 			break
 		}
 		good := true
-		for _, s := range sel {
+		if len(sel) > 0 {
 			h.distEvals++
-			if h.sp.dist(c.id, s.id) < c.d {
-				good = false
-				break
+			good = h.sp.distTo(&first, c.id) >= c.d
+		}
+		if good && len(sel) > 1 {
+			pc := h.sp.point(c.id)
+			if len(sel) > 3 {
+				h.sp.prepare(&pc, &h.sp.cand)
+			}
+			for _, s := range sel[1:] {
+				h.distEvals++
+				if h.sp.distTo(&pc, s.id) < c.d {
+					good = false
+					break
+				}
 			}
 		}
 		if good {
 			sel = append(sel, c)
+			if len(sel) == 1 {
+				first = h.sp.pointFor(c.id, &h.sp.base)
+			}
 		}
 	}
 	return sel
@@ -272,11 +346,11 @@ func (h *hnsw) selectNeighbors(cands []cand, m int, sel []cand) []cand {
 // link adds the link a → b at distance d on layer l, pruning a's links when
 // they exceed the layer's capacity.
 func (h *hnsw) link(a, b int32, d float64, l int) {
-	na := &h.nodes[a]
-	na.out[l] = append(na.out[l], b)
-	na.dist[l] = append(na.dist[l], float32(d))
+	out, ds := h.links(a, l)
+	out, ds = append(out, b), append(ds, float32(d))
+	h.setLinks(a, l, out, ds)
 	h.nodes[b].in[l] = append(h.nodes[b].in[l], a)
-	if len(na.out[l]) > h.capacity(l) {
+	if len(out) > h.capacity(l) {
 		h.prune(a, l)
 	}
 }
@@ -284,10 +358,10 @@ func (h *hnsw) link(a, b int32, d float64, l int) {
 // prune shrinks a's links on layer l with the selection heuristic. A link
 // that is the only way to its point is kept while there is room.
 func (h *hnsw) prune(a int32, l int) {
-	na := &h.nodes[a]
+	out, ds := h.links(a, l)
 	cs := h.pruneBuf[:0]
-	for i, b := range na.out[l] {
-		cs = append(cs, cand{d: float64(na.dist[l][i]), id: b})
+	for i, b := range out {
+		cs = append(cs, cand{d: float64(ds[i]), id: b})
 	}
 	slices.SortFunc(cs, cmpCand)
 	kept := h.selectNeighbors(cs, h.capacity(l), h.kept[:0])
@@ -300,11 +374,11 @@ func (h *hnsw) prune(a int32, l int) {
 		}
 	}
 	h.pruneBuf, h.kept = cs, kept
-	na.out[l], na.dist[l] = na.out[l][:0], na.dist[l][:0]
+	out, ds = out[:0], ds[:0]
 	for _, c := range kept {
-		na.out[l] = append(na.out[l], c.id)
-		na.dist[l] = append(na.dist[l], float32(c.d))
+		out, ds = append(out, c.id), append(ds, float32(c.d))
 	}
+	h.setLinks(a, l, out, ds)
 	for _, c := range cs {
 		if !slices.ContainsFunc(kept, func(k cand) bool { return k.id == c.id }) {
 			dropIn(&h.nodes[c.id].in[l], a)
@@ -313,24 +387,17 @@ func (h *hnsw) prune(a int32, l int) {
 }
 
 func dropIn(in *[]int32, a int32) {
-	s := *in
-	for i, x := range s {
-		if x == a {
-			s[i] = s[len(s)-1]
-			*in = s[:len(s)-1]
-			return
-		}
-	}
-	panic("anngraph: reverse link out of step")
+	*in = dropID(*in, a, "reverse link")
 }
 
-func dropOut(nd *node, l int, b int32) {
-	out, dist := nd.out[l], nd.dist[l]
+// dropOut removes the link a → b on layer l.
+func (h *hnsw) dropOut(a int32, l int, b int32) {
+	out, ds := h.links(a, l)
 	for i, x := range out {
 		if x == b {
 			last := len(out) - 1
-			out[i], dist[i] = out[last], dist[last]
-			nd.out[l], nd.dist[l] = out[:last], dist[:last]
+			out[i], ds[i] = out[last], ds[last]
+			h.setLinks(a, l, out[:last], ds[:last])
 			return
 		}
 	}
@@ -347,26 +414,26 @@ func (h *hnsw) remove(x int32) {
 	nx := &h.nodes[x]
 	level := int(nx.level)
 	for l := level; l >= 0; l-- {
-		for _, b := range nx.out[l] {
+		out, ds := h.links(x, l)
+		for _, b := range out {
 			dropIn(&h.nodes[b].in[l], x)
 		}
 		for _, a := range nx.in[l] {
-			dropOut(&h.nodes[a], l, x)
+			h.dropOut(a, l, x)
 		}
 		for _, a := range nx.in[l] {
 			h.replaceLink(a, x, l)
 		}
-		for _, b := range nx.out[l] {
+		for _, b := range out {
 			if len(h.nodes[b].in[l]) == 0 {
 				h.adopt(b, l)
 			}
 		}
 		h.levelCount[l]--
+		h.setLinks(x, l, out[:0], ds[:0])
+		nx.in[l] = nx.in[l][:0]
 	}
 	nx.level = -1
-	for l := range level + 1 {
-		nx.out[l], nx.dist[l], nx.in[l] = nx.out[l][:0], nx.dist[l][:0], nx.in[l][:0]
-	}
 	if x == h.entry {
 		h.newEntry()
 	}
@@ -375,14 +442,16 @@ func (h *hnsw) remove(x int32) {
 // replaceLink gives a a link to the nearest point of x's links on layer l
 // that a does not link to yet.
 func (h *hnsw) replaceLink(a, x int32, l int) {
-	na := &h.nodes[a]
 	best := cand{d: math.Inf(1), id: -1}
-	for _, b := range h.nodes[x].out[l] {
-		if b == a || slices.Contains(na.out[l], b) {
+	pa := h.sp.pointFor(a, &h.sp.base)
+	have, _ := h.links(a, l)
+	xs, _ := h.links(x, l)
+	for _, b := range xs {
+		if b == a || slices.Contains(have, b) {
 			continue
 		}
 		h.distEvals++
-		if c := (cand{d: h.sp.dist(a, b), id: b}); closer(c, best) {
+		if c := (cand{d: h.sp.distTo(&pa, b), id: b}); closer(c, best) {
 			best = c
 		}
 	}
@@ -394,15 +463,15 @@ func (h *hnsw) replaceLink(a, x int32, l int) {
 // adopt links b, which no point links to on layer l, from its nearest
 // neighbour there.
 func (h *hnsw) adopt(b int32, l int) {
-	nb := &h.nodes[b]
+	out, ds := h.links(b, l)
 	best := -1
-	for i := range nb.out[l] {
-		if best < 0 || nb.dist[l][i] < nb.dist[l][best] {
+	for i := range out {
+		if best < 0 || ds[i] < ds[best] {
 			best = i
 		}
 	}
 	if best >= 0 {
-		h.link(nb.out[l][best], b, float64(nb.dist[l][best]), l)
+		h.link(out[best], b, float64(ds[best]), l)
 	}
 }
 
@@ -426,4 +495,3 @@ func (h *hnsw) newEntry() {
 		}
 	}
 }
-

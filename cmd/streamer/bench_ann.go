@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"streamer/anngraph"
+	"streamer/ingest"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -28,33 +29,48 @@ over the live window (recall@k) and reports insert, eviction and query rates
 and memory per point. Give it at least six window lengths of points so that
 the window has slid five lengths when recall is measured.
 
---generate dense draws clustered Gaussian points (synth.Clusters; default
-60000 points of 784 dimensions, Euclidean); --generate sparse draws sparse
-text-like rows (synth.GenerateSparseText; default 300000 rows of 2^18
-dimensions with about 80 non-zeros, cosine).`,
+--generate dense draws clustered Gaussian points (synth.Clusters; 784
+dimensions by default, Euclidean); --generate sparse draws sparse text-like
+rows (synth.GenerateSparseText; 2^18 dimensions with about 80 non-zeros by
+default, cosine). Both generate six window lengths of points unless
+--points says otherwise. --data reads a file of
+examples (JSONL example schema, or LIBSVM; .gz or .bz2 compressed) with the
+default decoder, in file order; its vectors must be all dense (vector
+payloads) or all sparse; the metric defaults to cosine.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if data != "" {
-				return fmt.Errorf("--data is not wired yet: no file reader in package ingest; use --generate")
-			}
 			var xs []vector.Vector
-			switch generate {
-			case "dense":
+			switch {
+			case data != "" && generate != "":
+				return fmt.Errorf("--data and --generate exclude each other")
+			case data != "":
+				recs, err := ingest.ReadAll(data, nil)
+				if err != nil {
+					return err
+				}
+				xs = make([]vector.Vector, len(recs))
+				for i, r := range recs {
+					xs[i] = r.Vector
+				}
+				if metric == "" {
+					metric = "cosine"
+				}
+			case generate == "dense":
 				xs, _ = synth.Clusters(synth.ClusterConfig{
-					Points: orDefault(points, 60000), Dim: orDefault(dim, 784), Seed: seed,
+					Points: orDefault(points, 6*cfg.MaxExamples), Dim: orDefault(dim, 784), Seed: seed,
 				})
 				if metric == "" {
 					metric = "euclidean"
 				}
-			case "sparse":
+			case generate == "sparse":
 				xs = synth.GenerateSparseText(synth.SparseTextConfig{
-					Rows: orDefault(points, 300000), Dim: orDefault(dim, 1<<18), NNZ: nnz, Seed: seed,
+					Rows: orDefault(points, 6*cfg.MaxExamples), Dim: orDefault(dim, 1<<18), NNZ: nnz, Seed: seed,
 				}).Rows
 				if metric == "" {
 					metric = "cosine"
 				}
 			default:
-				return fmt.Errorf("--generate %q: want dense or sparse", generate)
+				return fmt.Errorf("--generate %q: want dense or sparse (or give --data)", generate)
 			}
 			m, err := anngraph.ParseMetric(metric)
 			if err != nil {
@@ -82,7 +98,7 @@ dimensions with about 80 non-zeros, cosine).`,
 	f := cmd.Flags()
 	f.StringVar(&data, "data", "", "file of examples to stream: JSONL example schema or LIBSVM")
 	f.StringVar(&generate, "generate", "", "generate the points instead: dense or sparse")
-	f.IntVar(&points, "points", 0, "points to generate (default 60000 dense, 300000 sparse)")
+	f.IntVar(&points, "points", 0, "points to generate (default six window lengths)")
 	f.IntVar(&dim, "dim", 0, "dimensions of generated points (default 784 dense, 2^18 sparse)")
 	f.IntVar(&nnz, "nnz", 0, "mean non-zeros of generated sparse rows (default 80)")
 	f.IntVar(&cfg.MaxExamples, "window", 20000, "window length in points")
