@@ -2,9 +2,7 @@ package offline
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"time"
 
@@ -65,33 +63,19 @@ func Eval(ctx context.Context, cfg EvalConfig) (EvalReport, error) {
 		return EvalReport{}, err
 	}
 	dec := cfg.Pipeline.Decoder
-	f, err := ingest.OpenFile(cfg.Data, &dec)
-	if err != nil {
-		return EvalReport{}, err
-	}
-	defer f.Close()
 	r := rand.New(rand.NewPCG(cfg.Seed, 0x5bd1e995))
 	var queue []pendingLabel
 	rep := EvalReport{Algorithm: string(cfg.Pipeline.Learner.Params.Algorithm)}
-	for {
+	bad, err := eachRecord(cfg.Data, &dec, func(rec ingest.Record) error {
 		if err := ctx.Err(); err != nil {
-			return rep, err
-		}
-		rec, err := f.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if ingest.ReasonOf(err) != "" {
-			rep.BadRecords++
-			continue
-		}
-		if err != nil {
-			return rep, err
+			return err
 		}
 		queue, err = evalExample(ctx, pipe, rec, r, cfg, queue, &rep)
-		if err != nil {
-			return rep, err
-		}
+		return err
+	})
+	rep.BadRecords += bad
+	if err != nil {
+		return rep, err
 	}
 	for _, p := range queue {
 		pipe.Label(p.label, publish.Source{Topic: "labels"})

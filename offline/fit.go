@@ -2,9 +2,7 @@ package offline
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"streamer/anngraph"
@@ -124,11 +122,6 @@ func readDataset(path string, features ingest.Featurizer) (*dataset, error) {
 	if libsvm {
 		dec.Featurizer.Dim = 1 << 31 // the model's dimension is the largest index seen
 	}
-	f, err := ingest.OpenFile(path, dec)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	d := &dataset{dim: dec.Featurizer.Dim}
 	if d.dim == 0 {
 		d.dim = ingest.DefaultDim
@@ -136,19 +129,13 @@ func readDataset(path string, features ingest.Featurizer) (*dataset, error) {
 	if libsvm {
 		d.dim = 0
 	}
-	for {
-		rec, err := f.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if ingest.ReasonOf(err) != "" {
-			d.bad++
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
+	bad, err := eachRecord(path, dec, func(rec ingest.Record) error {
 		d.add(rec, libsvm)
+		return nil
+	})
+	d.bad = bad
+	if err != nil {
+		return nil, err
 	}
 	if len(d.rows) == 0 {
 		return nil, fmt.Errorf("fit: no usable record in %s", path)

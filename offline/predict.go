@@ -2,7 +2,6 @@ package offline
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 
@@ -41,38 +40,27 @@ func DecoderFor(snap *snapshot.Snapshot, path string) *ingest.Decoder {
 // the predictions.
 func Predict(snap *snapshot.Snapshot, path string, out io.Writer) (PredictReport, error) {
 	rep := PredictReport{Model: snap.Name, ModelVersion: snap.Version}
-	f, err := ingest.OpenFile(path, DecoderFor(snap, path))
-	if err != nil {
-		return rep, err
-	}
-	defer f.Close()
 	w := bufio.NewWriter(out)
 	score := pipeline.NewPrequential(0, 0)
-	for {
-		rec, err := f.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if ingest.ReasonOf(err) != "" {
-			rep.BadRecords++
-			continue
-		}
-		if err != nil {
-			return rep, err
-		}
+	bad, err := eachRecord(path, DecoderFor(snap, path), func(rec ingest.Record) error {
 		p := Score(snap, rec.Example, publish.Source{Topic: path, Offset: int64(rec.Line)})
 		line, err := p.Marshal()
 		if err != nil {
-			return rep, err
+			return err
 		}
 		if _, err := w.Write(append(line, '\n')); err != nil {
-			return rep, fmt.Errorf("write predictions: %w", err)
+			return fmt.Errorf("write predictions: %w", err)
 		}
 		rep.Rows++
 		if rec.Labeled {
 			rep.Labeled++
 			score.Add(*p.Label, rec.Label, rep.Rows)
 		}
+		return nil
+	})
+	rep.BadRecords = bad
+	if err != nil {
+		return rep, err
 	}
 	if rep.Labeled > 0 {
 		acc, f1 := score.Total().Accuracy(), score.Total().MacroF1()

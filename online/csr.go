@@ -177,17 +177,7 @@ func (m *CSR) MulTransVec(dst []float64, rows []int, z []float64) {
 	if rows != nil {
 		count = len(rows)
 	}
-	workers := m.split(count)
-	clear(dst)
-	bufs := make([]*[]float64, workers)
-	parallelRange(count, workers, func(w, lo, hi int) {
-		acc := dst
-		if w != 0 {
-			b := m.scratch.Get().(*[]float64)
-			clear(*b)
-			bufs[w] = b
-			acc = *b
-		}
+	transProduct(dst, count, m.split(count), &m.scratch, func(acc []float64, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			if z[k] == 0 {
 				continue
@@ -199,12 +189,6 @@ func (m *CSR) MulTransVec(dst []float64, rows []int, z []float64) {
 			m.rowAdd(acc, i, z[k])
 		}
 	})
-	for _, b := range bufs[1:] {
-		if b != nil {
-			axpy(dst, 1, *b)
-			m.scratch.Put(b)
-		}
-	}
 }
 
 func (m *CSR) rowAdd(acc []float64, i int, a float64) {

@@ -100,32 +100,36 @@ func (m *VectorRows) MulTransVec(dst []float64, rows []int, z []float64) {
 	if rows != nil {
 		count = len(rows)
 	}
-	workers := m.split(count)
+	transProduct(dst, count, m.split(count), &m.scratch, func(acc []float64, lo, hi int) {
+		m.addTrans(acc, rows, z, lo, hi)
+	})
+}
+
+// transProduct sets dst to the sum of add over workers chunks of [0,
+// count): each worker accumulates into its own buffer (the first into dst
+// itself), and the buffers are added up at the end.
+func transProduct(dst []float64, count, workers int, scratch *sync.Pool, add func(acc []float64, lo, hi int)) {
 	clear(dst)
 	if workers == 1 {
-		m.addTrans(dst, rows, z, 0, count)
+		add(dst, 0, count)
 		return
 	}
-	// Each worker accumulates into its own buffer; the first writes dst.
 	bufs := make([]*[]float64, workers)
 	parallelRange(count, workers, func(w, lo, hi int) {
 		acc := dst
 		if w != 0 {
-			b := m.scratch.Get().(*[]float64)
+			b := scratch.Get().(*[]float64)
 			clear(*b)
 			bufs[w] = b
 			acc = *b
 		}
-		m.addTrans(acc, rows, z, lo, hi)
+		add(acc, lo, hi)
 	})
-	for _, b := range bufs {
-		if b == nil {
-			continue
+	for _, b := range bufs[1:] {
+		if b != nil {
+			axpy(dst, 1, *b)
+			scratch.Put(b)
 		}
-		for j, x := range *b {
-			dst[j] += x
-		}
-		m.scratch.Put(b)
 	}
 }
 
