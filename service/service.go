@@ -241,7 +241,9 @@ func (s *Service) newReader() *kafka.Reader {
 		GroupTopics:       []string{t.Examples, t.Labels},
 		StartOffset:       start,
 		MinBytes:          1,
-		MaxBytes:          16 << 20,
+		// A fetch must hold the largest record; beyond that, small fetches
+		// keep what the reader buffers bounded.
+		MaxBytes:          max(2*s.cfg.Limits.MaxMessageBytes, 1<<20),
 		MaxWait:           100 * time.Millisecond,
 		QueueCapacity:     1000,
 		SessionTimeout:    s.cfg.Kafka.SessionTimeout,
