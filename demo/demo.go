@@ -158,7 +158,7 @@ func produce(ctx context.Context, conn *brokers.Connection, cfg Config) (map[str
 	defer w.Close()
 	r := rand.New(rand.NewPCG(cfg.Seed, 17))
 	truth := map[string]string{}
-	var revealed []kafka.Message // labels to reveal, in order
+	var revealed []dueLabel // labels to reveal, in order
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	perTick := max(1, int(cfg.Rate/20))
@@ -177,12 +177,13 @@ func produce(ctx context.Context, conn *brokers.Connection, cfg Config) (map[str
 			truth[rec.id] = rec.label
 			msgs = append(msgs, kafka.Message{Topic: t.Examples, Key: []byte(rec.id), Value: rec.value})
 			if rec.label != "" && r.Float64() < cfg.LabelRate {
-				revealed = append(revealed, labelMessage(t.Labels, rec, n+cfg.LabelDelay))
+				revealed = append(revealed, dueLabel{at: n + cfg.LabelDelay, msg: labelMessage(t.Labels, rec)})
 			}
 			n++
 		}
-		msgs, revealed = releaseLabels(msgs, revealed, n, done)
-		labels += countTopic(msgs, t.Labels)
+		var due int
+		msgs, revealed, due = releaseLabels(msgs, revealed, n, done)
+		labels += due
 		if err := w.WriteMessages(ctx, msgs...); err != nil {
 			return nil, 0, fmt.Errorf("produce: %w", err)
 		}
@@ -210,34 +211,28 @@ func openSource(cfg Config) (source, error) {
 	return &generated{s: synth.NewTextStream(synth.TextStreamConfig{Seed: cfg.Seed}), left: cfg.Examples}, nil
 }
 
-// labelMessage is the label record of rec, to be released once `at`
-// examples were produced; the release point rides in the message time.
-func labelMessage(topic string, rec record, at int) kafka.Message {
-	v, _ := json.Marshal(map[string]string{"id": rec.id, "label": rec.label})
-	return kafka.Message{Topic: topic, Key: []byte(rec.id), Value: v, Time: time.Unix(int64(at), 0)}
+// dueLabel is a label record to produce once `at` examples were produced.
+type dueLabel struct {
+	at  int
+	msg kafka.Message
 }
 
-// releaseLabels moves the labels that are due after produced examples (all
-// of them at the end) into msgs.
-func releaseLabels(msgs, pending []kafka.Message, produced int, end bool) ([]kafka.Message, []kafka.Message) {
+// labelMessage is the label record of rec.
+func labelMessage(topic string, rec record) kafka.Message {
+	v, _ := json.Marshal(map[string]string{"id": rec.id, "label": rec.label})
+	return kafka.Message{Topic: topic, Key: []byte(rec.id), Value: v}
+}
+
+// releaseLabels appends to msgs the labels due once produced examples were
+// produced (all of them at the end), and returns the rest and how many it
+// released.
+func releaseLabels(msgs []kafka.Message, pending []dueLabel, produced int, end bool) ([]kafka.Message, []dueLabel, int) {
 	k := 0
-	for k < len(pending) && (end || pending[k].Time.Unix() <= int64(produced)) {
-		m := pending[k]
-		m.Time = time.Time{}
-		msgs = append(msgs, m)
+	for k < len(pending) && (end || pending[k].at <= produced) {
+		msgs = append(msgs, pending[k].msg)
 		k++
 	}
-	return msgs, pending[k:]
-}
-
-func countTopic(msgs []kafka.Message, topic string) int {
-	n := 0
-	for _, m := range msgs {
-		if m.Topic == topic {
-			n++
-		}
-	}
-	return n
+	return msgs, pending[k:], k
 }
 
 // collect reads the predictions topic until every example has a
