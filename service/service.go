@@ -235,12 +235,12 @@ func (s *Service) newReader() *kafka.Reader {
 	}
 	t := s.cfg.Kafka.Topics
 	return kafka.NewReader(kafka.ReaderConfig{
-		Brokers:           s.conn.Addrs,
-		Dialer:            s.conn.Dialer,
-		GroupID:           s.cfg.Kafka.Group,
-		GroupTopics:       []string{t.Examples, t.Labels},
-		StartOffset:       start,
-		MinBytes:          1,
+		Brokers:     s.conn.Addrs,
+		Dialer:      s.conn.Dialer,
+		GroupID:     s.cfg.Kafka.Group,
+		GroupTopics: []string{t.Examples, t.Labels},
+		StartOffset: start,
+		MinBytes:    1,
 		// A fetch must hold the largest record; beyond that, small fetches
 		// keep what the reader buffers bounded.
 		MaxBytes:          max(2*s.cfg.Limits.MaxMessageBytes, 1<<20),
