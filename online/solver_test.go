@@ -79,7 +79,20 @@ func testCases() []testCase {
 // labels ±1 or DA soft labels.
 func innerNewton(t *testing.T, tc testCase) *newton {
 	t.Helper()
-	b, err := newBinary(tc.problem(), tc.params.withDefaults())
+	return fixedLabels(t, tc, tc.problem(), func(j, _ int) float64 {
+		if tc.params.Algorithm == TSVM {
+			return float64(1 - 2*(j%2))
+		}
+		return float64(j%5) / 4
+	})
+}
+
+// fixedLabels builds the objective of tc's algorithm over prob with the
+// unlabeled row j (matrix row `row`) labeled label(j, row): a TSVM label
+// ±1, or a DA soft label p.
+func fixedLabels(t *testing.T, tc testCase, prob Problem, label func(j, row int) float64) *newton {
+	t.Helper()
+	b, err := newBinary(prob, tc.params.withDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,13 +104,13 @@ func innerNewton(t *testing.T, tc testCase) *newton {
 	b.addLabeledTerms(s)
 	u := float64(len(b.unlabeled))
 	for j, row := range b.unlabeled {
+		v := label(j, row)
 		switch tc.params.Algorithm {
 		case TSVM:
-			s.terms.add(row, float64(1-2*(j%2)), b.par.LambdaU/u)
+			s.terms.add(row, v, b.par.LambdaU/u)
 		case DA:
-			p := float64(j%5) / 4
-			s.terms.add(row, 1, b.par.LambdaU*p/u)
-			s.terms.add(row, -1, b.par.LambdaU*(1-p)/u)
+			s.terms.add(row, 1, b.par.LambdaU*v/u)
+			s.terms.add(row, -1, b.par.LambdaU*(1-v)/u)
 		}
 	}
 	return s
@@ -270,27 +283,7 @@ func TestSolutionsAreOptimal(t *testing.T) {
 // labels.
 func reconstruct(t *testing.T, tc testCase, prob Problem, sol *Solution) *newton {
 	t.Helper()
-	b, err := newBinary(prob, tc.params.withDefaults())
-	if err != nil {
-		t.Fatal(err)
-	}
-	kind := hingeLoss
-	if tc.params.Algorithm == RLS || tc.params.Algorithm == LapRLS {
-		kind = squaredLoss
-	}
-	s := b.newton(kind, tc.params.Algorithm.transductive())
-	b.addLabeledTerms(s)
-	u := float64(len(b.unlabeled))
-	for _, row := range b.unlabeled {
-		v := sol.Unlabeled[prob.key(row)]
-		switch tc.params.Algorithm {
-		case TSVM:
-			s.terms.add(row, v, b.par.LambdaU/u)
-		case DA:
-			s.terms.add(row, 1, b.par.LambdaU*v/u)
-			s.terms.add(row, -1, b.par.LambdaU*(1-v)/u)
-		}
-	}
+	s := fixedLabels(t, tc, prob, func(_, row int) float64 { return sol.Unlabeled[prob.key(row)] })
 	s.setWeights(newColumnSpace(prob.X).compact(sol.W))
 	return s
 }
