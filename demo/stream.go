@@ -2,14 +2,12 @@ package demo
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
+	"streamer/ingest"
 	"streamer/synth"
 )
 
@@ -45,29 +43,20 @@ func (g *generated) next() (record, bool, error) {
 
 func (g *generated) close() error { return nil }
 
-// file is a JSONL file of examples (optionally gzipped), each with its
+// file is a JSONL file of examples (optionally .gz or .bz2), each with its
 // true label, which is taken off the record before it is produced.
 type file struct {
-	f    *os.File
+	f    io.ReadCloser
 	r    *bufio.Reader
 	line int
 }
 
 func openFile(path string) (*file, error) {
-	f, err := os.Open(path)
+	f, err := ingest.OpenDecompressed(path)
 	if err != nil {
 		return nil, fmt.Errorf("demo data: %w", err)
 	}
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		gz, err := gzip.NewReader(f)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("demo data %s: %w", path, err)
-		}
-		r = gz
-	}
-	return &file{f: f, r: bufio.NewReaderSize(r, 1<<20)}, nil
+	return &file{f: f, r: bufio.NewReaderSize(f, 1<<20)}, nil
 }
 
 func (f *file) next() (record, bool, error) {

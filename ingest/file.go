@@ -45,7 +45,7 @@ func OpenFile(path string, dec *Decoder) (*FileReader, error) {
 	if dec == nil {
 		dec = &Decoder{}
 	}
-	in, err := openDecompressed(path)
+	in, err := OpenDecompressed(path)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func splitCompression(path string) (string, string) {
 }
 
 // openDecompressed opens path and undoes the compression its name says.
-func openDecompressed(path string) (io.ReadCloser, error) {
+func OpenDecompressed(path string) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

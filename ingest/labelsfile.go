@@ -11,7 +11,7 @@ import (
 // -1, or 0 for unlabeled, in the order of the examples file. It may be
 // compressed like the files OpenFile reads.
 func ReadLabelsFile(path string) ([]int8, error) {
-	in, err := openDecompressed(path)
+	in, err := OpenDecompressed(path)
 	if err != nil {
 		return nil, err
 	}

@@ -123,22 +123,6 @@ func laplacianFromWeights(w *mat.Dense, normalized bool) *factorLaplacian {
 	return &factorLaplacian{b: b, scale: scale}
 }
 
-// power returns the Laplacian L^p of f (p >= 1) as a factor: B_e·L^((p-1)/2)
-// for odd p, L^(p/2) for even p.
-func (f *factorLaplacian) power(p int) *factorLaplacian {
-	l := f.matrix()
-	b := mat.DenseCopyOf(f.b)
-	if p%2 == 0 {
-		b = mat.DenseCopyOf(l)
-	}
-	for range (p - 1) / 2 {
-		var next mat.Dense
-		next.Mul(b, l)
-		b = &next
-	}
-	return &factorLaplacian{b: b, scale: f.scale}
-}
-
 // randomProblem returns a small dense problem with l labeled rows of n and
 // a separable-ish structure.
 func randomProblem(seed uint64, n, d, l int) ([]vector.Vector, []float64) {

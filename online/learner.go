@@ -102,9 +102,6 @@ func NewLearner(cfg LearnerConfig) (*Learner, error) {
 	return l, nil
 }
 
-// Config returns the learner's configuration with defaults filled in.
-func (l *Learner) Config() LearnerConfig { return l.cfg }
-
 // Observe adds an example to the window, with its label when it came with
 // one (label "" otherwise). It returns the ids the window evicted to make
 // room, oldest first; an example too old for the window by age is evicted
@@ -223,14 +220,6 @@ func (l *Learner) Due() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.sinceExamples >= l.cfg.SolveExamples || l.sinceLabels >= l.cfg.SolveLabels
-}
-
-// Changed reports whether the window or its labels changed since the last
-// solve started.
-func (l *Learner) Changed() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.changed
 }
 
 // Model returns the model in force and its version; nil and 0 before the

@@ -225,9 +225,6 @@ func (p *Pipeline) RestoreLabel(l ingest.Label, src publish.Source) {
 // Due reports whether a re-solve is due by count of new examples or labels.
 func (p *Pipeline) Due() bool { return p.learner.Due() }
 
-// Changed reports whether the window changed since the last solve.
-func (p *Pipeline) Changed() bool { return p.learner.Changed() }
-
 // Solve re-solves the learner (and the baseline) over the window. It
 // returns online.ErrUnchanged when the window did not change.
 func (p *Pipeline) Solve(ctx context.Context) (online.SolveReport, error) {

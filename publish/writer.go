@@ -184,30 +184,20 @@ func scanSnapshots(ctx context.Context, conn *brokers.Connection, topic string, 
 	if r.End <= r.First {
 		return 0, nil
 	}
-	reader := kafka.NewReader(kafka.ReaderConfig{
-		Brokers: conn.Addrs, Dialer: conn.Dialer, Topic: topic, Partition: 0,
-		MinBytes: 1, MaxBytes: 64 << 20, MaxWait: 100 * time.Millisecond,
-	})
-	defer reader.Close()
-	if err := reader.SetOffset(r.First); err != nil {
-		return 0, fmt.Errorf("read snapshots: %w", err)
-	}
-	for {
-		m, err := reader.FetchMessage(ctx)
-		if err != nil {
-			return skipped, fmt.Errorf("read snapshots: %w", err)
-		}
+	err = conn.ReadRange(ctx, topic, 0, r.First, r.End, func(m kafka.Message) error {
 		rec := snapshot.Record{Key: string(m.Key), Value: m.Value, Headers: map[string]string{}}
 		for _, h := range m.Headers {
 			rec.Headers[h.Key] = string(h.Value)
 		}
-		if err := asm.Add(rec); err != nil {
+		if asm.Add(rec) != nil {
 			skipped++
 		}
-		if m.Offset+1 >= r.End {
-			return skipped, nil
-		}
+		return nil
+	})
+	if err != nil {
+		return skipped, fmt.Errorf("read snapshots: %w", err)
 	}
+	return skipped, nil
 }
 
 // ErrNoSnapshot says that no snapshot of the model was found.

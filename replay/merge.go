@@ -3,8 +3,6 @@ package replay
 import (
 	"container/heap"
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/segmentio/kafka-go"
 
@@ -23,47 +21,16 @@ type source struct {
 // readRange reads [From, To) of one partition into src.ch and closes it.
 func readRange(ctx context.Context, conn *brokers.Connection, src *source) {
 	defer close(src.ch)
-	if src.part.To <= src.part.From {
-		return
-	}
-	r := kafka.NewReader(kafka.ReaderConfig{
-		Brokers: conn.Addrs, Dialer: conn.Dialer, Topic: src.topic, Partition: src.part.Partition,
-		MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 100 * time.Millisecond, QueueCapacity: 4096,
-	})
-	defer closeWithin(r, 5*time.Second)
-	if err := r.SetOffset(src.part.From); err != nil {
-		src.err = fmt.Errorf("%s[%d]: %w", src.topic, src.part.Partition, err)
-		return
-	}
-	for {
-		m, err := r.FetchMessage(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				src.err = fmt.Errorf("read %s[%d]: %w", src.topic, src.part.Partition, err)
-			}
-			return
-		}
-		if m.Offset >= src.part.To {
-			return
-		}
+	err := conn.ReadRange(ctx, src.topic, src.part.Partition, src.part.From, src.part.To, func(m kafka.Message) error {
 		select {
 		case src.ch <- m:
+			return nil
 		case <-ctx.Done():
-			return
+			return ctx.Err()
 		}
-		if m.Offset+1 >= src.part.To {
-			return
-		}
-	}
-}
-
-// closeWithin closes r, leaving it behind if Close hangs (kafka-go's can).
-func closeWithin(r *kafka.Reader, d time.Duration) {
-	done := make(chan struct{})
-	go func() { r.Close(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(d):
+	})
+	if err != nil && ctx.Err() == nil {
+		src.err = err
 	}
 }
 

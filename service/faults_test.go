@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -42,13 +41,8 @@ func TestBrokerGoesAwayAndComesBack(t *testing.T) {
 	defer cancel()
 	cfg := testConfig(t, addrs, "kafka.retry_backoff=100ms")
 	var logs lockedBuffer
-	svc, err := New(cfg, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(runCtx) }()
+	run := startService(t, cfg, newTextLogger(&logs))
+	svc := run.svc
 	<-svc.Started()
 
 	stream := newStreamWriter(addrs, 6)
@@ -61,10 +55,8 @@ func TestBrokerGoesAwayAndComesBack(t *testing.T) {
 		l := logs.String()
 		return strings.Contains(l, "retrying") || strings.Contains(l, "kafka reader")
 	})
-	select {
-	case err := <-done:
-		t.Fatalf("the service exited while the broker was away: %v", err)
-	default:
+	if run.exited() {
+		t.Fatalf("the service exited while the broker was away: %v", run.result)
 	}
 	cluster = start()
 	defer cluster.Close()
@@ -74,8 +66,7 @@ func TestBrokerGoesAwayAndComesBack(t *testing.T) {
 	waitFor(t, "the examples after the outage", time.Minute, func() bool { return svc.Status().Pipeline.Examples >= 400 })
 	preds := readPredictions(t, ctx, addrs)
 	waitFor(t, "a prediction for every example", time.Minute, func() bool { return preds.has(ids) == len(ids) })
-	stop()
-	if err := <-done; err != nil {
+	if err := run.stop(); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(logs.String(), "\n") {

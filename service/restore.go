@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/segmentio/kafka-go"
 
@@ -145,28 +144,14 @@ func (s *Service) rebuildRange(topic string, p int, snap *snapshot.Snapshot, com
 
 // replay reads [from, to) of one partition into the pipeline.
 func (s *Service) replay(ctx context.Context, topic string, partition int, from, to int64) error {
-	r := kafka.NewReader(kafka.ReaderConfig{
-		Brokers: s.conn.Addrs, Dialer: s.conn.Dialer, Topic: topic, Partition: partition,
-		MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 100 * time.Millisecond,
-	})
-	defer s.closeAll(r)
-	if err := r.SetOffset(from); err != nil {
-		return fmt.Errorf("rebuild %s[%d]: %w", topic, partition, err)
-	}
 	n := 0
-	for {
-		m, err := r.FetchMessage(ctx)
-		if err != nil {
-			return fmt.Errorf("rebuild %s[%d] at %d: %w", topic, partition, from+int64(n), err)
-		}
-		if m.Offset >= to {
-			break
-		}
+	err := s.conn.ReadRange(ctx, topic, partition, from, to, func(m kafka.Message) error {
 		s.replayRecord(m)
 		n++
-		if m.Offset+1 >= to {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("rebuild: %w", err)
 	}
 	s.log.Info("window rebuilt", "topic", topic, "partition", partition, "from", from, "to", to, "records", n)
 	return nil

@@ -56,19 +56,13 @@ func TestRestoreRefusesCorruptSnapshot(t *testing.T) {
 	cfg.Snapshot.File = file
 
 	var logs lockedBuffer
-	svc2, err := New(cfg, newTextLogger(&logs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop2 := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc2.Run(runCtx) }()
+	run := startService(t, cfg, newTextLogger(&logs))
+	svc2 := run.svc
 	<-svc2.Started()
 	if v := svc2.Status().RestoredVersion; v != good.Version {
 		t.Fatalf("restored version %d, want the good %d", v, good.Version)
 	}
-	stop2()
-	if err := <-done; err != nil {
+	if err := run.stop(); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"snapshot file refused", "checksum"} {

@@ -55,13 +55,8 @@ func TestServiceOverTLSAndSASL(t *testing.T) {
 		t.Fatal("the password did not come from the environment")
 	}
 	var logs lockedBuffer
-	svc, err := New(cfg, slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(ctx) }()
+	run := startService(t, cfg, slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	svc := run.svc
 	<-svc.Started()
 
 	conn, err := cfg.Brokers().Connect(cluster.Addrs())
@@ -80,8 +75,7 @@ func TestServiceOverTLSAndSASL(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the examples over TLS and SASL", 30*time.Second, func() bool { return svc.Status().Pipeline.Predictions >= 50 })
-	cancel()
-	if err := <-done; err != nil {
+	if err := run.stop(); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(logs.String(), password) {

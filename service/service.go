@@ -54,20 +54,8 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 // Pipeline returns the core loop, for its statistics.
 func (s *Service) Pipeline() *pipeline.Pipeline { return s.pipe }
 
-// Metrics returns the service's metrics.
-func (s *Service) Metrics() *Metrics { return s.metrics }
-
 // Started is closed once the consumer runs, after any restore.
 func (s *Service) Started() <-chan struct{} { return s.started }
-
-// Addrs returns the brokers the service uses (the embedded cluster's once
-// Run started it).
-func (s *Service) Addrs() []string {
-	if s.conn == nil {
-		return nil
-	}
-	return s.conn.Addrs
-}
 
 // Status is a summary of the service for reports.
 type Status struct {
@@ -277,15 +265,8 @@ func (s *Service) watchReader(ctx context.Context, r *kafka.Reader) {
 // Reader.Close can hang on a broker that went away.
 func (s *Service) closeAll(closers ...interface{ Close() error }) {
 	for _, c := range closers {
-		done := make(chan error, 1)
-		go func() { done <- c.Close() }()
-		select {
-		case err := <-done:
-			if err != nil && !errors.Is(err, context.Canceled) {
-				s.log.Warn("close", "error", err)
-			}
-		case <-time.After(s.cfg.Kafka.CloseTimeout):
-			s.log.Warn("close timed out; leaving it behind", "timeout", s.cfg.Kafka.CloseTimeout)
+		if err := brokers.CloseWithin(c, s.cfg.Kafka.CloseTimeout); err != nil && !errors.Is(err, context.Canceled) {
+			s.log.Warn("close", "error", err)
 		}
 	}
 }

@@ -174,28 +174,56 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 // returns Run's result.
 func runService(t *testing.T, cfg Config) (*Service, func() error) {
 	t.Helper()
-	svc, err := New(cfg, testLogger(t))
+	r := startService(t, cfg, testLogger(t))
+	return r.svc, r.stop
+}
+
+// running is a service started by a test.
+type running struct {
+	svc    *Service
+	cancel context.CancelFunc
+	done   chan error
+	once   sync.Once
+	result error
+}
+
+// startService runs a service logging to log until the test stops it (or
+// ends).
+func startService(t *testing.T, cfg Config, log *slog.Logger) *running {
+	t.Helper()
+	svc, err := New(cfg, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(ctx) }()
-	var once sync.Once
-	var result error
-	stop := func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case result = <-done:
-			case <-time.After(30 * time.Second):
-				result = fmt.Errorf("service did not stop within 30s")
-			}
-		})
-		return result
+	r := &running{svc: svc, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- svc.Run(ctx) }()
+	t.Cleanup(func() { r.stop() })
+	return r
+}
+
+// stop cancels the service's context and returns Run's result.
+func (r *running) stop() error {
+	r.once.Do(func() {
+		r.cancel()
+		select {
+		case r.result = <-r.done:
+		case <-time.After(30 * time.Second):
+			r.result = fmt.Errorf("service did not stop within 30s")
+		}
+	})
+	return r.result
+}
+
+// exited reports whether Run returned before stop was called.
+func (r *running) exited() bool {
+	select {
+	case r.result = <-r.done:
+		r.once.Do(func() {}) // stop has nothing left to wait for
+		return true
+	default:
+		return false
 	}
-	t.Cleanup(func() { stop() })
-	return svc, stop
 }
 
 func TestServiceEndToEndWithRestart(t *testing.T) {

@@ -7,16 +7,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"streamer/demo"
-	"streamer/service"
 )
 
 func newDemoCommand() *cobra.Command {
 	var (
-		cfg        demo.Config
-		configPath string
-		overrides  []string
-		report     string
-		verbose    bool
+		cfg     demo.Config
+		conf    configFlags
+		report  string
+		verbose bool
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -28,7 +26,7 @@ predictions, prequential accuracy on the revealed labels, the same for the
 supervised-only learner, solves, snapshots and seconds.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sc, err := service.LoadConfig(configPath, append(demo.ServiceOverrides(), overrides...))
+			sc, err := conf.load(demo.ServiceOverrides()...)
 			if err != nil {
 				return err
 			}
@@ -53,8 +51,7 @@ supervised-only learner, solves, snapshots and seconds.`,
 	f.Float64Var(&cfg.Rate, "rate", 400, "examples produced per second")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated stream and of the labels revealed")
 	f.StringVar(&report, "report", "", "write the summary as JSON to this file")
-	f.StringVar(&configPath, "config", "", "service configuration file (configs/streamer.yaml documents the keys)")
-	f.StringArrayVar(&overrides, "set", nil, "override a configuration key: --set key=value (repeatable)")
+	conf.register(f)
 	f.BoolVarP(&verbose, "verbose", "v", false, "show the service's logs")
 	return cmd
 }

@@ -8,17 +8,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"streamer/offline"
-	"streamer/service"
 )
 
 func newEvalCommand() *cobra.Command {
 	var (
-		cfg              offline.EvalConfig
-		configPath, plot string
-		report           string
-		overrides        []string
-		horizon          int
-		curveStep        int
+		cfg          offline.EvalConfig
+		conf         configFlags
+		plot, report string
+		horizon      int
+		curveStep    int
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -32,7 +30,7 @@ same learner with the unlabeled data ignored, on the same labels. The
 learner is configured like the service (--config, --set).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sc, err := service.LoadConfig(configPath, overrides)
+			sc, err := conf.load()
 			if err != nil {
 				return err
 			}
@@ -67,8 +65,7 @@ learner is configured like the service (--config, --set).`,
 	f.StringVar(&plot, "plot", "", "draw both accuracy curves to this SVG file")
 	f.IntVar(&horizon, "horizon", 100, "labels covered by the recent accuracy")
 	f.IntVar(&curveStep, "curve-step", 10, "labels between two points of the curves")
-	f.StringVar(&configPath, "config", "", "configuration file (configs/streamer.yaml documents the keys)")
-	f.StringArrayVar(&overrides, "set", nil, "override a configuration key: --set key=value (repeatable)")
+	conf.register(f)
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }

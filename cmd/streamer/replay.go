@@ -26,8 +26,7 @@ type replayFlags struct {
 	snapshotVersion      uint64
 	retrain              bool
 	outTopic, outFile    string
-	configPath           string
-	overrides            []string
+	conf                 configFlags
 }
 
 func newReplayCommand() *cobra.Command {
@@ -56,8 +55,7 @@ It never joins the live consumer group and never commits offsets.`,
 	f.BoolVar(&fl.retrain, "retrain", false, "learn as the live service would (from the snapshot, if given)")
 	f.StringVar(&fl.outTopic, "out-topic", "", "write the predictions to this topic")
 	f.StringVar(&fl.outFile, "out-file", "", "write the predictions to this JSONL file")
-	f.StringVar(&fl.configPath, "config", "", "configuration file (configs/streamer.yaml documents the keys)")
-	f.StringArrayVar(&fl.overrides, "set", nil, "override a configuration key: --set key=value (repeatable)")
+	fl.conf.register(f)
 	_ = cmd.MarkFlagRequired("from")
 	return cmd
 }
@@ -66,7 +64,7 @@ func runReplay(cmd *cobra.Command, fl replayFlags) error {
 	if err := fl.check(); err != nil {
 		return err
 	}
-	cfg, err := service.LoadConfig(fl.configPath, fl.overrides)
+	cfg, err := fl.conf.load()
 	if err != nil {
 		return err
 	}

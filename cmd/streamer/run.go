@@ -11,10 +11,7 @@ import (
 )
 
 func newRunCommand() *cobra.Command {
-	var (
-		configPath string
-		overrides  []string
-	)
+	var conf configFlags
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the streaming service",
@@ -25,7 +22,7 @@ STREAMER_* environment variables and --set key=value override them. It
 stops cleanly on SIGINT or SIGTERM.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := service.LoadConfig(configPath, overrides)
+			cfg, err := conf.load()
 			if err != nil {
 				return err
 			}
@@ -37,8 +34,7 @@ stops cleanly on SIGINT or SIGTERM.`,
 			return svc.Run(cmd.Context())
 		},
 	}
-	cmd.Flags().StringVar(&configPath, "config", "", "configuration file (configs/streamer.yaml documents the keys)")
-	cmd.Flags().StringArrayVar(&overrides, "set", nil, "override a configuration key: --set key=value (repeatable)")
+	conf.register(cmd.Flags())
 	return cmd
 }
 

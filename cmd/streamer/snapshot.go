@@ -6,16 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"streamer/publish"
-	"streamer/service"
 	"streamer/snapshot"
 )
 
 func newSnapshotCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "snapshot", Short: "Look at model snapshots"}
 	var (
-		fromTopic  bool
-		configPath string
-		overrides  []string
+		fromTopic bool
+		conf      configFlags
 	)
 	inspect := &cobra.Command{
 		Use:   "inspect [FILE]",
@@ -31,7 +29,7 @@ configured model.`,
 			var err error
 			switch {
 			case fromTopic:
-				snap, err = latestOnTopic(cmd, configPath, overrides)
+				snap, err = latestOnTopic(cmd, &conf)
 			case len(args) == 1:
 				snap, err = snapshot.ReadFile(args[0])
 			default:
@@ -45,14 +43,13 @@ configured model.`,
 	}
 	f := inspect.Flags()
 	f.BoolVar(&fromTopic, "topic", false, "read the newest snapshot from the snapshot topic")
-	f.StringVar(&configPath, "config", "", "configuration file, for --topic")
-	f.StringArrayVar(&overrides, "set", nil, "override a configuration key: --set key=value (repeatable)")
+	conf.register(f)
 	cmd.AddCommand(inspect)
 	return cmd
 }
 
-func latestOnTopic(cmd *cobra.Command, configPath string, overrides []string) (*snapshot.Snapshot, error) {
-	cfg, err := service.LoadConfig(configPath, overrides)
+func latestOnTopic(cmd *cobra.Command, conf *configFlags) (*snapshot.Snapshot, error) {
+	cfg, err := conf.load()
 	if err != nil {
 		return nil, err
 	}
