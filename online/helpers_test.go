@@ -183,3 +183,43 @@ func sparseProblem(seed uint64, n, d, nnz, l int) ([]vector.Vector, []float64) {
 	}
 	return rows, y
 }
+
+// rbfKernelMap returns the empirical feature map of the Gaussian kernel
+// K_ij = exp(-‖x_i-x_j‖²/(2σ²)) over rows, σ their mean pairwise distance:
+// the rows of U·Λ^{1/2} for K = UΛUᵀ, so that feature vectors have K's inner
+// products. A linear model w over them is the kernel expansion f = Kα
+// with ‖w‖² = αᵀKα.
+func rbfKernelMap(rows []vector.Vector) []vector.Vector {
+	n := len(rows)
+	var sigma float64
+	for i := range rows {
+		for j := range i {
+			sigma += math.Sqrt(vector.SquaredDistance(rows[i], rows[j]))
+		}
+	}
+	sigma /= float64(n * (n - 1) / 2)
+	k := mat.NewSymDense(n, nil)
+	for i := range rows {
+		for j := i; j < n; j++ {
+			k.SetSym(i, j, math.Exp(-vector.SquaredDistance(rows[i], rows[j])/(2*sigma*sigma)))
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(k, true) {
+		panic("rbfKernelMap: eigendecomposition failed")
+	}
+	vals := eig.Values(nil)
+	var u mat.Dense
+	eig.VectorsTo(&u)
+	out := make([]vector.Vector, n)
+	for i := range out {
+		f := make([]float64, n)
+		for j, v := range vals {
+			if v > 0 {
+				f[j] = u.At(i, j) * math.Sqrt(v)
+			}
+		}
+		out[i] = vector.Dense(f)
+	}
+	return out
+}
