@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -238,11 +239,33 @@ func solveClass(ctx context.Context, data TrainData, params Params, m *Model, k 
 			y[i] = -1
 		}
 	}
-	if !m.Binary() {
+	switch {
+	case !m.Binary():
 		params.R = 0 // one versus rest estimates each class's fraction
+	case mirrored(m):
+		params = mirror(params)
 	}
 	prob := Problem{X: data.X, Y: y, Keys: data.Keys, Laplacian: data.Laplacian}
 	return Solve(ctx, prob, params, warmFor(prev, m, k))
+}
+
+// mirrored reports whether the binary problem of m has as its positive
+// class the one that Params call negative. The problem's positive class is
+// the model's second; Params's positive class is the larger of two numeric
+// classes ("1" of 1/-1 or 1/0), and the second class otherwise.
+func mirrored(m *Model) bool {
+	a, errA := strconv.ParseFloat(m.Classes[0], 64)
+	b, errB := strconv.ParseFloat(m.Classes[1], 64)
+	return errA == nil && errB == nil && b < a
+}
+
+// mirror returns p for the binary problem with the classes swapped.
+func mirror(p Params) Params {
+	if p.R > 0 {
+		p.R = 1 - p.R
+	}
+	p.PositiveCost, p.NegativeCost = p.NegativeCost, p.PositiveCost
+	return p
 }
 
 // warmFor returns the warm start of problem k of m from the previous model:

@@ -143,3 +143,35 @@ func TestFitPlattIsCalibrated(t *testing.T) {
 		t.Fatalf("one-class fit is not increasing: %+v", q)
 	}
 }
+
+// TestBinaryPositiveClass checks that R and the class costs speak of the
+// class "1" whichever of 1 and -1 the data shows first.
+func TestBinaryPositiveClass(t *testing.T) {
+	xs, ys := synth.Gaussians(6, 400, 5, 1)
+	for _, first := range []string{"1", "-1"} {
+		labels := make([]string, len(xs))
+		labels[0] = first
+		for i := 1; i < 40; i++ {
+			labels[i] = "1"
+			if ys[i] < 0 {
+				labels[i] = "-1"
+			}
+		}
+		m, _, err := Train(context.Background(), TrainData{X: NewVectorRows(xs, 5, 1), Labels: labels},
+			Params{Algorithm: TSVM, Lambda: 0.1, R: 0.3}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The TSVM labels say +1 for the problem's positive class, Classes[1].
+		ones := 0
+		for _, y := range m.Problems[0].Unlabeled {
+			if (y > 0) == (m.Classes[1] == "1") {
+				ones++
+			}
+		}
+		u := len(m.Problems[0].Unlabeled)
+		if want := int(math.Round(0.3 * float64(u))); ones != want {
+			t.Errorf("data starting with %q: %d unlabeled rows are 1, want %d (R = 0.3)", first, ones, want)
+		}
+	}
+}

@@ -54,7 +54,9 @@ type Params struct {
 	LambdaU   float64   // λ_u, weight of the unlabeled loss (tsvm, da); default 1
 	LambdaI   float64   // λ_I, weight of the graph term; laprls and lapsvm need it > 0, tsvm and da use the graph when it is > 0
 	// R is the fraction of unlabeled rows that are positive (tsvm, da);
-	// 0 means the fraction of positives among the labeled rows.
+	// 0 means the fraction of positives among the labeled rows. In a
+	// binary Model the positive class is the larger of two numeric
+	// classes ("1" of 1/-1), and otherwise the class seen second.
 	R float64
 	// MaxSwitch is S, the most label pairs TSVM switches per round; 0 means u/2.
 	MaxSwitch int

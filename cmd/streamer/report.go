@@ -39,7 +39,7 @@ func addParamFlags(f *pflag.FlagSet, p *online.Params) {
 	f.Float64Var(&p.Lambda, "lambda", 1e-3, "λ, weight of the regularizer ‖w‖²/2")
 	f.Float64Var(&p.LambdaU, "lambda-u", 1, "λ_u, weight of the unlabeled loss (tsvm, da)")
 	f.Float64Var(&p.LambdaI, "lambda-i", 0, "λ_I, weight of the graph term (laprls, lapsvm; tsvm and da when > 0)")
-	f.Float64Var(&p.R, "r", 0, "fraction of unlabeled rows that are positive (tsvm, da); 0 estimates it from the labeled rows")
+	f.Float64Var(&p.R, "r", 0, "fraction of unlabeled rows in the positive class (tsvm, da): the larger of two numeric labels, 1 of 1/-1, else the class seen second; 0 estimates it from the labeled rows")
 	f.IntVar(&p.MaxSwitch, "max-switch", 0, "S, most label pairs TSVM switches per round; 0 means u/2")
 	f.Float64Var(&p.PositiveCost, "cost-pos", 1, "cost of labeled positive rows (binary problems)")
 	f.Float64Var(&p.NegativeCost, "cost-neg", 1, "cost of labeled negative rows (binary problems)")
