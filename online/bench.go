@@ -1,9 +1,12 @@
 package online
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"streamer/synth"
@@ -53,15 +56,9 @@ func BenchSolve(ctx context.Context, cfg BenchConfig) (BenchReport, error) {
 	if cfg.Rows <= 0 || cfg.Features <= 0 || cfg.NNZ <= 0 || cfg.LabeledFrac <= 0 {
 		return BenchReport{}, fmt.Errorf("bench solve needs positive rows, features, nnz and labeled fraction: %+v", cfg)
 	}
-	if cfg.ReplaceFrac <= 0 {
-		cfg.ReplaceFrac = 0.01
-	}
 	genStart := time.Now()
-	replaced := max(1, int(float64(cfg.Rows)*cfg.ReplaceFrac))
-	data := synth.GenerateSparseText(synth.SparseTextConfig{
-		Rows: cfg.Rows + replaced, Dim: cfg.Features, NNZ: cfg.NNZ, Noise: cfg.Noise, Seed: cfg.Seed,
-	})
-	y := revealLabels(data.Labels, cfg.LabeledFrac, cfg.Seed)
+	replaced := cfg.replaced()
+	data, y := benchData(cfg)
 	rep := BenchReport{Algorithm: cfg.Params.withDefaults().Algorithm, Rows: cfg.Rows, Features: cfg.Features, NNZ: cfg.NNZ}
 	rep.GenerateSeconds = time.Since(genStart).Seconds()
 	window := func(first int) Problem {
@@ -93,6 +90,60 @@ func BenchSolve(ctx context.Context, cfg BenchConfig) (BenchReport, error) {
 	rep.WarmSeconds, rep.WarmObjective = warm.Stats.Seconds, warm.Stats.Objective
 	rep.WarmNewton, rep.WarmCGLS = warm.Stats.NewtonSteps, warm.Stats.CGLSIters
 	return rep, nil
+}
+
+// replaced returns the number of rows replaced before the warm re-solve.
+func (cfg BenchConfig) replaced() int {
+	frac := cfg.ReplaceFrac
+	if frac <= 0 {
+		frac = 0.01
+	}
+	return max(1, int(float64(cfg.Rows)*frac))
+}
+
+// benchData generates the rows of cfg's problem (the window and the rows
+// that replace its oldest), their planted labels, and the labels revealed
+// to the learner (0 for the others).
+func benchData(cfg BenchConfig) (synth.SparseText, []float64) {
+	data := synth.GenerateSparseText(synth.SparseTextConfig{
+		Rows: cfg.Rows + cfg.replaced(), Dim: cfg.Features, NNZ: cfg.NNZ, Noise: cfg.Noise, Seed: cfg.Seed,
+	})
+	return data, revealLabels(data.Labels, cfg.LabeledFrac, cfg.Seed)
+}
+
+// ExportBenchProblem writes the rows of the cold solve of cfg, so that
+// other solvers (SVMlin, `streamer fit`) can be held against it on the same
+// data: to data a LIBSVM file with the planted labels, to labels SVMlin's
+// labels file (1, -1, or 0 for a row whose label is not revealed).
+func ExportBenchProblem(cfg BenchConfig, data, labels io.Writer) error {
+	rows, y := benchData(cfg)
+	dw, lw := bufio.NewWriter(data), bufio.NewWriter(labels)
+	var line []byte
+	for i, x := range rows.Rows[:cfg.Rows] {
+		line = strconv.AppendFloat(line[:0], rows.Labels[i], 'g', -1, 64)
+		for k, v := range x.Values {
+			line = append(line, ' ')
+			line = strconv.AppendInt(line, int64(x.Indices[k])+1, 10)
+			line = append(line, ':')
+			line = strconv.AppendFloat(line, v, 'g', -1, 64)
+		}
+		line = append(line, '\n')
+		if _, err := dw.Write(line); err != nil {
+			return fmt.Errorf("writing row %d: %w", i, err)
+		}
+		line = strconv.AppendFloat(line[:0], y[i], 'g', -1, 64)
+		line = append(line, '\n')
+		if _, err := lw.Write(line); err != nil {
+			return fmt.Errorf("writing label %d: %w", i, err)
+		}
+	}
+	if err := dw.Flush(); err != nil {
+		return fmt.Errorf("writing rows: %w", err)
+	}
+	if err := lw.Flush(); err != nil {
+		return fmt.Errorf("writing labels: %w", err)
+	}
+	return nil
 }
 
 // revealLabels keeps each label with probability frac.

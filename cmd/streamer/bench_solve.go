@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/spf13/cobra"
 
 	"streamer/online"
@@ -11,6 +14,7 @@ func newBenchSolveCommand() *cobra.Command {
 		cfg    online.BenchConfig
 		algo   string
 		report string
+		export string
 	)
 	cmd := &cobra.Command{
 		Use:   "solve",
@@ -20,7 +24,13 @@ Zipfian words grouped by topic, a planted separator, some label noise),
 reveals a fraction of its labels, solves it cold, replaces 1% of the rows
 (the oldest) as a sliding window does, and re-solves warm from the last
 solution. It prints JSON with cold_seconds, warm_seconds, objective,
-newton_steps, cgls_iters and rows_per_second.`,
+newton_steps, cgls_iters and rows_per_second.
+
+With --export PREFIX it solves nothing: it writes the rows of the cold solve
+to PREFIX.svm (LIBSVM, with the planted labels) and PREFIX.labels (SVMlin's
+labels file: 1, -1, or 0 where the label is not revealed), to hold other
+solvers against the same data, SVMlin or 'streamer fit --data PREFIX.svm
+--labels PREFIX.labels'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a, err := online.ParseAlgorithm(algo)
@@ -28,6 +38,9 @@ newton_steps, cgls_iters and rows_per_second.`,
 				return err
 			}
 			cfg.Params.Algorithm = a
+			if export != "" {
+				return exportBenchProblem(cfg, export)
+			}
 			rep, err := online.BenchSolve(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -45,6 +58,29 @@ newton_steps, cgls_iters and rows_per_second.`,
 	f.Uint64Var(&cfg.Seed, "seed", 1, "generator seed")
 	f.StringVar(&algo, "algo", "tsvm", "algorithm: rls, svm, laprls, lapsvm, tsvm or da")
 	f.StringVar(&report, "report", "", "also write the JSON report to this file")
+	f.StringVar(&export, "export", "", "write the problem to `PREFIX`.svm and PREFIX.labels instead of solving it")
 	addParamFlags(f, &cfg.Params)
 	return cmd
+}
+
+func exportBenchProblem(cfg online.BenchConfig, prefix string) error {
+	data, err := os.Create(prefix + ".svm")
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	labels, err := os.Create(prefix + ".labels")
+	if err != nil {
+		data.Close()
+		return fmt.Errorf("export: %w", err)
+	}
+	err = online.ExportBenchProblem(cfg, data, labels)
+	for _, f := range []*os.File{data, labels} {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("export %s: %w", prefix, err)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,6 +90,31 @@ func TestBenchSolveCommand(t *testing.T) {
 		if _, ok := rep[key]; !ok {
 			t.Errorf("bench solve output lacks %q", key)
 		}
+	}
+}
+
+// TestBenchSolveExport checks that the exported problem is the one bench
+// solve measures: fit on the exported files reaches the same objective.
+func TestBenchSolveExport(t *testing.T) {
+	prefix := filepath.Join(t.TempDir(), "bench")
+	problem := []string{"--rows", "1500", "--features", "2048", "--nnz", "20", "--labeled-frac", "0.05",
+		"--algo", "tsvm", "--lambda", "0.01", "--lambda-u", "0.5", "--r", "0.4"}
+	run(t, append([]string{"bench", "solve", "--export", prefix}, problem...)...)
+	var bench, fit struct {
+		Objective float64 `json:"objective"`
+		Labeled   int     `json:"labeled"`
+	}
+	if err := json.Unmarshal([]byte(run(t, append([]string{"bench", "solve"}, problem...)...)), &bench); err != nil {
+		t.Fatal(err)
+	}
+	out := run(t, "fit", "--data", prefix+".svm", "--labels", prefix+".labels",
+		"--algo", "tsvm", "--lambda", "0.01", "--lambda-u", "0.5", "--r", "0.4")
+	if err := json.Unmarshal([]byte(out), &fit); err != nil {
+		t.Fatal(err)
+	}
+	if fit.Labeled != bench.Labeled || math.Abs(fit.Objective-bench.Objective) > 1e-9*bench.Objective {
+		t.Fatalf("fit on the export: %d labeled, objective %v; bench solve: %d labeled, objective %v",
+			fit.Labeled, fit.Objective, bench.Labeled, bench.Objective)
 	}
 }
 
