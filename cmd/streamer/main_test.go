@@ -59,7 +59,7 @@ func TestFitPredictInspect(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("fit printed %q: %v", out, err)
 	}
-	for _, key := range []string{"algo", "rows", "labeled", "classes", "objective", "newton_steps", "cgls_iters", "seconds"} {
+	for _, key := range []string{"algo", "rows", "labeled", "classes", "objective", "newton_steps", "cgls_iters", "seconds", "solve_seconds"} {
 		if _, ok := rep[key]; !ok {
 			t.Errorf("fit output lacks %q: %s", key, out)
 		}
