@@ -53,8 +53,8 @@ type BenchReport struct {
 // warm re-solve after cfg.ReplaceFrac of the rows (the oldest) are replaced
 // by new ones.
 func BenchSolve(ctx context.Context, cfg BenchConfig) (BenchReport, error) {
-	if cfg.Rows <= 0 || cfg.Features <= 0 || cfg.NNZ <= 0 || cfg.LabeledFrac <= 0 {
-		return BenchReport{}, fmt.Errorf("bench solve needs positive rows, features, nnz and labeled fraction: %+v", cfg)
+	if err := cfg.validate(); err != nil {
+		return BenchReport{}, err
 	}
 	genStart := time.Now()
 	replaced := cfg.replaced()
@@ -92,6 +92,13 @@ func BenchSolve(ctx context.Context, cfg BenchConfig) (BenchReport, error) {
 	return rep, nil
 }
 
+func (cfg BenchConfig) validate() error {
+	if cfg.Rows <= 0 || cfg.Features <= 0 || cfg.NNZ <= 0 || cfg.LabeledFrac <= 0 {
+		return fmt.Errorf("bench solve needs positive rows, features, nnz and labeled fraction: %+v", cfg)
+	}
+	return nil
+}
+
 // replaced returns the number of rows replaced before the warm re-solve.
 func (cfg BenchConfig) replaced() int {
 	frac := cfg.ReplaceFrac
@@ -116,6 +123,9 @@ func benchData(cfg BenchConfig) (synth.SparseText, []float64) {
 // data: to data a LIBSVM file with the planted labels, to labels SVMlin's
 // labels file (1, -1, or 0 for a row whose label is not revealed).
 func ExportBenchProblem(cfg BenchConfig, data, labels io.Writer) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
 	rows, y := benchData(cfg)
 	dw, lw := bufio.NewWriter(data), bufio.NewWriter(labels)
 	var line []byte
