@@ -24,12 +24,21 @@ type Model struct {
 	// Problems holds one solution per binary problem: one for two classes,
 	// one per class otherwise. The weights are Problems[k].W.
 	Problems []Solution
-	// Calibration maps each problem's output to a probability (Platt).
+	// Calibration maps each problem's output to a probability (Platt);
+	// for a centroid model, each class's score.
 	Calibration []Platt
+	// Centroids, set for a Spectral Regression model, holds each class's
+	// centroid in the embedding z = Aᵀx whose axes are the Problems'
+	// weights (nil for a class without labeled rows at the solve); rows
+	// are classified by the nearest centroid.
+	Centroids [][]float64
+	// Spectral is an SR model's warm state for the next solve; it is not
+	// part of a snapshot.
+	Spectral *Spectral
 }
 
 // Binary reports whether the model is a single two-class problem.
-func (m *Model) Binary() bool { return len(m.Classes) == 2 }
+func (m *Model) Binary() bool { return len(m.Classes) == 2 && m.Centroids == nil }
 
 // Ready reports whether the model can classify: it needs two classes.
 func (m *Model) Ready() bool { return m != nil && len(m.Classes) >= 2 && len(m.Problems) > 0 }
@@ -38,6 +47,12 @@ func (m *Model) Ready() bool { return m != nil && len(m.Classes) >= 2 && len(m.P
 // when too short). For a binary model the scores are -o and o.
 func (m *Model) Scores(x vector.Vector, dst []float64) []float64 {
 	dst = grow(&dst, len(m.Classes))
+	if m.Centroids != nil {
+		z := make([]float64, len(m.Problems))
+		m.embed(x, z)
+		m.centroidScores(z, dst)
+		return dst
+	}
 	if m.Binary() {
 		o := output(m.Problems[0].W, x, m.Dim)
 		dst[0], dst[1] = -o, o
@@ -91,7 +106,7 @@ func (m *Model) Predict(x vector.Vector) Prediction {
 // sigmoid of the binary output, or for one versus rest each class's
 // sigmoid normalized over the classes.
 func (m *Model) probability(scores []float64, c int) float64 {
-	if len(m.Calibration) != len(m.Problems) {
+	if len(m.Calibration) != m.calibrations() {
 		return 0
 	}
 	if m.Binary() {
@@ -115,6 +130,15 @@ func (m *Model) probability(scores []float64, c int) float64 {
 	return pc / sum
 }
 
+// calibrations returns the number of Platt sigmoids the model needs: one
+// per problem, or one per class for a centroid model.
+func (m *Model) calibrations() int {
+	if m.Centroids != nil {
+		return len(m.Classes)
+	}
+	return len(m.Problems)
+}
+
 // TrainData is a window of rows for a multi-class solve.
 type TrainData struct {
 	X Matrix
@@ -123,6 +147,8 @@ type TrainData struct {
 	// Keys identify rows across windows for warm starts (see Problem.Keys).
 	Keys      []uint64
 	Laplacian Laplacian
+	// Graph is the kNN graph over X's rows; Spectral Regression needs it.
+	Graph WeightedGraph
 }
 
 // TrainStats describes a multi-class solve: the sums over its problems.
@@ -147,6 +173,9 @@ func Train(ctx context.Context, data TrainData, params Params, prev *Model) (*Mo
 	classes, labeled := modelClasses(prev, data.Labels)
 	if len(classes) < 2 {
 		return nil, TrainStats{}, ErrOneClass
+	}
+	if params.withDefaults().Algorithm == SR {
+		return trainSR(ctx, data, params.withDefaults(), classes, labeled, prev)
 	}
 	m := &Model{Classes: classes, Dim: newColumnSpace(data.X).features}
 	nprob := len(classes)
@@ -273,7 +302,7 @@ func mirror(p Params) Params {
 // model grows a third class, the binary solution (negated for the first
 // class). A class new to the model starts cold.
 func warmFor(prev *Model, m *Model, k int) *Solution {
-	if prev == nil || !prev.Ready() || prev.Dim != m.Dim {
+	if prev == nil || !prev.Ready() || prev.Dim != m.Dim || prev.Centroids != nil {
 		return nil
 	}
 	class := problemClass(m, k)

@@ -18,10 +18,11 @@ const (
 	LapSVM Algorithm = "lapsvm" // L2-SVM plus the graph term
 	TSVM   Algorithm = "tsvm"   // multi-switch transductive L2-SVM (thesis §6.3)
 	DA     Algorithm = "da"     // deterministic annealing S3VM (thesis §6.4)
+	SR     Algorithm = "sr"     // Spectral Regression (Cai, He and Han), multi-class by nature
 )
 
 // Algorithms lists every algorithm, in the order of MATH.md.
-var Algorithms = []Algorithm{RLS, SVM, LapRLS, LapSVM, TSVM, DA}
+var Algorithms = []Algorithm{RLS, SVM, LapRLS, LapSVM, TSVM, DA, SR}
 
 // ParseAlgorithm returns the algorithm named s.
 func ParseAlgorithm(s string) (Algorithm, error) {
@@ -30,7 +31,7 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 			return a, nil
 		}
 	}
-	return "", fmt.Errorf("unknown algorithm %q (want one of rls, svm, laprls, lapsvm, tsvm, da)", s)
+	return "", fmt.Errorf("unknown algorithm %q (want one of rls, svm, laprls, lapsvm, tsvm, da, sr)", s)
 }
 
 func (a Algorithm) transductive() bool { return a == TSVM || a == DA }
@@ -38,7 +39,7 @@ func (a Algorithm) transductive() bool { return a == TSVM || a == DA }
 // usesGraph reports whether the algorithm's objective has the graph term.
 func (a Algorithm) usesGraph(lambdaI float64) bool {
 	switch a {
-	case LapRLS, LapSVM:
+	case LapRLS, LapSVM, SR:
 		return true
 	case TSVM, DA:
 		return lambdaI > 0
@@ -63,6 +64,13 @@ type Params struct {
 	// PositiveCost and NegativeCost are the costs c_i of labeled rows of
 	// each class, for imbalanced data; 0 means 1.
 	PositiveCost, NegativeCost float64
+	// SRDelta is δ of Spectral Regression, the weight of the kNN edges
+	// against the label block; 0 means 0.1.
+	SRDelta float64
+	// SRGamma is γ of Spectral Regression, the weight of unlabeled rows
+	// in its ridge regressions (0 < γ ≤ 1); 0 means 1. SR's ridge α is
+	// Lambda.
+	SRGamma float64
 	Tolerances
 
 	// trace, for tests, sees every finite Newton run's objectives.
@@ -84,6 +92,12 @@ func (p Params) withDefaults() Params {
 	}
 	if p.NegativeCost == 0 {
 		p.NegativeCost = 1
+	}
+	if p.SRDelta == 0 {
+		p.SRDelta = 0.1
+	}
+	if p.SRGamma == 0 {
+		p.SRGamma = 1
 	}
 	p.Tolerances = p.Tolerances.withDefaults()
 	return p
@@ -109,6 +123,10 @@ func (p Params) Validate() error {
 		return fmt.Errorf("max_switch must be >= 0, got %d", p.MaxSwitch)
 	case p.PositiveCost < 0 || p.NegativeCost < 0:
 		return errors.New("class costs must be >= 0")
+	case p.SRDelta < 0 || p.SRDelta > 1:
+		return fmt.Errorf("sr_delta must be in (0, 1], got %v", p.SRDelta)
+	case p.SRGamma < 0 || p.SRGamma > 1:
+		return fmt.Errorf("sr_gamma must be in (0, 1], got %v", p.SRGamma)
 	}
 	return nil
 }
@@ -154,6 +172,7 @@ type Stats struct {
 	Active      int     // active terms at the end
 	Runs        int     // finite Newton runs (1 for the supervised algorithms)
 	Switches    int     // TSVM label switches
+	EigenIters  int     // SR eigensolver iterations
 	Seconds     float64 // wall time
 }
 
@@ -202,6 +221,8 @@ func Solve(ctx context.Context, prob Problem, params Params, warm *Solution) (*S
 		sol, err = b.tsvm(ctx, warm)
 	case DA:
 		sol, err = b.da(ctx, warm)
+	case SR:
+		return nil, errors.New("sr solves every class at once: use Train")
 	}
 	if err != nil {
 		return nil, err

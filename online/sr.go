@@ -1,0 +1,436 @@
+package online
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"streamer/vector"
+)
+
+// Spectral Regression (Cai, He and Han; MATH.md "Spectral Regression"):
+// the c-1 leading non-trivial eigenvectors of the label-augmented kNN
+// affinity are regression targets for c-1 ridge regressions, and a row is
+// classified by the nearest class centroid in the embedding they span.
+
+const (
+	// srGuard is the number of guard vectors the eigensolver carries
+	// beyond the wanted ones.
+	srGuard = 4
+	// srDenseMax is the window size up to which the eigenproblem is solved
+	// densely: below it a dense decomposition is cheaper than iterations.
+	srDenseMax = 300
+)
+
+// Spectral is the warm state of Spectral Regression: the eigensolver's
+// last block, one row per window row.
+type Spectral struct {
+	Keys []uint64
+	// Vectors is len(Keys) × Block, row-major: the wanted eigenvectors of
+	// S = D^{-1/2} W D^{-1/2} first, then the guard vectors.
+	Vectors []float64
+	Block   int
+}
+
+// srProblem is one SR solve: the window's rows mapped to classes.
+type srProblem struct {
+	data    TrainData
+	params  Params
+	classes []string
+	class   []int // per row: index into classes, -1 unlabeled
+	present []int // classes with a labeled row in the window
+}
+
+func newSRProblem(data TrainData, params Params, classes []string) (*srProblem, error) {
+	if data.Graph == nil {
+		return nil, errors.New("sr needs the window's kNN graph")
+	}
+	if data.Graph.Vertices() != data.X.Rows() {
+		return nil, fmt.Errorf("graph has %d vertices but the window %d rows", data.Graph.Vertices(), data.X.Rows())
+	}
+	p := &srProblem{data: data, params: params, classes: classes, class: make([]int, len(data.Labels))}
+	index := make(map[string]int, len(classes))
+	for k, c := range classes {
+		index[c] = k
+	}
+	count := make([]int, len(classes))
+	for i, l := range data.Labels {
+		p.class[i] = -1
+		if l != "" {
+			p.class[i] = index[l]
+			count[index[l]]++
+		}
+	}
+	for k, c := range count {
+		if c > 0 {
+			p.present = append(p.present, k)
+		}
+	}
+	if len(p.present) < 2 {
+		return nil, ErrOneClass
+	}
+	return p, nil
+}
+
+// trainSR solves Spectral Regression over the window, warm-started from
+// prev's eigenvectors (rows still in the window; new rows from their
+// neighbours) and regression weights when prev is an SR model.
+func trainSR(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *Model) (*Model, TrainStats, error) {
+	start := time.Now()
+	p, err := newSRProblem(data, params, classes)
+	if err != nil {
+		return nil, TrainStats{}, err
+	}
+	aff := newSRAffinity(data.Graph, p.class, len(classes), params.SRDelta)
+	nev := len(p.present) - 1
+	eig, err := p.eigenvectors(aff, nev, prev)
+	if err != nil {
+		return nil, TrainStats{}, fmt.Errorf("sr eigenvectors: %w", err)
+	}
+	responses := p.responses(aff, eig.Vectors, nev)
+	m := &Model{Classes: classes, Dim: newColumnSpace(data.X).features, Problems: make([]Solution, nev)}
+	errs := make([]error, nev)
+	forEachProblem(nev, func(k int) {
+		sol, err := p.ridge(ctx, responses[k], srWarm(prev, m, k))
+		if err != nil {
+			errs[k] = fmt.Errorf("sr response %d: %w", k+1, err)
+			return
+		}
+		m.Problems[k] = *sol
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, TrainStats{}, err
+	}
+	rows, z := labeledEmbedding(m, data)
+	m.Centroids = p.centroids(rows, z)
+	m.Spectral = p.spectralState(eig.Vectors)
+	m.Calibration = calibrateCentroids(m, rows, z, data.Labels)
+	st := TrainStats{Problems: nev, Labeled: labeled}
+	for _, s := range m.Problems {
+		st.Objective += s.Stats.Objective
+		st.NewtonSteps += s.Stats.NewtonSteps
+		st.CGLSIters += s.Stats.CGLSIters
+		st.Runs += s.Stats.Runs
+	}
+	st.EigenIters = eig.Iters
+	st.Seconds = time.Since(start).Seconds()
+	return m, st, nil
+}
+
+// eigenvectors returns the block whose first nev columns are the leading
+// non-trivial eigenvectors of S, aligned with the warm start's.
+func (p *srProblem) eigenvectors(aff *srAffinity, nev int, prev *Model) (eigenResult, error) {
+	n := aff.Dim()
+	block := min(nev+srGuard, n-1)
+	if block < nev {
+		return eigenResult{}, fmt.Errorf("%d rows are too few for %d classes", n, nev+1)
+	}
+	u0 := aff.trivialVector()
+	warm := p.warmBlock(aff, prev, block)
+	var res eigenResult
+	var err error
+	if n <= srDenseMax {
+		res = denseTopEigen(aff, u0, block)
+	} else {
+		res, err = topEigen(aff, u0, nev, block, warm, eigenSettings{})
+		if err != nil {
+			return res, err
+		}
+	}
+	if warm != nil {
+		alignBlock(res.Vectors, warm, nev)
+	}
+	return res, nil
+}
+
+// denseTopEigen solves the eigenproblem of S densely, with the trivial
+// vector pushed to the bottom of the spectrum (S - 3·u0u0ᵀ; S's spectrum
+// lies in [-1, 1]).
+func denseTopEigen(aff *srAffinity, u0 []float64, block int) eigenResult {
+	s := aff.dense()
+	n := aff.Dim()
+	for i := range n {
+		for j := i; j < n; j++ {
+			s.SetSym(i, j, s.At(i, j)-3*u0[i]*u0[j])
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(s, true) {
+		panic("online: dense eigendecomposition of a finite matrix failed")
+	}
+	vals := eig.Values(nil)
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	x := mat.NewDense(n, block, nil)
+	res := eigenResult{Values: make([]float64, block), Vectors: x, Converged: true}
+	for k := range block {
+		src := n - 1 - k
+		res.Values[k] = vals[src]
+		for i := range n {
+			x.Set(i, k, vecs.At(i, src))
+		}
+	}
+	return res
+}
+
+// warmBlock returns the starting block from prev's warm state: the rows
+// still in the window keep their values, new rows take the weighted mean
+// of their neighbours' (0 when none is known). It returns nil without a
+// usable warm state.
+func (p *srProblem) warmBlock(aff *srAffinity, prev *Model, block int) *mat.Dense {
+	if prev == nil || prev.Spectral == nil || prev.Spectral.Block != block {
+		return nil
+	}
+	sp := prev.Spectral
+	at := make(map[uint64]int, len(sp.Keys))
+	for r, k := range sp.Keys {
+		at[k] = r
+	}
+	n := aff.Dim()
+	x := mat.NewDense(n, block, nil)
+	known := make([]bool, n)
+	found := 0
+	for i := range n {
+		if r, ok := at[p.key(i)]; ok {
+			copy(x.RawRowView(i), sp.Vectors[r*block:(r+1)*block])
+			known[i] = true
+			found++
+		}
+	}
+	if found == 0 {
+		return nil
+	}
+	fillFromNeighbours(aff, x, known)
+	return x
+}
+
+func (p *srProblem) key(row int) uint64 {
+	if p.data.Keys == nil {
+		return uint64(row)
+	}
+	return p.data.Keys[row]
+}
+
+// fillFromNeighbours sets each unknown row of x to the weighted mean of its
+// known neighbours along the kNN edges.
+func fillFromNeighbours(aff *srAffinity, x *mat.Dense, known []bool) {
+	_, b := x.Dims()
+	weight := make([]float64, aff.n)
+	for e, w := range aff.w {
+		i, j := int(aff.ea[e]), int(aff.eb[e])
+		switch {
+		case known[i] && !known[j]:
+			axpy(x.RawRowView(j), w, x.RawRowView(i))
+			weight[j] += w
+		case known[j] && !known[i]:
+			axpy(x.RawRowView(i), w, x.RawRowView(j))
+			weight[i] += w
+		}
+	}
+	for i, w := range weight {
+		if w > 0 {
+			floatsScaleTo(x.RawRowView(i), 1/w, x.RawRowView(i))
+		}
+	}
+	_ = b
+}
+
+// alignBlock rotates the first nev columns of x, within their span, to be
+// as close as possible to warm's (orthogonal Procrustes). Any orthonormal
+// basis of the wanted eigenspace gives the same classifier, since nearest
+// centroids are invariant under rotations of the embedding; aligning it
+// keeps the responses, and so the warm-started regressions, stable from
+// one solve to the next.
+func alignBlock(x, warm *mat.Dense, nev int) {
+	n, _ := x.Dims()
+	xs := mat.DenseCopyOf(x.Slice(0, n, 0, nev))
+	ws := warm.Slice(0, n, 0, nev)
+	m := mat.NewDense(nev, nev, nil)
+	m.Mul(xs.T(), ws)
+	var svd mat.SVD
+	if !svd.Factorize(m, mat.SVDFull) {
+		return
+	}
+	var u, v mat.Dense
+	svd.UTo(&u)
+	svd.VTo(&v)
+	q := mat.NewDense(nev, nev, nil)
+	q.Mul(&u, v.T())
+	rot := mat.NewDense(n, nev, nil)
+	rot.Mul(xs, q)
+	for i := range n {
+		copy(x.RawRowView(i)[:nev], rot.RawRowView(i))
+	}
+}
+
+// responses returns y_k = D^{-1/2} v_k for the first nev eigenvectors: the
+// generalized eigenvectors of W y = μ D y.
+func (p *srProblem) responses(aff *srAffinity, v *mat.Dense, nev int) [][]float64 {
+	n := aff.Dim()
+	ys := make([][]float64, nev)
+	for k := range ys {
+		ys[k] = make([]float64, n)
+		for i := range n {
+			ys[k][i] = aff.invSqrt[i] * v.At(i, k)
+		}
+	}
+	return ys
+}
+
+// ridge solves min_a Σ_L (x_i·a - y_i)² + Σ_U (γ x_i·a - y_i)² + α‖a‖²
+// (report eq. 9, with the bias feature) by the finite Newton solver's
+// CGLS: an unlabeled row is the term γ²(x_i·a - y_i/γ)².
+func (p *srProblem) ridge(ctx context.Context, y []float64, warm *Solution) (*Solution, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	x := p.data.X
+	space := newColumnSpace(x)
+	s := &newton{x: x, d: x.Cols(), lambda: p.params.Lambda, terms: &terms{kind: squaredLoss}, tol: p.params.Tolerances}
+	g := p.params.SRGamma
+	for i, yi := range y {
+		switch {
+		case p.class[i] >= 0:
+			s.terms.add(i, yi, 1)
+		case g > 0:
+			s.terms.add(i, yi/g, g*g)
+		}
+	}
+	w := make([]float64, x.Cols()+1)
+	if warm != nil && len(warm.W) == space.features+1 {
+		w = space.compact(warm.W)
+	}
+	s.setWeights(w)
+	sol := &Solution{}
+	sol.Stats.add(s.minimize(warm != nil))
+	sol.Stats.Objective = s.objective()
+	sol.W = space.expand(s.w)
+	return sol, nil
+}
+
+// srWarm returns the warm start of response k: prev's, when prev is an SR
+// model of the same layout.
+func srWarm(prev, m *Model, k int) *Solution {
+	if prev == nil || prev.Centroids == nil || prev.Dim != m.Dim || k >= len(prev.Problems) {
+		return nil
+	}
+	return &prev.Problems[k]
+}
+
+// centroids returns each class's mean embedding over its labeled rows
+// (z, from labeledEmbedding); a class without a labeled row in the window
+// has none (nil).
+func (p *srProblem) centroids(rows []int, z [][]float64) [][]float64 {
+	cs := make([][]float64, len(p.classes))
+	count := make([]float64, len(p.classes))
+	for j, i := range rows {
+		c := p.class[i]
+		if cs[c] == nil {
+			cs[c] = make([]float64, len(z[j]))
+		}
+		axpy(cs[c], 1, z[j])
+		count[c]++
+	}
+	for c := range cs {
+		if cs[c] != nil {
+			floatsScaleTo(cs[c], 1/count[c], cs[c])
+		}
+	}
+	return cs
+}
+
+// labeledEmbedding returns the labeled rows of the window and their
+// embeddings z = Aᵀx under m's regression weights.
+func labeledEmbedding(m *Model, data TrainData) ([]int, [][]float64) {
+	var rows []int
+	for i, l := range data.Labels {
+		if l != "" {
+			rows = append(rows, i)
+		}
+	}
+	z := make([][]float64, len(rows))
+	for j := range z {
+		z[j] = make([]float64, len(m.Problems))
+	}
+	space := newColumnSpace(data.X)
+	d := data.X.Cols()
+	out := make([]float64, len(rows))
+	for k := range m.Problems {
+		w := space.compact(m.Problems[k].W)
+		data.X.MulVec(out, rows, w[:d])
+		for j := range rows {
+			z[j][k] = out[j] + w[d]
+		}
+	}
+	return rows, z
+}
+
+// calibrateCentroids fits one Platt sigmoid per class, class against the
+// rest, on the centroid scores of the labeled rows.
+func calibrateCentroids(m *Model, rows []int, z [][]float64, labels []string) []Platt {
+	scores := make([][]float64, len(rows))
+	for j := range rows {
+		scores[j] = make([]float64, len(m.Classes))
+		m.centroidScores(z[j], scores[j])
+	}
+	cal := make([]Platt, len(m.Classes))
+	out := make([]float64, len(rows))
+	ys := make([]float64, len(rows))
+	for c, name := range m.Classes {
+		for j, i := range rows {
+			out[j] = scores[j][c]
+			ys[j] = -1
+			if labels[i] == name {
+				ys[j] = 1
+			}
+		}
+		cal[c] = FitPlatt(out, ys)
+	}
+	return cal
+}
+
+// spectralState keeps the eigensolver's block by row key for the next
+// solve's warm start.
+func (p *srProblem) spectralState(v *mat.Dense) *Spectral {
+	n, b := v.Dims()
+	sp := &Spectral{Keys: make([]uint64, n), Vectors: make([]float64, 0, n*b), Block: b}
+	for i := range n {
+		sp.Keys[i] = p.key(i)
+		sp.Vectors = append(sp.Vectors, v.RawRowView(i)...)
+	}
+	return sp
+}
+
+// embed sets z to the embedding Aᵀx of an SR model.
+func (m *Model) embed(x vector.Vector, z []float64) {
+	for k := range m.Problems {
+		z[k] = output(m.Problems[k].W, x, m.Dim)
+	}
+}
+
+// centroidScores sets dst[c] to minus the distance of the embedding z to
+// class c's centroid; a class without a centroid scores below every other.
+func (m *Model) centroidScores(z, dst []float64) {
+	worst := 0.0
+	for c, mu := range m.Centroids {
+		if mu == nil {
+			continue
+		}
+		var d2 float64
+		for k, v := range z {
+			e := v - mu[k]
+			d2 += e * e
+		}
+		dst[c] = -math.Sqrt(d2)
+		worst = min(worst, dst[c])
+	}
+	for c, mu := range m.Centroids {
+		if mu == nil {
+			dst[c] = worst - 1
+		}
+	}
+}

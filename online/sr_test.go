@@ -1,0 +1,416 @@
+package online
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"streamer/anngraph"
+	"streamer/synth"
+	"streamer/vector"
+)
+
+// srData draws c Gaussian clusters in dim dimensions, labels a fraction of
+// each class (at least two rows), and builds the exact kNN graph.
+func srData(t testing.TB, n, dim, c int, labeledFrac float64, seed uint64) (TrainData, []string, *anngraph.Laplacian) {
+	t.Helper()
+	xs, cs := synth.Clusters(synth.ClusterConfig{Points: n, Dim: dim, Clusters: c, Spread: 0.6, Seed: seed})
+	truth := make([]string, n)
+	labels := make([]string, n)
+	perClass := map[int]int{}
+	r := rand.New(rand.NewPCG(seed, 7))
+	for i, k := range cs {
+		truth[i] = fmt.Sprint(k)
+		if perClass[k] < 2 || r.Float64() < labeledFrac {
+			labels[i] = truth[i]
+			perClass[k]++
+		}
+	}
+	view, err := anngraph.Build(xs, anngraph.Config{MaxExamples: n, K: 8, Metric: anngraph.Euclidean, Exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lap, err := view.Laplacian(anngraph.LaplacianConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return TrainData{X: NewMatrix(xs, dim), Labels: labels, Laplacian: lap, Graph: lap}, truth, lap
+}
+
+// TestTopEigenMatchesDense checks LOBPCG's eigenpairs of the SR affinity
+// against gonum's dense decomposition: the same eigenvalues, and the same
+// invariant subspace (the projectors agree), on graphs with and without
+// labels.
+func TestTopEigenMatchesDense(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		n, c  int
+		frac  float64
+		delta float64
+	}{
+		{"unlabeled-heavy, 4 classes", 500, 4, 0.02, 0.1},
+		{"many labels, 6 classes", 450, 6, 0.3, 0.5},
+		{"binary", 400, 2, 0.05, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			data, _, lap := srData(t, tt.n, 5, tt.c, tt.frac, 3)
+			classes, _ := modelClasses(nil, data.Labels)
+			p, err := newSRProblem(data, Params{}.withDefaults(), classes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			aff := newSRAffinity(lap, p.class, len(classes), tt.delta)
+			nev := len(classes) - 1
+			got, err := topEigen(aff, aff.trivialVector(), nev, nev+srGuard, nil, eigenSettings{Tol: 1e-9, MaxIter: 2000})
+			if err != nil || !got.Converged {
+				t.Fatalf("not converged (%v) after %d iterations", err, got.Iters)
+			}
+			want := denseTopEigen(aff, aff.trivialVector(), nev+1)
+			for k := range nev {
+				if d := math.Abs(got.Values[k] - want.Values[k]); d > 1e-8 {
+					t.Errorf("eigenvalue %d: %v, dense %v", k, got.Values[k], want.Values[k])
+				}
+			}
+			if gap := want.Values[nev-1] - want.Values[nev]; gap < 1e-6 {
+				t.Fatalf("no gap after the wanted eigenvalues (%v): the subspace is not defined", gap)
+			}
+			if d := projectorDistance(got.Vectors, want.Vectors, nev); d > 1e-6 {
+				t.Errorf("invariant subspaces differ by %v", d)
+			}
+		})
+	}
+}
+
+// projectorDistance returns max |(P_a - P_b)_ij| for the projectors on the
+// first k columns of a and b.
+func projectorDistance(a, b *mat.Dense, k int) float64 {
+	n, _ := a.Dims()
+	pa, pb := mat.NewDense(n, n, nil), mat.NewDense(n, n, nil)
+	sa, sb := a.Slice(0, n, 0, k), b.Slice(0, n, 0, k)
+	pa.Mul(sa, sa.T())
+	pb.Mul(sb, sb.T())
+	pa.Sub(pa, pb)
+	return mat.Norm(pa, math.Inf(1))
+}
+
+// TestSRResponsesAreGeneralizedEigenvectors checks the responses against
+// the definition: W y = μ D y, yᵀ D y = 1, and yᵀ D 1 = 0.
+func TestSRResponsesAreGeneralizedEigenvectors(t *testing.T) {
+	data, _, lap := srData(t, 420, 4, 3, 0.05, 5)
+	classes, _ := modelClasses(nil, data.Labels)
+	p, _ := newSRProblem(data, Params{}.withDefaults(), classes)
+	aff := newSRAffinity(lap, p.class, len(classes), 0.1)
+	eig, err := p.eigenvectors(aff, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ys := p.responses(aff, eig.Vectors, 2)
+	deg := aff.degrees()
+	for k, y := range ys {
+		wy := mat.NewDense(len(y), 1, nil)
+		aff.mulW(wy, mat.NewDense(len(y), 1, append([]float64(nil), y...)))
+		var yDy, oneDy float64
+		for i := range y {
+			yDy += y[i] * deg[i] * y[i]
+			oneDy += deg[i] * y[i]
+		}
+		mu := eig.Values[k]
+		for i := range y {
+			if d := math.Abs(wy.At(i, 0) - mu*deg[i]*y[i]); d > 1e-5 {
+				t.Fatalf("response %d row %d: (Wy)_i = %v, μ(Dy)_i = %v", k, i, wy.At(i, 0), mu*deg[i]*y[i])
+			}
+		}
+		if math.Abs(yDy-1) > 1e-8 || math.Abs(oneDy) > 1e-6 {
+			t.Errorf("response %d: yᵀDy = %v (want 1), 1ᵀDy = %v (want 0)", k, yDy, oneDy)
+		}
+	}
+}
+
+// TestSRAllLabeledIsRegularizedDiscriminantAnalysis checks report §4.1:
+// with every row labeled, the affinity is block-diagonal by class, the
+// responses span the class indicators, and SR is ridge regression onto
+// them (regularized discriminant analysis, SRDA). The reference builds
+// the responses from the indicators and solves the ridge normal equations
+// densely; distances in the embedding, which do not depend on the basis
+// chosen for the responses, must agree.
+func TestSRAllLabeledIsRegularizedDiscriminantAnalysis(t *testing.T) {
+	for _, n := range []int{150, 360} { // dense eigensolver, then LOBPCG
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			data, truth, lap := srData(t, n, 6, 4, 0, 11)
+			data.Labels = truth
+			params := Params{Algorithm: SR, Lambda: 0.5, Tolerances: Tolerances{Epsilon: 1e-12}}
+			m, _, err := Train(context.Background(), data, params, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			classes, _ := modelClasses(nil, truth)
+			p, _ := newSRProblem(data, params.withDefaults(), classes)
+			aff := newSRAffinity(lap, p.class, len(classes), params.withDefaults().SRDelta)
+			ref := rdaReference(data, p.class, len(classes), aff.degrees(), params.Lambda)
+			probe, _ := synth.Clusters(synth.ClusterConfig{Points: 30, Dim: 6, Clusters: 4, Spread: 0.6, Seed: 99})
+			for _, x := range probe {
+				got := m.Scores(x, nil)
+				want := ref.scores(x)
+				for c := range got {
+					if math.Abs(got[c]-want[c]) > 1e-6*(1+math.Abs(want[c])) {
+						t.Fatalf("class %d: distance %v, reference %v", c, -got[c], -want[c])
+					}
+				}
+			}
+		})
+	}
+}
+
+// rdaModel is the dense reference of SR with every row labeled.
+type rdaModel struct {
+	a         *mat.Dense // (d+1) × (c-1), bias last
+	centroids [][]float64
+	d         int
+}
+
+func rdaReference(data TrainData, class []int, c int, deg []float64, alpha float64) rdaModel {
+	n, d := data.X.Rows(), data.X.Cols()
+	// D^{1/2}-scaled class indicators, minus the trivial vector,
+	// orthonormalized: an orthonormal basis of S's eigenspace of 1 ⟂ u0.
+	ind := mat.NewDense(n, c, nil)
+	for i, k := range class {
+		ind.Set(i, k, math.Sqrt(deg[i]))
+	}
+	u0 := make([]float64, n)
+	for i := range u0 {
+		u0[i] = math.Sqrt(deg[i])
+	}
+	scale := 1 / math.Sqrt(floatsDot(u0, u0))
+	for i := range u0 {
+		u0[i] *= scale
+	}
+	v := orthonormalBasis(ind, u0, nil)
+	_, nev := v.Dims()
+	y := mat.NewDense(n, nev, nil)
+	for i := range n {
+		for k := range nev {
+			y.Set(i, k, v.At(i, k)/math.Sqrt(deg[i]))
+		}
+	}
+	xa := mat.NewDense(n, d+1, nil)
+	for i := range n {
+		row := make([]float64, d)
+		data.X.MulTransVec(row, []int{i}, []float64{1})
+		copy(xa.RawRowView(i), row)
+		xa.Set(i, d, 1)
+	}
+	var g mat.Dense
+	g.Mul(xa.T(), xa)
+	for j := range d + 1 {
+		g.Set(j, j, g.At(j, j)+alpha)
+	}
+	var rhs mat.Dense
+	rhs.Mul(xa.T(), y)
+	a := mat.NewDense(d+1, nev, nil)
+	if err := a.Solve(&g, &rhs); err != nil {
+		panic(err)
+	}
+	var z mat.Dense
+	z.Mul(xa, a)
+	m := rdaModel{a: a, d: d, centroids: make([][]float64, c)}
+	count := make([]float64, c)
+	for i, k := range class {
+		if m.centroids[k] == nil {
+			m.centroids[k] = make([]float64, nev)
+		}
+		for j := range nev {
+			m.centroids[k][j] += z.At(i, j)
+		}
+		count[k]++
+	}
+	for k := range m.centroids {
+		for j := range m.centroids[k] {
+			m.centroids[k][j] /= count[k]
+		}
+	}
+	return m
+}
+
+func (m rdaModel) scores(x vector.Vector) []float64 {
+	_, nev := m.a.Dims()
+	z := make([]float64, nev)
+	for k := range nev {
+		z[k] = m.a.At(m.d, k)
+		for j, v := range x.Values {
+			z[k] += v * m.a.At(j, k)
+		}
+	}
+	out := make([]float64, len(m.centroids))
+	for c, mu := range m.centroids {
+		var d2 float64
+		for k := range z {
+			d2 += (z[k] - mu[k]) * (z[k] - mu[k])
+		}
+		out[c] = -math.Sqrt(d2)
+	}
+	return out
+}
+
+func floatsDot(a, b []float64) float64 { return dot(a, b) }
+
+// TestSRWarmStartOnUnchangedWindow checks that a re-solve of an unchanged
+// window, warm-started from the last model, costs no eigensolver and no
+// CGLS iteration, and returns the same classifier.
+func TestSRWarmStartOnUnchangedWindow(t *testing.T) {
+	data, _, _ := srData(t, 800, 8, 5, 0.03, 21)
+	data.Keys = make([]uint64, data.X.Rows())
+	for i := range data.Keys {
+		data.Keys[i] = uint64(1000 + i)
+	}
+	params := Params{Algorithm: SR}
+	cold, coldSt, err := Train(context.Background(), data, params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if coldSt.EigenIters == 0 || coldSt.CGLSIters == 0 {
+		t.Fatalf("cold solve did no work: %+v", coldSt)
+	}
+	warm, warmSt, err := Train(context.Background(), data, params, cold)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if warmSt.EigenIters != 0 || warmSt.CGLSIters > 1 {
+		t.Errorf("warm re-solve of an unchanged window: %d eigen iterations, %d CGLS iterations (cold %d, %d)",
+			warmSt.EigenIters, warmSt.CGLSIters, coldSt.EigenIters, coldSt.CGLSIters)
+	}
+	probe, _ := synth.Clusters(synth.ClusterConfig{Points: 50, Dim: 8, Clusters: 5, Spread: 0.6, Seed: 5})
+	for _, x := range probe {
+		a, b := cold.Scores(x, nil), warm.Scores(x, nil)
+		for c := range a {
+			if math.Abs(a[c]-b[c]) > 1e-4*(1+math.Abs(a[c])) {
+				t.Fatalf("scores moved: %v then %v", a, b)
+			}
+		}
+	}
+}
+
+// TestSRWarmStartAfterSlide checks that when a few rows leave and enter
+// the window, a warm re-solve needs fewer eigensolver iterations than a
+// cold one, and agrees with it.
+func TestSRWarmStartAfterSlide(t *testing.T) {
+	full, _, _ := srData(t, 1000, 8, 5, 0.03, 31)
+	window := func(lo, hi int) TrainData {
+		rows := make([]vector.Vector, 0, hi-lo)
+		keys := make([]uint64, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			v := make([]float64, 8)
+			full.X.MulTransVec(v, []int{i}, []float64{1})
+			rows = append(rows, vector.Dense(v))
+			keys = append(keys, uint64(i))
+		}
+		view, err := anngraph.Build(rows, anngraph.Config{MaxExamples: len(rows), K: 8, Metric: anngraph.Euclidean, Exhaustive: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lap, _ := view.Laplacian(anngraph.LaplacianConfig{})
+		return TrainData{X: NewMatrix(rows, 8), Labels: full.Labels[lo:hi], Keys: keys, Laplacian: lap, Graph: lap}
+	}
+	params := Params{Algorithm: SR}
+	first, _, err := Train(context.Background(), window(0, 900), params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := window(20, 920)
+	_, coldSt, err := Train(context.Background(), next, params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, warmSt, err := Train(context.Background(), next, params, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if warmSt.EigenIters >= coldSt.EigenIters {
+		t.Errorf("warm eigensolve took %d iterations, cold %d", warmSt.EigenIters, coldSt.EigenIters)
+	}
+	t.Logf("eigen iterations cold %d warm %d; CGLS cold %d warm %d", coldSt.EigenIters, warmSt.EigenIters, coldSt.CGLSIters, warmSt.CGLSIters)
+}
+
+// TestSRBeatsSupervisedOnClusters checks what SR is for: with a few labels
+// of several classes whose rows form clusters, the graph's eigenvectors
+// carry the labels to the unlabeled rows, and SR classifies the unlabeled
+// rows better than the same ridge learner on the labeled rows alone.
+func TestSRBeatsSupervisedOnClusters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("numerical; no concurrency to race")
+	}
+	var srAcc, rlsAcc []float64
+	for seed := range uint64(3) {
+		data, truth, _ := srData(t, 1500, 10, 8, 0.005, 40+seed)
+		for _, algo := range []Algorithm{SR, RLS} {
+			m, _, err := Train(context.Background(), data, Params{Algorithm: algo, Lambda: 1e-2}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			acc := transductiveAccuracy(t, m, data, truth)
+			if algo == SR {
+				srAcc = append(srAcc, acc)
+			} else {
+				rlsAcc = append(rlsAcc, acc)
+			}
+		}
+	}
+	t.Logf("sr %v, supervised rls %v", srAcc, rlsAcc)
+	for i := range srAcc {
+		if srAcc[i] < rlsAcc[i]+0.02 {
+			t.Errorf("seed %d: sr %.3f does not beat supervised %.3f by 2 points", i, srAcc[i], rlsAcc[i])
+		}
+	}
+}
+
+func transductiveAccuracy(t testing.TB, m *Model, data TrainData, truth []string) float64 {
+	ok, total := 0, 0
+	row := make([]float64, data.X.Cols())
+	for i, l := range data.Labels {
+		if l != "" {
+			continue
+		}
+		clear(row)
+		data.X.MulTransVec(row, []int{i}, []float64{1})
+		if m.Classes[m.Predict(vector.Dense(row)).Class] == truth[i] {
+			ok++
+		}
+		total++
+	}
+	return float64(ok) / float64(total)
+}
+
+// TestSRBinary checks that two classes work: one response, two centroids,
+// probabilities that sum to one.
+func TestSRBinary(t *testing.T) {
+	data, truth, _ := srData(t, 400, 5, 2, 0.05, 8)
+	m, st, err := Train(context.Background(), data, Params{Algorithm: SR}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Problems != 1 || len(m.Centroids) != 2 || m.Binary() {
+		t.Fatalf("binary SR: %d problems, %d centroids, Binary() = %v", st.Problems, len(m.Centroids), m.Binary())
+	}
+	if acc := transductiveAccuracy(t, m, data, truth); acc < 0.9 {
+		t.Errorf("accuracy %.3f on two separated clusters", acc)
+	}
+	x := make([]float64, 5)
+	data.X.MulTransVec(x, []int{0}, []float64{1})
+	pred := m.Predict(vector.Dense(x))
+	if pred.Prob <= 0 || pred.Prob > 1 {
+		t.Errorf("probability %v", pred.Prob)
+	}
+}
+
+// TestSRNeedsGraph checks the error without a graph.
+func TestSRNeedsGraph(t *testing.T) {
+	data, _, _ := srData(t, 50, 3, 3, 0.2, 1)
+	data.Graph = nil
+	if _, _, err := Train(context.Background(), data, Params{Algorithm: SR}, nil); err == nil {
+		t.Fatal("sr without a graph: no error")
+	}
+}

@@ -1,0 +1,153 @@
+package online
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// WeightedGraph is a window's kNN graph as Spectral Regression reads it:
+// each undirected edge once, with its weight s(i, j) (heat, cosine or
+// binary). The graph of package anngraph implements it.
+type WeightedGraph interface {
+	Vertices() int
+	Edges() int
+	// Edge returns edge e's ends and weight.
+	Edge(e int) (i, j int, w float64)
+}
+
+// srAffinity is the label-augmented affinity W of Spectral Regression
+// (MATH.md): the kNN edges weighted δ·s(i, j), without the edges that join
+// two labeled rows of different classes, plus the label block
+// Σ_k (1/l_k) 1_k 1_kᵀ, which is applied as that rank-c sum and never
+// stored as edges. As a blockOperator it is S = D^{-1/2} W D^{-1/2}.
+type srAffinity struct {
+	n       int
+	ea, eb  []int32
+	w       []float64
+	members [][]int32 // labeled rows of each class
+	invL    []float64 // 1/l_k
+	invSqrt []float64 // D^{-1/2}, 0 for a row without edges
+}
+
+// newSRAffinity builds W over g with row classes class (-1 unlabeled).
+func newSRAffinity(g WeightedGraph, class []int, nclass int, delta float64) *srAffinity {
+	a := &srAffinity{n: g.Vertices(), members: make([][]int32, nclass), invL: make([]float64, nclass)}
+	for e := range g.Edges() {
+		i, j, w := g.Edge(e)
+		if class[i] >= 0 && class[j] >= 0 && class[i] != class[j] {
+			continue
+		}
+		a.ea, a.eb, a.w = append(a.ea, int32(i)), append(a.eb, int32(j)), append(a.w, delta*w)
+	}
+	for i, c := range class {
+		if c >= 0 {
+			a.members[c] = append(a.members[c], int32(i))
+		}
+	}
+	for k, m := range a.members {
+		if len(m) > 0 {
+			a.invL[k] = 1 / float64(len(m))
+		}
+	}
+	a.invSqrt = a.degrees()
+	for i, d := range a.invSqrt {
+		if d > 0 {
+			a.invSqrt[i] = 1 / math.Sqrt(d)
+		}
+	}
+	return a
+}
+
+// degrees returns D = W·1.
+func (a *srAffinity) degrees() []float64 {
+	d := make([]float64, a.n)
+	for e, w := range a.w {
+		d[a.ea[e]] += w
+		d[a.eb[e]] += w
+	}
+	for k, m := range a.members {
+		for _, i := range m {
+			d[i] += float64(len(m)) * a.invL[k] // = 1: the block's row sum
+		}
+	}
+	return d
+}
+
+// Dim implements blockOperator.
+func (a *srAffinity) Dim() int { return a.n }
+
+// MulBlock sets dst = D^{-1/2} W D^{-1/2} src.
+func (a *srAffinity) MulBlock(dst, src *mat.Dense) {
+	_, b := src.Dims()
+	scaled := mat.NewDense(a.n, b, nil)
+	for i := range a.n {
+		floatsScaleTo(scaled.RawRowView(i), a.invSqrt[i], src.RawRowView(i))
+	}
+	dst.Zero()
+	a.mulW(dst, scaled)
+	for i := range a.n {
+		row := dst.RawRowView(i)
+		floatsScaleTo(row, a.invSqrt[i], row)
+	}
+}
+
+// mulW adds W·src to dst.
+func (a *srAffinity) mulW(dst, src *mat.Dense) {
+	for e, w := range a.w {
+		i, j := int(a.ea[e]), int(a.eb[e])
+		axpy(dst.RawRowView(i), w, src.RawRowView(j))
+		axpy(dst.RawRowView(j), w, src.RawRowView(i))
+	}
+	_, b := src.Dims()
+	sum := make([]float64, b)
+	for k, m := range a.members {
+		clear(sum)
+		for _, i := range m {
+			axpy(sum, 1, src.RawRowView(int(i)))
+		}
+		for _, i := range m {
+			axpy(dst.RawRowView(int(i)), a.invL[k], sum)
+		}
+	}
+}
+
+// trivialVector returns D^{1/2}·1 normalized: S's eigenvector of
+// eigenvalue 1, which carries no information and is deflated.
+func (a *srAffinity) trivialVector() []float64 {
+	u := make([]float64, a.n)
+	for i, s := range a.invSqrt {
+		if s > 0 {
+			u[i] = 1 / s
+		}
+	}
+	if nrm := norm(u); nrm > 0 {
+		for i := range u {
+			u[i] /= nrm
+		}
+	}
+	return u
+}
+
+// dense returns S as a dense symmetric matrix, for small windows and tests.
+func (a *srAffinity) dense() *mat.SymDense {
+	id := mat.NewDense(a.n, a.n, nil)
+	for i := range a.n {
+		id.Set(i, i, 1)
+	}
+	out := mat.NewDense(a.n, a.n, nil)
+	a.MulBlock(out, id)
+	s := mat.NewSymDense(a.n, nil)
+	for i := range a.n {
+		for j := i; j < a.n; j++ {
+			s.SetSym(i, j, (out.At(i, j)+out.At(j, i))/2)
+		}
+	}
+	return s
+}
+
+func floatsScaleTo(dst []float64, c float64, src []float64) {
+	for k, v := range src {
+		dst[k] = c * v
+	}
+}
