@@ -90,8 +90,11 @@ func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	if err != nil {
 		return nil, err
 	}
-	x := online.NewMatrix(data.rows, data.dim)
-	m, st, err := online.Train(ctx, online.TrainData{X: x, Labels: data.labels, Laplacian: lap}, cfg.Params, nil)
+	train := online.TrainData{X: online.NewMatrix(data.rows, data.dim), Labels: data.labels}
+	if lap != nil {
+		train.Laplacian, train.Graph = lap, lap
+	}
+	m, st, err := online.Train(ctx, train, cfg.Params, nil)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
@@ -189,11 +192,8 @@ func applyLabelsFile(d *dataset, path string) error {
 
 // buildGraph builds the Laplacian over the rows when the objective needs
 // one: exact kNN for few rows, the approximate graph of anngraph beyond.
-func buildGraph(d *dataset, cfg FitConfig) (online.Laplacian, error) {
-	p := cfg.Params
-	needs := p.Algorithm == online.LapRLS || p.Algorithm == online.LapSVM ||
-		((p.Algorithm == online.TSVM || p.Algorithm == online.DA) && p.LambdaI > 0)
-	if !needs {
+func buildGraph(d *dataset, cfg FitConfig) (*anngraph.Laplacian, error) {
+	if !cfg.Params.Algorithm.UsesGraph(cfg.Params.LambdaI) {
 		return nil, nil
 	}
 	metric := anngraph.Cosine

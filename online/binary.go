@@ -58,7 +58,7 @@ func newBinary(prob Problem, par Params) (*binary, error) {
 }
 
 func (b *binary) setGraph() error {
-	b.graph = b.par.Algorithm.usesGraph(b.par.LambdaI)
+	b.graph = b.par.Algorithm.UsesGraph(b.par.LambdaI)
 	if !b.graph {
 		return nil
 	}

@@ -90,7 +90,7 @@ func NewLearner(cfg LearnerConfig) (*Learner, error) {
 	}
 	cfg = cfg.withDefaults()
 	l := &Learner{cfg: cfg, keyOf: map[string]uint64{}, idOf: map[uint64]string{}, labels: map[uint64]string{}}
-	if cfg.Params.Algorithm.usesGraph(cfg.Params.LambdaI) {
+	if cfg.Params.Algorithm.UsesGraph(cfg.Params.LambdaI) {
 		w, err := anngraph.New(cfg.Window)
 		if err != nil {
 			return nil, err
@@ -308,7 +308,10 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 		return rep, err
 	}
 	prev, version := l.Model()
-	data := TrainData{X: NewMatrix(view.vecs, l.cfg.Features), Labels: labels, Keys: view.keys, Laplacian: lap}
+	data := TrainData{X: NewMatrix(view.vecs, l.cfg.Features), Labels: labels, Keys: view.keys}
+	if lap != nil { // a nil *anngraph.Laplacian must not become a non-nil interface
+		data.Laplacian, data.Graph = lap, lap
+	}
 	m, st, err := Train(ctx, data, l.cfg.Params, prev)
 	if err != nil {
 		return rep, err

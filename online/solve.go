@@ -36,8 +36,8 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 
 func (a Algorithm) transductive() bool { return a == TSVM || a == DA }
 
-// usesGraph reports whether the algorithm's objective has the graph term.
-func (a Algorithm) usesGraph(lambdaI float64) bool {
+// UsesGraph reports whether the algorithm's objective has the graph term.
+func (a Algorithm) UsesGraph(lambdaI float64) bool {
 	switch a {
 	case LapRLS, LapSVM, SR:
 		return true

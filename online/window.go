@@ -29,8 +29,8 @@ type windowView struct {
 }
 
 // laplacian builds the graph Laplacian of the view, or returns nil for a
-// view without a graph.
-func (v windowView) laplacian(cfg anngraph.LaplacianConfig) (Laplacian, error) {
+// view without a graph. It is also the weighted graph SR reads.
+func (v windowView) laplacian(cfg anngraph.LaplacianConfig) (*anngraph.Laplacian, error) {
 	if v.graph == nil {
 		return nil, nil
 	}

@@ -129,6 +129,8 @@ type SolverConfig struct {
 	MaxSwitch int     `mapstructure:"max_switch"`
 	CostPos   float64 `mapstructure:"cost_pos"`
 	CostNeg   float64 `mapstructure:"cost_neg"`
+	SRDelta   float64 `mapstructure:"sr_delta"`
+	SRGamma   float64 `mapstructure:"sr_gamma"`
 }
 
 // ScheduleConfig is the schedule section.

@@ -51,12 +51,14 @@ type header struct {
 	Dim          int            `json:"dim"`
 	Temperatures []float64      `json:"temperatures,omitempty"`
 	Calibration  []online.Platt `json:"calibration,omitempty"`
-	Vectors      int            `json:"vectors"`
+	// Centroids are an SR model's class centroids in its embedding.
+	Centroids [][]float64 `json:"centroids,omitempty"`
+	Vectors   int         `json:"vectors"`
 }
 
 // Encode returns the binary form of s.
 func Encode(s *Snapshot) ([]byte, error) {
-	h := header{Snapshot: *s, Classes: s.Model.Classes, Dim: s.Model.Dim, Calibration: s.Model.Calibration, Vectors: len(s.Model.Problems)}
+	h := header{Snapshot: *s, Classes: s.Model.Classes, Dim: s.Model.Dim, Calibration: s.Model.Calibration, Centroids: s.Model.Centroids, Vectors: len(s.Model.Problems)}
 	for _, p := range s.Model.Problems {
 		h.Temperatures = append(h.Temperatures, p.Temperature)
 	}
@@ -124,7 +126,7 @@ func Decode(data []byte) (*Snapshot, error) {
 		return nil, err
 	}
 	s := h.Snapshot
-	s.Model = online.Model{Classes: h.Classes, Dim: h.Dim, Calibration: h.Calibration}
+	s.Model = online.Model{Classes: h.Classes, Dim: h.Dim, Calibration: h.Calibration, Centroids: h.Centroids}
 	if err := r.problems(&s.Model, h); err != nil {
 		return nil, err
 	}
@@ -173,6 +175,9 @@ func (r *reader) header() (*header, error) {
 	}
 	if h.Dim < 0 || h.Dim >= math.MaxInt32 {
 		return nil, fmt.Errorf("%w: dimension %d", ErrNotSnapshot, h.Dim)
+	}
+	if err := h.checkCentroids(); err != nil {
+		return nil, err
 	}
 	return &h, nil
 }
@@ -270,6 +275,28 @@ func Verify(data []byte) error {
 	body, sum := data[:len(data)-4], le.Uint32(data[len(data)-4:])
 	if got := crc32.Checksum(body, castagnoli); got != sum {
 		return fmt.Errorf("%w: stored %08x, computed %08x", ErrChecksum, sum, got)
+	}
+	return nil
+}
+
+// checkCentroids verifies that an SR model's centroids fit its classes and
+// embedding, so that scoring cannot index out of range.
+func (h *header) checkCentroids() error {
+	if h.Centroids == nil {
+		return nil
+	}
+	if len(h.Centroids) != len(h.Classes) {
+		return fmt.Errorf("%w: %d centroids for %d classes", ErrNotSnapshot, len(h.Centroids), len(h.Classes))
+	}
+	for c, mu := range h.Centroids {
+		if mu != nil && len(mu) != h.Vectors {
+			return fmt.Errorf("%w: centroid %d has %d coordinates, want %d", ErrNotSnapshot, c, len(mu), h.Vectors)
+		}
+		for _, v := range mu {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("%w: centroid %d is not finite", ErrNotSnapshot, c)
+			}
+		}
 	}
 	return nil
 }

@@ -47,6 +47,8 @@ type Params struct {
 	MaxSwitch    int     `json:"max_switch,omitempty"`
 	PositiveCost float64 `json:"cost_pos,omitempty"`
 	NegativeCost float64 `json:"cost_neg,omitempty"`
+	SRDelta      float64 `json:"sr_delta,omitempty"`
+	SRGamma      float64 `json:"sr_gamma,omitempty"`
 }
 
 // Window describes the sliding window and its graph.
@@ -86,6 +88,7 @@ func FromParams(p online.Params) Params {
 	return Params{
 		Algorithm: string(p.Algorithm), Lambda: p.Lambda, LambdaU: p.LambdaU, LambdaI: p.LambdaI,
 		R: p.R, MaxSwitch: p.MaxSwitch, PositiveCost: p.PositiveCost, NegativeCost: p.NegativeCost,
+		SRDelta: p.SRDelta, SRGamma: p.SRGamma,
 	}
 }
 
@@ -94,5 +97,6 @@ func (p Params) Online() online.Params {
 	return online.Params{
 		Algorithm: online.Algorithm(p.Algorithm), Lambda: p.Lambda, LambdaU: p.LambdaU, LambdaI: p.LambdaI,
 		R: p.R, MaxSwitch: p.MaxSwitch, PositiveCost: p.PositiveCost, NegativeCost: p.NegativeCost,
+		SRDelta: p.SRDelta, SRGamma: p.SRGamma,
 	}
 }

@@ -254,3 +254,32 @@ func FuzzDecodeBody(f *testing.F) {
 		}
 	})
 }
+
+// TestSpectralRegressionModelRoundTrip checks that an SR model keeps its
+// centroids (one class without a centroid included) and its parameters,
+// and that centroids that do not fit the model are refused.
+func TestSpectralRegressionModelRoundTrip(t *testing.T) {
+	s := testSnapshot(4, 30, 1, 3)
+	s.Params = Params{Algorithm: "sr", Lambda: 0.1, SRDelta: 0.2, SRGamma: 0.5}
+	s.Model.Problems = s.Model.Problems[:3]
+	s.Model.Centroids = [][]float64{{1, 2, 3}, nil, {-1, 0.5, 2}, {0, 0, 1}}
+	data, err := Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, s) {
+		t.Fatalf("round trip changed the SR snapshot:\n got %+v\nwant %+v", got.Model, s.Model)
+	}
+	s.Model.Centroids[0] = []float64{1, 2}
+	data, err = Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(data); !errors.Is(err, ErrNotSnapshot) {
+		t.Fatalf("centroid of the wrong length: %v, want ErrNotSnapshot", err)
+	}
+}
