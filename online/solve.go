@@ -21,8 +21,13 @@ const (
 	SR     Algorithm = "sr"     // Spectral Regression (Cai, He and Han), multi-class by nature
 )
 
-// Algorithms lists every algorithm, in the order of MATH.md.
-var Algorithms = []Algorithm{RLS, SVM, LapRLS, LapSVM, TSVM, DA, SR}
+// Objectives lists the binary objectives that Solve minimizes, in the
+// order of MATH.md; multi-class models are one versus rest over them.
+var Objectives = []Algorithm{RLS, SVM, LapRLS, LapSVM, TSVM, DA}
+
+// Algorithms lists every algorithm a model can be trained with: the
+// objectives, then Spectral Regression.
+var Algorithms = append(append([]Algorithm(nil), Objectives...), SR)
 
 // ParseAlgorithm returns the algorithm named s.
 func ParseAlgorithm(s string) (Algorithm, error) {
@@ -197,6 +202,9 @@ func Solve(ctx context.Context, prob Problem, params Params, warm *Solution) (*S
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
+	if params.Algorithm == SR {
+		return nil, errors.New("sr solves every class at once: use Train")
+	}
 	b, err := newBinary(prob, params)
 	if err != nil {
 		return nil, err
@@ -221,8 +229,6 @@ func Solve(ctx context.Context, prob Problem, params Params, warm *Solution) (*S
 		sol, err = b.tsvm(ctx, warm)
 	case DA:
 		sol, err = b.da(ctx, warm)
-	case SR:
-		return nil, errors.New("sr solves every class at once: use Train")
 	}
 	if err != nil {
 		return nil, err

@@ -52,7 +52,7 @@ func testCases() []testCase {
 	with := func(a Algorithm) Params { p := base; p.Algorithm = a; return p }
 	withGraph := func(a Algorithm) Params { p := with(a); p.LambdaI = 0.3; return p }
 	var cases []testCase
-	for _, a := range Algorithms {
+	for _, a := range Objectives {
 		graph := a == LapRLS || a == LapSVM
 		p := with(a)
 		if graph {
