@@ -31,6 +31,9 @@ type FitConfig struct {
 	Features ingest.Featurizer
 	Params   online.Params
 	Graph    GraphConfig
+	// Kernel, when enabled, trains over a Nyström kernel map of the rows
+	// (landmarks drawn from them); the kNN graph stays on the rows.
+	Kernel online.KernelConfig
 }
 
 // FitReport is the line `streamer fit` prints.
@@ -90,7 +93,14 @@ func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	if err != nil {
 		return nil, err
 	}
+	km, err := fitKernelMap(data, cfg.Kernel)
+	if err != nil {
+		return nil, err
+	}
 	train := online.TrainData{X: online.NewMatrix(data.rows, data.dim), Labels: data.labels}
+	if km != nil {
+		train.X = online.NewMatrix(km.ApplyAll(data.rows), km.Dim())
+	}
 	if lap != nil {
 		train.Laplacian, train.Graph = lap, lap
 	}
@@ -98,6 +108,7 @@ func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
+	m.Map = km
 	fit := &Fit{Model: m, Predictions: make([]string, len(data.rows))}
 	ok, held := 0, 0
 	for i, v := range data.rows {
@@ -110,7 +121,7 @@ func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 		}
 	}
 	fit.Report = FitReport{
-		Algorithm: string(cfg.Params.Algorithm), Rows: len(data.rows), Labeled: st.Labeled, Classes: m.Classes,
+		Algorithm: string(st.Algorithm), Rows: len(data.rows), Labeled: st.Labeled, Classes: m.Classes,
 		Features: data.dim, Objective: st.Objective, NewtonSteps: st.NewtonSteps, CGLSIters: st.CGLSIters,
 		Switches: st.Switches, BadRecords: data.bad, Seconds: time.Since(start).Seconds(),
 		SolveSeconds: st.Seconds,
@@ -120,6 +131,22 @@ func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	}
 	fit.Snapshot = fitSnapshot(m, cfg, data.dim, snapshot.Stats{Examples: int64(len(data.rows)), Labels: int64(st.Labeled), Solves: 1, WindowSize: len(data.rows), Labeled: st.Labeled, Objective: st.Objective})
 	return fit, nil
+}
+
+// fitKernelMap returns the kernel map of cfg over landmarks drawn from the
+// rows, or nil without a kernel.
+func fitKernelMap(d *dataset, cfg online.KernelConfig) (*online.KernelMap, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("fit: %w", err)
+	}
+	if !cfg.Enabled() {
+		return nil, nil
+	}
+	km, err := online.NewKernelMap(online.SampleLandmarks(d.rows, cfg.LandmarkCount(), 1), cfg.Gamma)
+	if err != nil {
+		return nil, fmt.Errorf("fit: %w", err)
+	}
+	return km, nil
 }
 
 // readDataset reads every record of path; bad records are counted.
@@ -193,7 +220,9 @@ func applyLabelsFile(d *dataset, path string) error {
 // buildGraph builds the Laplacian over the rows when the objective needs
 // one: exact kNN for few rows, the approximate graph of anngraph beyond.
 func buildGraph(d *dataset, cfg FitConfig) (*anngraph.Laplacian, error) {
-	if !cfg.Params.Algorithm.UsesGraph(cfg.Params.LambdaI) {
+	algo := cfg.Params.Algorithm
+	grows := algo.GrowsGraph() && online.ClassCount(d.labels) >= 3
+	if !algo.UsesGraph(cfg.Params.LambdaI) && !grows {
 		return nil, nil
 	}
 	metric := anngraph.Cosine

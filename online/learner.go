@@ -24,6 +24,10 @@ type LearnerConfig struct {
 	Graph anngraph.LaplacianConfig
 	// Params are the solver's hyper-parameters.
 	Params Params
+	// Kernel, when enabled, maps the window's rows by a Nyström kernel
+	// map whose landmarks are drawn from the window at the first solve;
+	// the kNN graph stays on the input vectors.
+	Kernel KernelConfig
 	// A re-solve is due after SolveExamples new examples or SolveLabels
 	// new labels since the last one; 0 means 1000 and 20.
 	SolveExamples int
@@ -52,6 +56,9 @@ func (c LearnerConfig) Validate() error {
 	if err := c.Params.withDefaults().Validate(); err != nil {
 		return fmt.Errorf("solver: %w", err)
 	}
+	if err := c.Kernel.Validate(); err != nil {
+		return fmt.Errorf("features: %w", err)
+	}
 	return nil
 }
 
@@ -73,8 +80,12 @@ type Learner struct {
 	sinceLabels   int
 	changed       bool
 	kind          vectorKind // of the first vector observed; the window holds one kind
+	// classes holds every class labeled so far; with auto, the window
+	// grows its kNN graph once it holds three.
+	classes map[string]bool
 
 	solving sync.Mutex // one solve at a time
+	mapped  mappedRows // guarded by solving
 	current atomic.Pointer[versionedModel]
 }
 
@@ -89,7 +100,7 @@ func NewLearner(cfg LearnerConfig) (*Learner, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	l := &Learner{cfg: cfg, keyOf: map[string]uint64{}, idOf: map[uint64]string{}, labels: map[uint64]string{}}
+	l := &Learner{cfg: cfg, keyOf: map[string]uint64{}, idOf: map[uint64]string{}, labels: map[uint64]string{}, classes: map[string]bool{}}
 	if cfg.Params.Algorithm.UsesGraph(cfg.Params.LambdaI) {
 		w, err := anngraph.New(cfg.Window)
 		if err != nil {
@@ -128,18 +139,12 @@ func (l *Learner) Observe(id string, ts time.Time, v vector.Vector, label string
 	l.keyOf[id], l.idOf[key] = key, id
 	if label != "" {
 		l.labels[key] = label
+		l.classes[label] = true
 		l.sinceLabels++
 	}
 	l.sinceExamples++
 	l.changed = true
-	evicted := make([]string, 0, len(evictedKeys))
-	for _, k := range evictedKeys {
-		evicted = append(evicted, l.idOf[k])
-		delete(l.keyOf, l.idOf[k])
-		delete(l.idOf, k)
-		delete(l.labels, k)
-	}
-	return evicted, nil
+	return l.forget(evictedKeys), nil
 }
 
 // vectorKind is sparse, or dense of one length.
@@ -195,6 +200,7 @@ func (l *Learner) setLabel(key uint64, class string) {
 		return
 	}
 	l.labels[key] = class
+	l.classes[class] = true
 	l.sinceLabels++
 	l.changed = true
 }
@@ -266,6 +272,9 @@ var ErrUnchanged = errors.New("window unchanged since the last solve")
 func (l *Learner) Solve(ctx context.Context) (SolveReport, error) {
 	l.solving.Lock()
 	defer l.solving.Unlock()
+	if err := l.growGraph(); err != nil {
+		return SolveReport{}, err
+	}
 	view, labels, ok := l.freeze()
 	if !ok {
 		return SolveReport{}, ErrUnchanged
@@ -277,6 +286,46 @@ func (l *Learner) Solve(ctx context.Context) (SolveReport, error) {
 		l.mu.Unlock()
 	}
 	return rep, err
+}
+
+// growGraph replaces a plain window by the kNN graph window, inserting its
+// rows in order, when the algorithm (auto) needs a graph only once labels
+// name three classes and they now do. The rows are inserted under the
+// lock, so Observe waits for it: a one-time cost, early in a multi-class
+// stream, never paid by a binary one.
+func (l *Learner) growGraph() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	plain, ok := l.window.(*plainWindow)
+	if !ok || !l.cfg.Params.Algorithm.GrowsGraph() || len(l.classes) < 3 {
+		return nil
+	}
+	w, err := anngraph.New(l.cfg.Window)
+	if err != nil {
+		return fmt.Errorf("grow the kNN graph: %w", err)
+	}
+	for i := plain.head; i < len(plain.keys); i++ {
+		evicted, err := w.Insert(plain.keys[i], plain.times[i], plain.vecs[i])
+		if err != nil {
+			return fmt.Errorf("grow the kNN graph: %w", err)
+		}
+		l.forget(evicted)
+	}
+	l.window = graphWindow{w}
+	l.changed = true
+	return nil
+}
+
+// forget drops the bookkeeping of evicted rows and returns their ids.
+func (l *Learner) forget(keys []uint64) []string {
+	ids := make([]string, 0, len(keys))
+	for _, k := range keys {
+		ids = append(ids, l.idOf[k])
+		delete(l.keyOf, l.idOf[k])
+		delete(l.idOf, k)
+		delete(l.labels, k)
+	}
+	return ids
 }
 
 // freeze takes the view and labels a solve works on and resets the
@@ -308,7 +357,15 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 		return rep, err
 	}
 	prev, version := l.Model()
-	data := TrainData{X: NewMatrix(view.vecs, l.cfg.Features), Labels: labels, Keys: view.keys}
+	km, err := l.kernelMap(prev, view)
+	if err != nil {
+		return rep, err
+	}
+	rows, features := view.vecs, l.cfg.Features
+	if km != nil {
+		rows, features = l.mapped.rows(km, view), km.Dim()
+	}
+	data := TrainData{X: NewMatrix(rows, features), Labels: labels, Keys: view.keys}
 	if lap != nil { // a nil *anngraph.Laplacian must not become a non-nil interface
 		data.Laplacian, data.Graph = lap, lap
 	}
@@ -316,7 +373,65 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 	if err != nil {
 		return rep, err
 	}
+	m.Map = km
 	rep.TrainStats, rep.Version = st, version+1
 	l.SetModel(m, rep.Version)
 	return rep, nil
+}
+
+// landmarkSeed seeds the choice of landmarks, so that a replay of the same
+// stream draws the same ones.
+const landmarkSeed = 1
+
+// kernelMap returns the kernel map of the next model: the one in force
+// while it lives, or a new one over landmarks drawn from the window; nil
+// without a kernel.
+func (l *Learner) kernelMap(prev *Model, view windowView) (*KernelMap, error) {
+	if !l.cfg.Kernel.Enabled() {
+		return nil, nil
+	}
+	if prev != nil && prev.Map != nil {
+		return prev.Map, nil
+	}
+	km, err := NewKernelMap(SampleLandmarks(view.vecs, l.cfg.Kernel.LandmarkCount(), landmarkSeed), l.cfg.Kernel.Gamma)
+	if err != nil {
+		return nil, fmt.Errorf("kernel map: %w", err)
+	}
+	return km, nil
+}
+
+// mappedRows caches the mapped vector of each window row by key, so that a
+// row is mapped once while it stays in the window and the map lives.
+type mappedRows struct {
+	km    *KernelMap
+	byKey map[uint64]vector.Vector
+}
+
+// rows returns the mapped rows of view, mapping the new ones and dropping
+// the rows that left.
+func (c *mappedRows) rows(km *KernelMap, view windowView) []vector.Vector {
+	if c.km != km {
+		c.km, c.byKey = km, map[uint64]vector.Vector{}
+	}
+	var todo []int
+	for i, k := range view.keys {
+		if _, ok := c.byKey[k]; !ok {
+			todo = append(todo, i)
+		}
+	}
+	fresh := make([]vector.Vector, len(todo))
+	for j, i := range todo {
+		fresh[j] = view.vecs[i]
+	}
+	for j, v := range km.ApplyAll(fresh) {
+		c.byKey[view.keys[todo[j]]] = v
+	}
+	out := make([]vector.Vector, len(view.keys))
+	live := make(map[uint64]vector.Vector, len(view.keys))
+	for i, k := range view.keys {
+		out[i] = c.byKey[k]
+		live[k] = out[i]
+	}
+	c.byKey = live
+	return out
 }

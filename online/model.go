@@ -35,6 +35,9 @@ type Model struct {
 	// Spectral is an SR model's warm state for the next solve; it is not
 	// part of a snapshot.
 	Spectral *Spectral
+	// Map, when set, maps every input vector before the weights apply
+	// (a Nyström kernel map); Dim is then the map's dimension.
+	Map *KernelMap
 }
 
 // Binary reports whether the model is a single two-class problem.
@@ -47,6 +50,9 @@ func (m *Model) Ready() bool { return m != nil && len(m.Classes) >= 2 && len(m.P
 // when too short). For a binary model the scores are -o and o.
 func (m *Model) Scores(x vector.Vector, dst []float64) []float64 {
 	dst = grow(&dst, len(m.Classes))
+	if m.Map != nil {
+		x = m.Map.Apply(x)
+	}
 	if m.Centroids != nil {
 		z := make([]float64, len(m.Problems))
 		m.embed(x, z)
@@ -156,6 +162,8 @@ type TrainStats struct {
 	Stats
 	Problems int
 	Labeled  int
+	// Algorithm is the algorithm that ran: auto's choice.
+	Algorithm Algorithm
 }
 
 // ErrOneClass is returned while the labels name fewer than two classes.
@@ -174,8 +182,14 @@ func Train(ctx context.Context, data TrainData, params Params, prev *Model) (*Mo
 	if len(classes) < 2 {
 		return nil, TrainStats{}, ErrOneClass
 	}
-	if params.withDefaults().Algorithm == SR {
-		return trainSR(ctx, data, params.withDefaults(), classes, labeled, prev)
+	params = params.withDefaults()
+	if params.Algorithm == Auto {
+		params.Algorithm = chooseAuto(data)
+	}
+	if params.Algorithm == SR {
+		m, st, err := trainSR(ctx, data, params, classes, labeled, prev)
+		st.Algorithm = SR
+		return m, st, err
 	}
 	m := &Model{Classes: classes, Dim: newColumnSpace(data.X).features}
 	nprob := len(classes)
@@ -195,7 +209,7 @@ func Train(ctx context.Context, data TrainData, params Params, prev *Model) (*Mo
 	if err := errors.Join(errs...); err != nil {
 		return nil, TrainStats{}, err
 	}
-	st := TrainStats{Problems: nprob, Labeled: labeled}
+	st := TrainStats{Problems: nprob, Labeled: labeled, Algorithm: params.Algorithm}
 	for _, p := range m.Problems {
 		st.Objective += p.Stats.Objective
 		st.NewtonSteps += p.Stats.NewtonSteps

@@ -19,6 +19,9 @@ const (
 	TSVM   Algorithm = "tsvm"   // multi-switch transductive L2-SVM (thesis §6.3)
 	DA     Algorithm = "da"     // deterministic annealing S3VM (thesis §6.4)
 	SR     Algorithm = "sr"     // Spectral Regression (Cai, He and Han), multi-class by nature
+	// Auto is sr on a window with labels of three classes or more whose
+	// kNN graph follows the labels, and tsvm otherwise (see chooseAuto).
+	Auto Algorithm = "auto"
 )
 
 // Objectives lists the binary objectives that Solve minimizes, in the
@@ -26,8 +29,8 @@ const (
 var Objectives = []Algorithm{RLS, SVM, LapRLS, LapSVM, TSVM, DA}
 
 // Algorithms lists every algorithm a model can be trained with: the
-// objectives, then Spectral Regression.
-var Algorithms = append(append([]Algorithm(nil), Objectives...), SR)
+// objectives, then Spectral Regression and the automatic choice.
+var Algorithms = append(append([]Algorithm(nil), Objectives...), SR, Auto)
 
 // ParseAlgorithm returns the algorithm named s.
 func ParseAlgorithm(s string) (Algorithm, error) {
@@ -36,10 +39,14 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 			return a, nil
 		}
 	}
-	return "", fmt.Errorf("unknown algorithm %q (want one of rls, svm, laprls, lapsvm, tsvm, da, sr)", s)
+	return "", fmt.Errorf("unknown algorithm %q (want one of rls, svm, laprls, lapsvm, tsvm, da, sr, auto)", s)
 }
 
 func (a Algorithm) transductive() bool { return a == TSVM || a == DA }
+
+// GrowsGraph reports whether the algorithm needs the kNN graph only once
+// labels name three classes (auto): a window starts without one.
+func (a Algorithm) GrowsGraph() bool { return a == Auto }
 
 // UsesGraph reports whether the algorithm's objective has the graph term.
 func (a Algorithm) UsesGraph(lambdaI float64) bool {
@@ -202,8 +209,8 @@ func Solve(ctx context.Context, prob Problem, params Params, warm *Solution) (*S
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
-	if params.Algorithm == SR {
-		return nil, errors.New("sr solves every class at once: use Train")
+	if params.Algorithm == SR || params.Algorithm == Auto {
+		return nil, fmt.Errorf("%s solves every class at once: use Train", params.Algorithm)
 	}
 	b, err := newBinary(prob, params)
 	if err != nil {

@@ -87,6 +87,10 @@ type FeaturesConfig struct {
 	DenseDim  int  `mapstructure:"dense_dim"`
 	Signed    bool `mapstructure:"signed"`
 	Normalize bool `mapstructure:"normalize"`
+	// Kernel, Landmarks and Gamma describe the Nyström kernel map.
+	Kernel    string  `mapstructure:"kernel"`
+	Landmarks int     `mapstructure:"landmarks"`
+	Gamma     float64 `mapstructure:"gamma"`
 }
 
 // LimitsConfig is the limits section.
@@ -287,6 +291,9 @@ func (c Config) Validate() error {
 		{c.Log.Level == "debug" || c.Log.Level == "info" || c.Log.Level == "warn" || c.Log.Level == "error", "log.level", "must be debug, info, warn or error"},
 		{c.Log.Format == "json" || c.Log.Format == "text", "log.format", "must be json or text"},
 		{c.Shutdown.Timeout > 0, "shutdown.timeout", "must be > 0"},
+		{c.Features.Kernel == "none" || c.Features.Kernel == "rbf", "features.kernel", "must be none or rbf"},
+		{c.Features.Landmarks > 0, "features.landmarks", "must be > 0"},
+		{c.Features.Gamma >= 0, "features.gamma", "must be >= 0 (0 is the median heuristic)"},
 	}
 	for _, ch := range checks {
 		if !ch.ok {

@@ -71,6 +71,7 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 				Normalized: c.Graph.Laplacian == "normalized", Degree: c.Graph.Degree, Weights: weights, Sigma: c.Graph.Sigma,
 			},
 			Params:        c.solverParams(),
+			Kernel:        online.KernelConfig{Kind: c.Features.Kernel, Landmarks: c.Features.Landmarks, Gamma: c.Features.Gamma},
 			SolveExamples: c.Schedule.SolveExamples,
 			SolveLabels:   c.Schedule.SolveLabels,
 		},

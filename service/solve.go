@@ -62,7 +62,7 @@ func (s *Service) solve(ctx context.Context) bool {
 	s.metrics.Window.Set(float64(rep.Window))
 	s.metrics.Labeled.Set(float64(rep.Labeled))
 	s.metrics.Accuracy.Set(st.SSLRecent.Accuracy())
-	s.log.Info("solved", "model_version", rep.Version, "window", rep.Window, "labeled", rep.Labeled,
+	s.log.Info("solved", "algorithm", rep.Algorithm, "model_version", rep.Version, "window", rep.Window, "labeled", rep.Labeled,
 		"objective", rep.Objective, "newton_steps", rep.NewtonSteps, "cgls_iters", rep.CGLSIters,
 		"seconds", rep.Seconds, "recent_accuracy", st.SSLRecent.Accuracy())
 	return true

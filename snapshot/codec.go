@@ -10,6 +10,7 @@ import (
 	"math"
 
 	"streamer/online"
+	"streamer/vector"
 )
 
 // The binary form:
@@ -17,15 +18,20 @@ import (
 //	magic "STRMSNAP" | format version u16 | header length u32 | header JSON
 //	| weight vectors u32 | per vector: encoding u8, length u32, then either
 //	  length float64 (dense) or count u32 and count × (index u32, float64)
-//	  (sparse) | CRC-32C of all the preceding bytes, u32
+//	  (sparse) | [format 2: the kernel map's landmarks, then its projection
+//	  as one dense vector, each encoded as a weight vector]
+//	| CRC-32C of all the preceding bytes, u32
 //
 // Integers are little-endian. The header holds everything but the weights.
+// A model without a kernel map is written in format 1, so that older
+// builds read it.
 
 // Magic starts every snapshot.
 const Magic = "STRMSNAP"
 
-// FormatVersion is the version of the binary form that Encode writes.
-const FormatVersion = 1
+// FormatVersion is the newest version of the binary form: Encode writes it
+// for a model with a kernel map, and format 1 otherwise.
+const FormatVersion = 2
 
 // Errors a caller must tell apart: the running model stays when a snapshot
 // is refused with one of them.
@@ -54,6 +60,15 @@ type header struct {
 	// Centroids are an SR model's class centroids in its embedding.
 	Centroids [][]float64 `json:"centroids,omitempty"`
 	Vectors   int         `json:"vectors"`
+	// Kernel describes the model's kernel map, whose vectors follow the
+	// weights.
+	Kernel *kernelHeader `json:"kernel,omitempty"`
+}
+
+type kernelHeader struct {
+	Gamma     float64 `json:"gamma"`
+	Landmarks int     `json:"landmarks"`
+	Rank      int     `json:"rank"`
 }
 
 // Encode returns the binary form of s.
@@ -62,6 +77,11 @@ func Encode(s *Snapshot) ([]byte, error) {
 	for _, p := range s.Model.Problems {
 		h.Temperatures = append(h.Temperatures, p.Temperature)
 	}
+	version := uint16(1)
+	if km := s.Model.Map; km != nil {
+		h.Kernel = &kernelHeader{Gamma: km.Gamma, Landmarks: len(km.Landmarks), Rank: km.Rank}
+		version = 2
+	}
 	meta, err := json.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("encode snapshot header: %w", err)
@@ -69,7 +89,7 @@ func Encode(s *Snapshot) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(Magic)
 	le := binary.LittleEndian
-	b.Write(le.AppendUint16(nil, FormatVersion))
+	b.Write(le.AppendUint16(nil, version))
 	b.Write(le.AppendUint32(nil, uint32(len(meta))))
 	b.Write(meta)
 	b.Write(le.AppendUint32(nil, uint32(len(s.Model.Problems))))
@@ -78,6 +98,12 @@ func Encode(s *Snapshot) ([]byte, error) {
 			return nil, fmt.Errorf("encode snapshot: problem %d has %d weights, want %d", k, len(p.W), s.Model.Dim+1)
 		}
 		b.Write(appendWeights(nil, p.W))
+	}
+	if km := s.Model.Map; km != nil {
+		for _, z := range km.Landmarks {
+			b.Write(appendVector(nil, z))
+		}
+		b.Write(appendWeights(nil, km.Projection))
 	}
 	b.Write(le.AppendUint32(nil, crc32.Checksum(b.Bytes(), castagnoli)))
 	return b.Bytes(), nil
@@ -129,6 +155,13 @@ func Decode(data []byte) (*Snapshot, error) {
 	s.Model = online.Model{Classes: h.Classes, Dim: h.Dim, Calibration: h.Calibration, Centroids: h.Centroids}
 	if err := r.problems(&s.Model, h); err != nil {
 		return nil, err
+	}
+	if h.Kernel != nil {
+		km, err := r.kernelMap(h.Kernel)
+		if err != nil {
+			return nil, err
+		}
+		s.Model.Map = km
 	}
 	if len(r.buf) != 0 {
 		return nil, fmt.Errorf("%w: %d trailing bytes", ErrNotSnapshot, len(r.buf))
@@ -269,7 +302,7 @@ func Verify(data []byte) error {
 	if len(data) < len(Magic)+2+4 || string(data[:len(Magic)]) != Magic {
 		return fmt.Errorf("%w: no %q magic", ErrNotSnapshot, Magic)
 	}
-	if v := le.Uint16(data[len(Magic):]); v != FormatVersion {
+	if v := le.Uint16(data[len(Magic):]); v < 1 || v > FormatVersion {
 		return fmt.Errorf("%w %d (this build reads %d)", ErrUnknownVersion, v, FormatVersion)
 	}
 	body, sum := data[:len(data)-4], le.Uint32(data[len(data)-4:])
@@ -299,4 +332,97 @@ func (h *header) checkCentroids() error {
 		}
 	}
 	return nil
+}
+
+// appendVector writes a landmark: a dense vector as dense weights, a sparse
+// one as (index, value) pairs in a space one past its last index.
+func appendVector(dst []byte, v vector.Vector) []byte {
+	if v.IsDense() {
+		return appendWeights(dst, v.Values)
+	}
+	le := binary.LittleEndian
+	n := 0
+	if len(v.Indices) > 0 {
+		n = int(v.Indices[len(v.Indices)-1]) + 1
+	}
+	dst = append(dst, encSparse)
+	dst = le.AppendUint32(dst, uint32(n))
+	dst = le.AppendUint32(dst, uint32(len(v.Indices)))
+	for k, j := range v.Indices {
+		dst = le.AppendUint32(dst, uint32(j))
+		dst = le.AppendUint64(dst, math.Float64bits(v.Values[k]))
+	}
+	return dst
+}
+
+// vector reads a landmark written by appendVector.
+func (r *reader) vector() (vector.Vector, error) {
+	enc, err := r.bytes(1)
+	if err != nil {
+		return vector.Vector{}, err
+	}
+	n, err := r.uint32()
+	if err != nil {
+		return vector.Vector{}, err
+	}
+	if n > math.MaxInt32 {
+		return vector.Vector{}, fmt.Errorf("%w: vector of %d dimensions", ErrNotSnapshot, n)
+	}
+	switch enc[0] {
+	case encDense:
+		raw, err := r.bytes(8 * int(n))
+		if err != nil {
+			return vector.Vector{}, err
+		}
+		w := make([]float64, n)
+		for j := range w {
+			w[j] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*j:]))
+		}
+		return vector.Dense(w), checkFinite(w)
+	case encSparse:
+		nnz, err := r.uint32()
+		if err != nil {
+			return vector.Vector{}, err
+		}
+		raw, err := r.bytes(12 * int(nnz))
+		if err != nil {
+			return vector.Vector{}, err
+		}
+		idx := make([]int32, nnz)
+		val := make([]float64, nnz)
+		for k := range idx {
+			idx[k] = int32(binary.LittleEndian.Uint32(raw[12*k:]))
+			val[k] = math.Float64frombits(binary.LittleEndian.Uint64(raw[12*k+4:]))
+		}
+		v := vector.Sparse(idx, val)
+		if err := v.Validate(int(n)); err != nil {
+			return vector.Vector{}, fmt.Errorf("%w: landmark: %v", ErrNotSnapshot, err)
+		}
+		return v, nil
+	}
+	return vector.Vector{}, fmt.Errorf("%w: vector encoding %d", ErrNotSnapshot, enc[0])
+}
+
+// kernelMap reads the kernel map's landmarks and projection.
+func (r *reader) kernelMap(h *kernelHeader) (*online.KernelMap, error) {
+	if h.Landmarks < 1 || h.Rank < 1 || h.Rank > h.Landmarks || h.Landmarks > len(r.buf) {
+		return nil, fmt.Errorf("%w: kernel map of %d landmarks, rank %d", ErrNotSnapshot, h.Landmarks, h.Rank)
+	}
+	landmarks := make([]vector.Vector, h.Landmarks)
+	for i := range landmarks {
+		v, err := r.vector()
+		if err != nil {
+			return nil, fmt.Errorf("landmark %d: %w", i, err)
+		}
+		landmarks[i] = v
+	}
+	proj, err := r.weights(h.Landmarks * h.Rank)
+	if err != nil {
+		return nil, fmt.Errorf("kernel projection: %w", err)
+	}
+	km, err := online.RestoreKernelMap(landmarks, h.Gamma, proj, h.Rank)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotSnapshot, err)
+	}
+	return km, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"streamer/online"
+	"streamer/vector"
 )
 
 func testSnapshot(classes int, dim int, density float64, seed uint64) *Snapshot {
@@ -281,5 +282,45 @@ func TestSpectralRegressionModelRoundTrip(t *testing.T) {
 	}
 	if _, err := Decode(data); !errors.Is(err, ErrNotSnapshot) {
 		t.Fatalf("centroid of the wrong length: %v, want ErrNotSnapshot", err)
+	}
+}
+
+// TestKernelMapRoundTrip checks that a model's kernel map (dense and sparse
+// landmarks) survives the snapshot, scores alike after it, and is written
+// in format 2, while a model without one stays in format 1.
+func TestKernelMapRoundTrip(t *testing.T) {
+	dense := []vector.Vector{vector.Dense([]float64{1, 0, 2}), vector.Dense([]float64{0, 1, 1}), vector.Dense([]float64{2, 2, 0})}
+	sparse := []vector.Vector{vector.Sparse([]int32{1, 70}, []float64{0.5, 1}), vector.Sparse([]int32{3}, []float64{2}), vector.Sparse([]int32{1, 3, 9}, []float64{1, 1, 1})}
+	for name, landmarks := range map[string][]vector.Vector{"dense": dense, "sparse": sparse} {
+		km, err := online.NewKernelMap(landmarks, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := testSnapshot(3, km.Dim(), 1, 5)
+		s.Model.Map = km
+		data, err := Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := data[len(Magic)]; v != 2 {
+			t.Errorf("%s: format %d, want 2", name, v)
+		}
+		got, err := Decode(data)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, x := range landmarks {
+			a, b := s.Model.Scores(x, nil), got.Model.Scores(x, nil)
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("%s: scores %v after the round trip, %v before", name, b, a)
+			}
+		}
+	}
+	plain, err := Encode(testSnapshot(2, 10, 1, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := plain[len(Magic)]; v != 1 {
+		t.Errorf("a model without a map is written in format %d, want 1", v)
 	}
 }

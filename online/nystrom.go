@@ -1,0 +1,234 @@
+package online
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"streamer/vector"
+)
+
+// KernelMap is the Nyström feature map of the Gaussian kernel
+// k(x, z) = exp(-γ‖x - z‖²) over m landmarks z_1…z_m (MATH.md "Kernel
+// feature maps"): with K_mm = U Λ Uᵀ, φ(x) = Λ^{-1/2} Uᵀ [k(x, z_i)]_i,
+// eigenvalues below 1e-10·λ_max dropped. A linear model over φ is a kernel
+// machine; with every row a landmark the map is exact on them. The map is
+// part of a model: scoring, restore and replay apply the same one.
+type KernelMap struct {
+	Landmarks []vector.Vector
+	Gamma     float64
+	// Projection is m × r, row-major: φ(x)_j = Σ_i Projection[i·r+j]·k(x, z_i).
+	Projection []float64
+	// Rank is r, the dimension of φ.
+	Rank int
+
+	landmarkSq []float64 // ‖z_i‖²
+}
+
+// KernelConfig says whether and how a learner maps its rows. The zero
+// value is no map.
+type KernelConfig struct {
+	// Kind is "" or "none" for no map, "rbf" for the Gaussian kernel.
+	Kind string
+	// Landmarks is m; 0 means 1000.
+	Landmarks int
+	// Gamma is γ; 0 means 1 / the median squared distance between
+	// landmarks.
+	Gamma float64
+}
+
+// Enabled reports whether the configuration asks for a map.
+func (c KernelConfig) Enabled() bool { return c.Kind == "rbf" }
+
+// Validate names the first bad field.
+func (c KernelConfig) Validate() error {
+	switch {
+	case c.Kind != "" && c.Kind != "none" && c.Kind != "rbf":
+		return fmt.Errorf("kernel %q: want none or rbf", c.Kind)
+	case c.Landmarks < 0:
+		return fmt.Errorf("landmarks must be >= 0, got %d", c.Landmarks)
+	case c.Gamma < 0 || math.IsNaN(c.Gamma) || math.IsInf(c.Gamma, 0):
+		return fmt.Errorf("gamma must be finite and >= 0, got %v", c.Gamma)
+	}
+	return nil
+}
+
+// LandmarkCount returns m, the number of landmarks (default 1000).
+func (c KernelConfig) LandmarkCount() int {
+	if c.Landmarks == 0 {
+		return 1000
+	}
+	return c.Landmarks
+}
+
+// SampleLandmarks returns min(m, len(rows)) rows drawn without replacement
+// by a generator seeded with seed, in their original order: the same rows
+// for the same window and seed.
+func SampleLandmarks(rows []vector.Vector, m int, seed uint64) []vector.Vector {
+	if m >= len(rows) {
+		return slices.Clone(rows)
+	}
+	r := rand.New(rand.NewPCG(seed, 0x6a09e667f3bcc908))
+	idx := r.Perm(len(rows))[:m]
+	slices.Sort(idx)
+	out := make([]vector.Vector, m)
+	for k, i := range idx {
+		out[k] = rows[i]
+	}
+	return out
+}
+
+// NewKernelMap fits the Nyström map of the landmarks; gamma 0 takes the
+// median heuristic.
+func NewKernelMap(landmarks []vector.Vector, gamma float64) (*KernelMap, error) {
+	m := len(landmarks)
+	if m == 0 {
+		return nil, errors.New("kernel map: no landmarks")
+	}
+	km := &KernelMap{Landmarks: landmarks, Gamma: gamma}
+	km.landmarkSq = squaredNorms(landmarks)
+	dist := km.landmarkDistances()
+	if km.Gamma == 0 {
+		km.Gamma = medianGamma(dist, m)
+	}
+	k := mat.NewSymDense(m, nil)
+	for i := range m {
+		for j := i; j < m; j++ {
+			k.SetSym(i, j, math.Exp(-km.Gamma*dist[i*m+j]))
+		}
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(k, true) {
+		return nil, errors.New("kernel map: eigendecomposition of the landmarks' kernel failed")
+	}
+	vals := eig.Values(nil)
+	var u mat.Dense
+	eig.VectorsTo(&u)
+	var keep []int
+	for j := m - 1; j >= 0; j-- {
+		if vals[j] > 1e-10*vals[m-1] {
+			keep = append(keep, j)
+		}
+	}
+	km.Rank = len(keep)
+	km.Projection = make([]float64, m*km.Rank)
+	for c, j := range keep {
+		s := 1 / math.Sqrt(vals[j])
+		for i := range m {
+			km.Projection[i*km.Rank+c] = u.At(i, j) * s
+		}
+	}
+	return km, nil
+}
+
+// RestoreKernelMap returns the map of a snapshot's parts, checked: a
+// landmark per projection row, a finite positive γ, and a rank within the
+// landmarks.
+func RestoreKernelMap(landmarks []vector.Vector, gamma float64, projection []float64, rank int) (*KernelMap, error) {
+	km := &KernelMap{Landmarks: landmarks, Gamma: gamma, Projection: projection, Rank: rank}
+	m := len(km.Landmarks)
+	switch {
+	case m == 0:
+		return nil, errors.New("kernel map without landmarks")
+	case km.Rank < 1 || km.Rank > m:
+		return nil, fmt.Errorf("kernel map of rank %d over %d landmarks", km.Rank, m)
+	case len(km.Projection) != m*km.Rank:
+		return nil, fmt.Errorf("kernel map projection has %d values, want %d", len(km.Projection), m*km.Rank)
+	case !(km.Gamma > 0) || math.IsInf(km.Gamma, 0):
+		return nil, fmt.Errorf("kernel map gamma %v", km.Gamma)
+	}
+	for i, z := range landmarks {
+		if z.IsDense() != landmarks[0].IsDense() || len(z.Values) != len(landmarks[0].Values) && z.IsDense() {
+			return nil, fmt.Errorf("kernel map landmark %d is not of the kind of the first", i)
+		}
+	}
+	km.landmarkSq = squaredNorms(landmarks)
+	return km, nil
+}
+
+// dotClipped returns x·z, over the dimensions both have when two dense
+// vectors differ in length (an input of the wrong length must not crash
+// scoring; the decoder refuses it before it gets here).
+func dotClipped(x, z vector.Vector) float64 {
+	if x.IsDense() && z.IsDense() && len(x.Values) != len(z.Values) {
+		n := min(len(x.Values), len(z.Values))
+		return vector.DenseDot(x.Values[:n], z.Values[:n])
+	}
+	return vector.Dot(x, z)
+}
+
+func squaredNorms(rows []vector.Vector) []float64 {
+	sq := make([]float64, len(rows))
+	for i, z := range rows {
+		sq[i] = z.SquaredNorm()
+	}
+	return sq
+}
+
+// landmarkDistances returns the m × m squared distances between landmarks.
+func (km *KernelMap) landmarkDistances() []float64 {
+	m := len(km.Landmarks)
+	d := make([]float64, m*m)
+	for i := range m {
+		for j := i + 1; j < m; j++ {
+			v := max(0, km.landmarkSq[i]+km.landmarkSq[j]-2*vector.Dot(km.Landmarks[i], km.Landmarks[j]))
+			d[i*m+j], d[j*m+i] = v, v
+		}
+	}
+	return d
+}
+
+// medianGamma returns 1 / the median squared distance between distinct
+// landmarks (1 when they all coincide).
+func medianGamma(dist []float64, m int) float64 {
+	var pairs []float64
+	for i := range m {
+		for j := i + 1; j < m; j++ {
+			pairs = append(pairs, dist[i*m+j])
+		}
+	}
+	if len(pairs) == 0 {
+		return 1
+	}
+	slices.Sort(pairs)
+	med := pairs[len(pairs)/2]
+	if med <= 0 {
+		return 1
+	}
+	return 1 / med
+}
+
+// Dim returns the dimension of φ.
+func (km *KernelMap) Dim() int { return km.Rank }
+
+// Apply returns φ(x), a dense vector of Dim values. It is safe for
+// concurrent use.
+func (km *KernelMap) Apply(x vector.Vector) vector.Vector {
+	xsq := x.SquaredNorm()
+	out := make([]float64, km.Rank)
+	for i, z := range km.Landmarks {
+		d := max(0, xsq+km.landmarkSq[i]-2*dotClipped(x, z))
+		axpy(out, math.Exp(-km.Gamma*d), km.Projection[i*km.Rank:(i+1)*km.Rank])
+	}
+	return vector.Dense(out)
+}
+
+// ApplyAll maps rows, on up to GOMAXPROCS goroutines.
+func (km *KernelMap) ApplyAll(rows []vector.Vector) []vector.Vector {
+	out := make([]vector.Vector, len(rows))
+	workers := 1
+	if len(rows)*len(km.Landmarks) > 1<<16 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	parallelRange(len(rows), workers, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = km.Apply(rows[i])
+		}
+	})
+	return out
+}
