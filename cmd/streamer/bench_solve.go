@@ -11,10 +11,11 @@ import (
 
 func newBenchSolveCommand() *cobra.Command {
 	var (
-		cfg    online.BenchConfig
-		algo   string
-		report string
-		export string
+		cfg     online.BenchConfig
+		classes online.ClassBenchConfig
+		algo    string
+		report  string
+		export  string
 	)
 	cmd := &cobra.Command{
 		Use:   "solve",
@@ -41,6 +42,9 @@ solvers against the same data, SVMlin or 'streamer fit --data PREFIX.svm
 			if export != "" {
 				return exportBenchProblem(cfg, export)
 			}
+			if classes.Classes > 0 {
+				return benchClasses(cmd, cfg, classes, report)
+			}
 			rep, err := online.BenchSolve(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -56,7 +60,10 @@ solvers against the same data, SVMlin or 'streamer fit --data PREFIX.svm
 	f.Float64Var(&cfg.Noise, "noise", 0.05, "label noise of the planted separator")
 	f.Float64Var(&cfg.ReplaceFrac, "replace-frac", 0.01, "fraction of rows replaced before the warm re-solve")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "generator seed")
-	f.StringVar(&algo, "algo", "tsvm", "algorithm: rls, svm, laprls, lapsvm, tsvm or da")
+	f.StringVar(&algo, "algo", "tsvm", "algorithm: rls, svm, laprls, lapsvm, tsvm, da, sr or auto")
+	f.IntVar(&classes.Classes, "classes", 0, "multi-class bench with this many classes: cold solve, the same rows by a supervised svm, and a warm re-solve")
+	f.BoolVar(&classes.Dense, "dense", false, "with --classes: dense clustered rows of --dim values instead of text-like rows")
+	f.IntVar(&classes.Dim, "dim", 784, "with --classes --dense: the rows' dimension")
 	f.StringVar(&report, "report", "", "also write the JSON report to this file")
 	f.StringVar(&export, "export", "", "write the problem to `PREFIX`.svm and PREFIX.labels instead of solving it")
 	addParamFlags(f, &cfg.Params)
@@ -83,4 +90,17 @@ func exportBenchProblem(cfg online.BenchConfig, prefix string) error {
 		return fmt.Errorf("export %s: %w", prefix, err)
 	}
 	return nil
+}
+
+// benchClasses runs the multi-class bench with the shared flags of cfg.
+func benchClasses(cmd *cobra.Command, cfg online.BenchConfig, c online.ClassBenchConfig, report string) error {
+	c.Rows, c.NNZ, c.LabeledFrac, c.ReplaceFrac, c.Seed, c.Params = cfg.Rows, cfg.NNZ, cfg.LabeledFrac, cfg.ReplaceFrac, cfg.Seed, cfg.Params
+	if !c.Dense {
+		c.Dim = cfg.Features
+	}
+	rep, err := online.BenchClasses(cmd.Context(), c)
+	if err != nil {
+		return err
+	}
+	return writeReport(cmd.OutOrStdout(), report, rep)
 }
