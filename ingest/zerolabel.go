@@ -3,7 +3,6 @@ package ingest
 import (
 	"bytes"
 	"fmt"
-	"io"
 )
 
 // ZeroLabel says what a LIBSVM label of 0 means. SVMlin's files mark the
@@ -77,7 +76,8 @@ func (s *labelSet) add(tok []byte) {
 // scanZeroLabel reads the label column of the LIBSVM file at path and
 // decides what its zeros mean. It stops at the first label other than
 // -1, 0 and +1, so a multi-class file costs a few lines; a ±1 file is read
-// once through.
+// once through. A read error ends the scan, which decides on the lines
+// before it.
 func scanZeroLabel(path string, maxLineBytes int) (ZeroLabel, error) {
 	in, err := OpenDecompressed(path)
 	if err != nil {
@@ -88,11 +88,8 @@ func scanZeroLabel(path string, maxLineBytes int) (ZeroLabel, error) {
 	var set labelSet
 	for !set.other {
 		line, _, err := r.readLine()
-		if err == io.EOF {
-			break
-		}
 		if err != nil {
-			return ZeroAuto, fmt.Errorf("read labels of %s: %w", path, err)
+			break // a read error is the FileReader's to report, where it occurs
 		}
 		line = bytes.TrimLeft(line, " \t\r\v\f")
 		if len(line) == 0 || line[0] == '#' {
