@@ -40,8 +40,8 @@ type panel struct {
 }
 
 const (
-	plotWidth, panelHeight = 800.0, 450.0
-	plotLeft, plotRight    = 60.0, 20.0
+	plotWidth, panelHeight = 1000.0, 450.0
+	plotLeft, plotRight    = 60.0, 260.0 // the legend sits right of the chart
 	panelTop, panelBottom  = 40.0, 50.0
 	dashed, dotted         = "6,4", "2,3"
 )
@@ -156,7 +156,7 @@ func (pn panel) draw(b *strings.Builder, offset float64) {
 		v := maxX * float64(i) / float64(ticks)
 		fmt.Fprintf(b, `<text x="%.1f" y="%g" text-anchor="middle">%.0f</text>`+"\n", x(v), bottom+16, v)
 	}
-	fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle">examples</text>`+"\n", (plotWidth+plotLeft)/2, offset+panelHeight-12)
+	fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle">examples</text>`+"\n", (plotWidth-plotRight+plotLeft)/2, offset+panelHeight-12)
 	for _, bd := range pn.bands {
 		var pts []string
 		for _, p := range bd.hi {
@@ -177,9 +177,9 @@ func (pn panel) draw(b *strings.Builder, offset float64) {
 			dash = fmt.Sprintf(` stroke-dasharray="%s"`, l.dash)
 		}
 		fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.6"%s points="%s"/>`+"\n", l.color, dash, strings.Join(pts, " "))
-		ly := bottom - 16*float64(len(pn.lines)-k) - 4
+		lx, ly := plotWidth-plotRight+15, top+10+18*float64(k)
 		fmt.Fprintf(b, `<line x1="%g" x2="%g" y1="%g" y2="%g" stroke="%s" stroke-width="2"%s/><text x="%g" y="%g">%s</text>`+"\n",
-			plotWidth-250, plotWidth-220, ly, ly, l.color, dash, plotWidth-214, ly+4, escape(l.name))
+			lx, lx+30, ly, ly, l.color, dash, lx+36, ly+4, escape(l.name))
 	}
 }
 

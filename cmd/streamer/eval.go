@@ -145,6 +145,9 @@ func evalProgress(w io.Writer) func(offline.EvalProgress) {
 		if rate > 0 {
 			eta = (time.Duration(float64(total-done)/rate) * time.Second).Round(time.Second).String()
 		}
+		if p.Runs > 1 {
+			eta += " (all seeds)"
+		}
 		fmt.Fprintf(w, "eval: seed %d (%d of %d), %d/%d examples, %.1f examples/s, eta %s, model version %d, %d solves\n",
 			p.Seed, p.Run, p.Runs, p.Examples, p.Total, rate, eta, p.ModelVersion, p.Solves)
 	}
