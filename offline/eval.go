@@ -109,19 +109,18 @@ func evalSeeds(cfg EvalConfig) []uint64 {
 
 // evalRun is one pass over the stream with one label seed.
 type evalRun struct {
-	cfg                EvalConfig
-	seed               uint64
-	index, runs        int
-	total              int
-	test               []ingest.Record
-	pipe               *pipeline.Pipeline
-	rand               *rand.Rand
-	queue              []pendingLabel
-	ssl, supervised    *arrivals
-	rep                SeedReport
-	examples, bad      int
-	testCurve          []TestPoint
-	lastTestCheckpoint int
+	cfg             EvalConfig
+	seed            uint64
+	index, runs     int
+	total           int
+	test            []ingest.Record
+	pipe            *pipeline.Pipeline
+	rand            *rand.Rand
+	queue           []pendingLabel
+	ssl, supervised *arrivals
+	rep             SeedReport
+	examples, bad   int
+	testCurve       []TestPoint
 }
 
 func (e *evalRun) eval(ctx context.Context) (SeedReport, error) {
@@ -200,10 +199,9 @@ func (e *evalRun) reveal() {
 
 // checkpoint scores the models in force on the test set.
 func (e *evalRun) checkpoint() {
-	if e.test == nil || e.lastTestCheckpoint == e.examples {
+	if e.test == nil || len(e.testCurve) > 0 && e.testCurve[len(e.testCurve)-1].Examples == e.examples {
 		return
 	}
-	e.lastTestCheckpoint = e.examples
 	ssl, _ := e.pipe.Learner().Model()
 	sup, _ := e.pipe.Baseline().Model()
 	a, b := scoreTestSet(ssl, e.test), scoreTestSet(sup, e.test)

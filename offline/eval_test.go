@@ -339,3 +339,21 @@ func TestEvalPlot(t *testing.T) {
 		t.Fatalf("plot:\n%s", s)
 	}
 }
+
+// TestEvalEmptyStream checks that a stream without a usable record still
+// reports: no model, so every test row wrong.
+func TestEvalEmptyStream(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.jsonl")
+	if err := os.WriteFile(empty, []byte("{\"id\": \"broken\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := separableConfig(empty)
+	cfg.Test, cfg.TestEvery = writeSeparable(t, "t", 10, 0, 2), 5
+	rep, err := Eval(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Examples != 0 || rep.BadRecords != 1 || rep.SSL.TestAccuracy == nil || *rep.SSL.TestAccuracy != 0 || len(rep.TestCurve) != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+}
