@@ -32,10 +32,10 @@ unlabeled only when the file's labels are -1, +1 and 0 (SVMlin's
 convention) or all 0; in any other file (digits, MNIST, a 0/1 problem) 0
 is a class. --unlabeled-label 0 makes 0 mean unlabeled in any file,
 --unlabeled-label none makes it a class in any file. --labels FILE
-(SVMlin's format: 1, -1 or 0 per line) overrides the labels. The Laplacian algorithms build a kNN
-graph over the rows: exact for small files, approximate (HNSW) beyond. It
-prints one JSON line and writes the model with --out, in the snapshot
-format the service publishes.`,
+(SVMlin's format: 1, -1 or 0 per line) overrides the labels. The
+Laplacian algorithms build a kNN graph over the rows: exact for small
+files, approximate (HNSW) beyond. It prints one JSON line and writes the
+model with --out, in the snapshot format the service publishes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -155,5 +155,5 @@ label of 0 is read as by fit (see fit --help and --unlabeled-label).`,
 // addUnlabeledLabelFlag binds --unlabeled-label, what a LIBSVM label of 0
 // means, for ingest.ParseZeroLabel.
 func addUnlabeledLabelFlag(f *pflag.FlagSet, v *string) {
-	f.StringVar(v, "unlabeled-label", "auto", "LIBSVM files: 0 means unlabeled (0), is a class (none), or auto: unlabeled only in a file of -1, +1 and 0 labels")
+	f.StringVar(v, "unlabeled-label", "auto", "LIBSVM files: 0 means unlabeled (0), is a class (none), or auto: unlabeled only in a file of -1, +1 and 0 labels or of 0 alone")
 }
