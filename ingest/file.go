@@ -25,7 +25,9 @@ type Record struct {
 // line (see Decoder.DecodeExample); anything else is LIBSVM/svmlight (see
 // Decoder.DecodeLIBSVMLine), whose examples get the id "line-N", N the
 // 1-based line number. A further .gz or .bz2 suffix means compressed.
-// Blank lines, and in LIBSVM lines starting with '#', are skipped.
+// Blank lines, and in LIBSVM lines starting with '#', are skipped. What a
+// LIBSVM label of 0 means follows Decoder.ZeroLabel; with ZeroAuto, OpenFile
+// first reads the file's labels to decide (see ZeroAuto).
 type FileReader struct {
 	path   string
 	dec    *Decoder
@@ -45,18 +47,34 @@ func OpenFile(path string, dec *Decoder) (*FileReader, error) {
 	if dec == nil {
 		dec = &Decoder{}
 	}
+	jsonl := IsJSONLines(path)
+	lim := dec.Limits.withDefaults()
+	if !jsonl && dec.ZeroLabel == ZeroAuto {
+		zero, err := scanZeroLabel(path, lim.MaxLineBytes)
+		if err != nil {
+			return nil, err
+		}
+		resolved := *dec
+		resolved.ZeroLabel = zero
+		dec = &resolved
+	}
 	in, err := OpenDecompressed(path)
 	if err != nil {
 		return nil, err
 	}
-	r := &FileReader{path: path, dec: dec, jsonl: IsJSONLines(path), in: in, br: bufio.NewReaderSize(in, 64<<10)}
-	lim := dec.Limits.withDefaults()
+	r := &FileReader{path: path, dec: dec, jsonl: jsonl, in: in, br: newBufferedReader(in)}
 	r.limit = lim.MaxLineBytes
 	if r.jsonl {
 		r.limit = lim.MaxMessageBytes
 	}
 	return r, nil
 }
+
+func newBufferedReader(in io.Reader) *bufio.Reader { return bufio.NewReaderSize(in, 64<<10) }
+
+// ZeroLabel returns what a LIBSVM label of 0 means in this file: the
+// decoder's rule, or for ZeroAuto what the file's labels decided.
+func (r *FileReader) ZeroLabel() ZeroLabel { return r.dec.ZeroLabel }
 
 // Next returns the next example, or io.EOF after the last. A line that does
 // not decode gives an error wrapping its *DecodeError with the path and line

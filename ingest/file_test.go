@@ -109,11 +109,12 @@ func TestLIBSVMFiles(t *testing.T) {
 	if len(first) != 5 {
 		t.Fatalf("read %d records, want 5", len(first))
 	}
+	// The file has classes 2 and 3, so its 0 is a class too (ZeroAuto).
 	want := []struct {
 		id, label string
 		labeled   bool
 		nnz       int
-	}{{"line-2", "1", true, 3}, {"line-3", "-1", true, 2}, {"line-4", "", false, 1}, {"line-5", "2", true, 2}, {"line-7", "3", true, 0}}
+	}{{"line-2", "1", true, 3}, {"line-3", "-1", true, 2}, {"line-4", "0", true, 1}, {"line-5", "2", true, 2}, {"line-7", "3", true, 0}}
 	for k, w := range want {
 		r := first[k]
 		if r.ID != w.id || r.Label != w.label || r.Labeled != w.labeled || r.Vector.NNZ() != w.nnz {
@@ -238,5 +239,69 @@ func TestReadLabelsFile(t *testing.T) {
 		if _, err := ReadLabelsFile(writeFile(t, "bad.labels", content)); err == nil || !strings.Contains(err.Error(), "line 2:") {
 			t.Errorf("ReadLabelsFile(%q) err = %v, want an error on line 2", content, err)
 		}
+	}
+}
+
+func TestLIBSVMClassZero(t *testing.T) {
+	threeClass := "0 1:1\n1 1:2\n# comment\n\n2 1:3\n0 2:1\n"
+	svmlin := "1 1:1\n-1 1:2\n0 1:3\n+1.0 2:1\n"
+	tests := []struct {
+		name, file, content string
+		zero                ZeroLabel
+		resolved            ZeroLabel
+		labeled             []bool // per record
+	}{
+		{"three classes with 0", "a.svm", threeClass, ZeroAuto, ZeroClass, []bool{true, true, true, true}},
+		{"three classes, gzip", "a.svm.gz", threeClass, ZeroAuto, ZeroClass, []bool{true, true, true, true}},
+		{"three classes, --unlabeled-label 0", "a.svm", threeClass, ZeroUnlabeled, ZeroUnlabeled, []bool{false, true, true, false}},
+		{"plus and minus one with 0", "b.svm", svmlin, ZeroAuto, ZeroUnlabeled, []bool{true, true, false, true}},
+		{"plus and minus one, gzip", "b.svm.gz", svmlin, ZeroAuto, ZeroUnlabeled, []bool{true, true, false, true}},
+		{"plus and minus one, 0 forced a class", "b.svm", svmlin, ZeroClass, ZeroClass, []bool{true, true, true, true}},
+		{"zero and one is binary", "c.svm", "0 1:1\n1 1:2\n", ZeroAuto, ZeroClass, []bool{true, true}},
+		{"minus one and 0", "d.svm", "-1 1:1\n0 1:2\n", ZeroAuto, ZeroUnlabeled, []bool{true, false}},
+		{"only zeros is unlabeled", "e.svm", "0 1:1\n0.0 1:2\n", ZeroAuto, ZeroUnlabeled, []bool{false, false}},
+		{"a bad label does not decide", "f.svm", "x 1:1\n1 1:1\n-1 1:1\n0 1:1\n", ZeroAuto, ZeroUnlabeled, []bool{true, true, false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeFile(t, tt.file, tt.content)
+			dec := &Decoder{ZeroLabel: tt.zero}
+			r, err := OpenFile(path, dec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if r.ZeroLabel() != tt.resolved || dec.ZeroLabel != tt.zero {
+				t.Fatalf("file reads 0 as %v (decoder %v), want %v (decoder unchanged)", r.ZeroLabel(), dec.ZeroLabel, tt.resolved)
+			}
+			var labeled []bool
+			for {
+				rec, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					continue
+				}
+				labeled = append(labeled, rec.Labeled)
+				if rec.Labeled && rec.Label == "" {
+					t.Errorf("line %d labeled with an empty class", rec.Line)
+				}
+			}
+			if !reflect.DeepEqual(labeled, tt.labeled) {
+				t.Fatalf("labeled = %v, want %v", labeled, tt.labeled)
+			}
+		})
+	}
+}
+
+func TestParseZeroLabel(t *testing.T) {
+	for _, z := range []ZeroLabel{ZeroAuto, ZeroUnlabeled, ZeroClass} {
+		if got, err := ParseZeroLabel(z.String()); err != nil || got != z {
+			t.Errorf("ParseZeroLabel(%q) = %v, %v", z.String(), got, err)
+		}
+	}
+	if _, err := ParseZeroLabel("-1"); err == nil {
+		t.Error("ParseZeroLabel(-1) accepted")
 	}
 }

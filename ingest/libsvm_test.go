@@ -24,6 +24,8 @@ func TestDecodeLIBSVMLine(t *testing.T) {
 		{name: "minus one", line: "-1 2:1", label: "-1", labeled: true, idx: []int32{1}, val: []float64{1}},
 		{name: "zero is unlabeled", line: "0 2:1", idx: []int32{1}, val: []float64{1}},
 		{name: "float zero is unlabeled", line: "-0.0 2:1", idx: []int32{1}, val: []float64{1}},
+		{name: "zero as a class", dec: Decoder{ZeroLabel: ZeroClass}, line: "0 2:1", label: "0", labeled: true, idx: []int32{1}, val: []float64{1}},
+		{name: "zero forced unlabeled", dec: Decoder{ZeroLabel: ZeroUnlabeled}, line: "0 2:1", idx: []int32{1}, val: []float64{1}},
 		{name: "float label", line: "2.0 2:1", label: "2", labeled: true, idx: []int32{1}, val: []float64{1}},
 		{name: "label only", line: "1", label: "1", labeled: true, idx: []int32{}, val: []float64{}},
 		{name: "qid and comment", line: "1 qid:3 4:1 # 5:7 note", label: "1", labeled: true, idx: []int32{3}, val: []float64{1}},

@@ -13,35 +13,38 @@ import (
 
 // EvalConfig describes `streamer eval`.
 type EvalConfig struct {
-	Data string // a JSONL stream in the example schema (.jsonl or .jsonl.gz)
+	Data string // a recorded stream: JSONL in the example schema, or LIBSVM
 	// LabelRate is the probability that an example's true label is
 	// revealed; LabelDelay the number of examples after which it is.
 	LabelRate  float64
 	LabelDelay int
-	Seed       uint64
-	Pipeline   pipeline.Config
+	// Seed is the seed of the labels revealed. Seeds > 0 runs the seeds
+	// 1..Seeds instead, one after the other, and reports each figure as
+	// their mean and standard deviation.
+	Seed  uint64
+	Seeds int
+	// Test is an optional labeled file, read with the same decoder as Data,
+	// on which the models in force of both learners are scored at the end
+	// of the stream and, when TestEvery > 0, every TestEvery examples.
+	Test      string
+	TestEvery int
+	// ArrivalStep is the number of examples between two points of the
+	// all-examples curves; 0 means 100.
+	ArrivalStep int
+	// Progress, when set, is called after every example, on the goroutine
+	// that runs Eval.
+	Progress func(EvalProgress)
+	Pipeline pipeline.Config
 }
 
-// EvalReport is the result of `streamer eval`.
-type EvalReport struct {
-	Examples       int                   `json:"examples"`
-	LabelsRevealed int                   `json:"labels_revealed"`
-	SSL            Scores                `json:"ssl"`
-	Supervised     Scores                `json:"supervised"`
-	Solves         int64                 `json:"solves"`
-	SolveSeconds   float64               `json:"solve_seconds"`
-	Seconds        float64               `json:"seconds"`
-	BadRecords     int                   `json:"bad_records"`
-	Unscored       int                   `json:"unscored"`
-	Algorithm      string                `json:"algorithm"`
-	Curve          []pipeline.CurvePoint `json:"curve,omitempty"`
-	BaselineCurve  []pipeline.CurvePoint `json:"supervised_curve,omitempty"`
-}
-
-// Scores are prequential scores over the revealed labels.
-type Scores struct {
-	Accuracy float64 `json:"accuracy"`
-	MacroF1  float64 `json:"macro_f1"`
+// EvalProgress is where an Eval run stands.
+type EvalProgress struct {
+	Seed         uint64
+	Run, Runs    int // this seed's run, from 1, of Runs
+	Examples     int // examples of this run so far
+	Total        int // records in the file (bad ones included): a run's length
+	ModelVersion uint64
+	Solves       int64 // of this run so far
 }
 
 // pendingLabel is a label to reveal once `at` examples were seen.
@@ -50,71 +53,199 @@ type pendingLabel struct {
 	label ingest.Label
 }
 
-// Eval replays cfg.Data through the core loop: each example is scored on
-// arrival (its label withheld), its true label is revealed with
+// Eval replays cfg.Data through the core loop once per label seed and
+// summarizes the runs (see EvalReport). In each run every example is
+// scored on arrival (its label withheld), its true label is revealed with
 // probability LabelRate LabelDelay examples later, and re-solves run
 // synchronously whenever they are due, so that the result is
 // deterministic. Bad records are counted and skipped.
 func Eval(ctx context.Context, cfg EvalConfig) (EvalReport, error) {
 	start := time.Now()
-	cfg.Pipeline.Baseline = true
-	pipe, err := pipeline.New(cfg.Pipeline)
-	if err != nil {
-		return EvalReport{}, err
-	}
-	dec := cfg.Pipeline.Decoder
-	r := rand.New(rand.NewPCG(cfg.Seed, 0x5bd1e995))
-	var queue []pendingLabel
-	rep := EvalReport{Algorithm: string(cfg.Pipeline.Learner.Params.Algorithm)}
-	bad, err := eachRecord(cfg.Data, &dec, func(rec ingest.Record) error {
-		if err := ctx.Err(); err != nil {
-			return err
+	seeds := evalSeeds(cfg)
+	var test []ingest.Record
+	if cfg.Test != "" {
+		var err error
+		if test, err = readTestSet(cfg.Test, cfg.Pipeline.Decoder); err != nil {
+			return EvalReport{}, err
 		}
-		queue, err = evalExample(ctx, pipe, rec, r, cfg, queue, &rep)
-		return err
-	})
-	rep.BadRecords += bad
-	if err != nil {
-		return rep, err
 	}
-	for _, p := range queue {
-		pipe.Label(p.label, publish.Source{Topic: "labels"})
+	total := 0
+	if cfg.Progress != nil {
+		var err error
+		if total, err = countLines(cfg.Data); err != nil {
+			return EvalReport{}, err
+		}
 	}
-	st := pipe.Stats()
-	rep.SSL = Scores{Accuracy: st.SSL.Accuracy(), MacroF1: st.SSL.MacroF1()}
-	rep.Supervised = Scores{Accuracy: st.Baseline.Accuracy(), MacroF1: st.Baseline.MacroF1()}
-	rep.Solves, rep.SolveSeconds, rep.Unscored = st.Solves, st.SolveSeconds, st.Unscored
-	rep.Curve, rep.BaselineCurve = pipe.Curves()
+	runs := make([]SeedReport, 0, len(seeds))
+	var examples, bad int
+	for k, seed := range seeds {
+		run := evalRun{cfg: cfg, seed: seed, index: k + 1, runs: len(seeds), total: total, test: test}
+		r, err := run.eval(ctx)
+		if err != nil {
+			return EvalReport{}, fmt.Errorf("seed %d: %w", seed, err)
+		}
+		runs = append(runs, r)
+		examples, bad = run.examples, run.bad
+	}
+	rep := summarize(runs)
+	rep.Examples, rep.BadRecords = examples, bad
+	rep.Algorithm = string(cfg.Pipeline.Learner.Params.Algorithm)
+	rep.Test, rep.TestRows = cfg.Test, len(test)
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
 }
 
-// evalExample scores one example, schedules its label, reveals the labels
-// that are due and solves when a solve is due.
-func evalExample(ctx context.Context, pipe *pipeline.Pipeline, rec ingest.Record, r *rand.Rand, cfg EvalConfig, queue []pendingLabel, rep *EvalReport) ([]pendingLabel, error) {
+// evalSeeds returns the label seeds of cfg.
+func evalSeeds(cfg EvalConfig) []uint64 {
+	if cfg.Seeds <= 0 {
+		return []uint64{cfg.Seed}
+	}
+	seeds := make([]uint64, cfg.Seeds)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
+	return seeds
+}
+
+// evalRun is one pass over the stream with one label seed.
+type evalRun struct {
+	cfg             EvalConfig
+	seed            uint64
+	index, runs     int
+	total           int
+	test            []ingest.Record
+	pipe            *pipeline.Pipeline
+	rand            *rand.Rand
+	queue           []pendingLabel
+	ssl, supervised *arrivals
+	rep             SeedReport
+	examples, bad   int
+	testCurve       []TestPoint
+}
+
+func (e *evalRun) eval(ctx context.Context) (SeedReport, error) {
+	start := time.Now()
+	cfg := e.cfg
+	cfg.Pipeline.Baseline = true
+	var err error
+	if e.pipe, err = pipeline.New(cfg.Pipeline); err != nil {
+		return SeedReport{}, err
+	}
+	e.rand = rand.New(rand.NewPCG(e.seed, 0x5bd1e995))
+	e.ssl, e.supervised = newArrivals(cfg.ArrivalStep), newArrivals(cfg.ArrivalStep)
+	e.rep.Seed = e.seed
+	dec := cfg.Pipeline.Decoder
+	bad, err := eachRecord(cfg.Data, &dec, func(rec ingest.Record) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return e.example(ctx, rec)
+	})
+	e.bad += bad
+	if err != nil {
+		return e.rep, err
+	}
+	e.finish()
+	e.rep.Seconds = time.Since(start).Seconds()
+	return e.rep, nil
+}
+
+// example scores one example, schedules its label, reveals the labels
+// that are due, solves when a solve is due and scores the test set at its
+// checkpoints.
+func (e *evalRun) example(ctx context.Context, rec ingest.Record) error {
 	ex := rec.Example
 	truth, labeled := ex.Label, ex.Labeled
 	ex.Label, ex.Labeled = "", false
 	src := publish.Source{Topic: "examples", Offset: int64(rec.Line)}
-	if _, err := pipe.Example(ex, src); err != nil {
-		rep.BadRecords++
-		return queue, nil
+	_, stored, err := e.pipe.Arrival(ex, src)
+	if err != nil {
+		e.bad++
+		return nil
 	}
-	rep.Examples++
-	if labeled && r.Float64() < cfg.LabelRate {
-		queue = append(queue, pendingLabel{at: rep.Examples + cfg.LabelDelay, label: ingest.Label{ID: ex.ID, Label: truth}})
-		rep.LabelsRevealed++
-	}
-	k := 0
-	for k < len(queue) && queue[k].at <= rep.Examples {
-		pipe.Label(queue[k].label, publish.Source{Topic: "labels", Offset: int64(queue[k].at)})
-		k++
-	}
-	queue = queue[k:]
-	if pipe.Due() {
-		if _, err := pipe.Solve(ctx); err != nil && !pipeline.IsSkip(err) {
-			return queue, fmt.Errorf("solve after %d examples: %w", rep.Examples, err)
+	e.examples++
+	if labeled {
+		e.ssl.add(stored.Class, truth, e.examples)
+		e.supervised.add(stored.Baseline, truth, e.examples)
+		if e.rand.Float64() < e.cfg.LabelRate {
+			e.queue = append(e.queue, pendingLabel{at: e.examples + e.cfg.LabelDelay, label: ingest.Label{ID: ex.ID, Label: truth}})
+			e.rep.LabelsRevealed++
 		}
 	}
-	return queue, nil
+	e.reveal()
+	if e.pipe.Due() {
+		if _, err := e.pipe.Solve(ctx); err == nil {
+			e.rep.Solves++
+		} else if !pipeline.IsSkip(err) {
+			return fmt.Errorf("solve after %d examples: %w", e.examples, err)
+		}
+	}
+	if e.cfg.TestEvery > 0 && e.examples%e.cfg.TestEvery == 0 {
+		e.checkpoint()
+	}
+	e.progress()
+	return nil
+}
+
+// reveal joins the queued labels that are due.
+func (e *evalRun) reveal() {
+	k := 0
+	for k < len(e.queue) && e.queue[k].at <= e.examples {
+		e.pipe.Label(e.queue[k].label, publish.Source{Topic: "labels", Offset: int64(e.queue[k].at)})
+		k++
+	}
+	e.queue = e.queue[k:]
+}
+
+// checkpoint scores the models in force on the test set.
+func (e *evalRun) checkpoint() {
+	if e.test == nil || len(e.testCurve) > 0 && e.testCurve[len(e.testCurve)-1].Examples == e.examples {
+		return
+	}
+	ssl, _ := e.pipe.Learner().Model()
+	sup, _ := e.pipe.Baseline().Model()
+	a, b := scoreTestSet(ssl, e.test), scoreTestSet(sup, e.test)
+	e.testCurve = append(e.testCurve, TestPoint{
+		Examples: e.examples, SSLAccuracy: a.Accuracy(), SSLMacroF1: a.MacroF1(),
+		SupervisedAccuracy: b.Accuracy(), SupervisedMacroF1: b.MacroF1(),
+	})
+}
+
+func (e *evalRun) progress() {
+	if e.cfg.Progress == nil {
+		return
+	}
+	_, version := e.pipe.Learner().Model()
+	e.cfg.Progress(EvalProgress{
+		Seed: e.seed, Run: e.index, Runs: e.runs, Examples: e.examples, Total: e.total,
+		ModelVersion: version, Solves: e.rep.Solves,
+	})
+}
+
+// finish scores the labels still queued (they arrive after the stream,
+// too late to train on) and the final models, and fills the report.
+func (e *evalRun) finish() {
+	for _, p := range e.queue {
+		e.pipe.Label(p.label, publish.Source{Topic: "labels"})
+	}
+	e.queue = nil
+	st := e.pipe.Stats()
+	r := &e.rep
+	r.SSL = Scores{Accuracy: st.SSL.Accuracy(), MacroF1: st.SSL.MacroF1()}
+	r.Supervised = Scores{Accuracy: st.Baseline.Accuracy(), MacroF1: st.Baseline.MacroF1()}
+	e.ssl.fill(&r.SSL, e.examples)
+	e.supervised.fill(&r.Supervised, e.examples)
+	r.SolveSeconds, r.Unscored = st.SolveSeconds, st.Unscored
+	r.NoModel, r.SupervisedNoModel = e.ssl.noModel, e.supervised.noModel
+	r.Curve, r.BaselineCurve = e.pipe.Curves()
+	r.AllCurve, r.SupervisedAllCurve = e.ssl.curve, e.supervised.curve
+	if e.test != nil {
+		e.checkpoint()
+		last := e.testCurve[len(e.testCurve)-1]
+		r.SSL.TestAccuracy, r.SSL.TestMacroF1 = &last.SSLAccuracy, &last.SSLMacroF1
+		r.Supervised.TestAccuracy, r.Supervised.TestMacroF1 = &last.SupervisedAccuracy, &last.SupervisedMacroF1
+		if e.cfg.TestEvery > 0 {
+			r.TestCurve = e.testCurve
+		}
+	}
 }

@@ -29,8 +29,11 @@ type FitConfig struct {
 	// Features is the featurizer for JSONL files; LIBSVM files take their
 	// dimension from the largest index.
 	Features ingest.Featurizer
-	Params   online.Params
-	Graph    GraphConfig
+	// ZeroLabel says what a LIBSVM label of 0 means; the zero value decides
+	// from the file's labels (ingest.ZeroAuto).
+	ZeroLabel ingest.ZeroLabel
+	Params    online.Params
+	Graph     GraphConfig
 	// Kernel, when enabled, trains over a Nyström kernel map of the rows
 	// (landmarks drawn from them); the kNN graph stays on the rows.
 	Kernel online.KernelConfig
@@ -80,7 +83,7 @@ type dataset struct {
 // RunFit trains a model on cfg.Data.
 func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	start := time.Now()
-	data, err := readDataset(cfg.Data, cfg.Features)
+	data, err := readDataset(cfg.Data, &ingest.Decoder{Featurizer: cfg.Features, ZeroLabel: cfg.ZeroLabel})
 	if err != nil {
 		return nil, err
 	}
@@ -150,8 +153,7 @@ func fitKernelMap(d *dataset, cfg online.KernelConfig) (*online.KernelMap, error
 }
 
 // readDataset reads every record of path; bad records are counted.
-func readDataset(path string, features ingest.Featurizer) (*dataset, error) {
-	dec := &ingest.Decoder{Featurizer: features}
+func readDataset(path string, dec *ingest.Decoder) (*dataset, error) {
 	libsvm := !ingest.IsJSONLines(path)
 	if libsvm {
 		dec.Featurizer.Dim = 1 << 31 // the model's dimension is the largest index seen

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,5 +177,70 @@ func TestEval(t *testing.T) {
 	}
 	if !strings.HasPrefix(svg.String(), "<svg") || strings.Count(svg.String(), "<polyline") != 4 {
 		t.Fatalf("plot:\n%s", svg.String())
+	}
+}
+
+// writeClasses writes n dense rows of three clusters as LIBSVM with the
+// classes 0, 1 and 2.
+func writeClasses(t *testing.T, n int) (path string, zeros int) {
+	t.Helper()
+	xs, cs := synth.Clusters(synth.ClusterConfig{Points: n, Dim: 5, Clusters: 3, Spread: 0.1, Seed: 3})
+	var b strings.Builder
+	for i, x := range xs {
+		if cs[i] == 0 {
+			zeros++
+		}
+		fmt.Fprintf(&b, "%d", cs[i])
+		for j, v := range x.Values {
+			fmt.Fprintf(&b, " %d:%g", j+1, v)
+		}
+		b.WriteByte('\n')
+	}
+	path = filepath.Join(t.TempDir(), "three.svm")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, zeros
+}
+
+// TestFitLIBSVMClassZero checks what a label of 0 means to fit and
+// predict: a class in a multi-class file, unlabeled in a ±1 file, and
+// unlabeled wherever --unlabeled-label 0 says so.
+func TestFitLIBSVMClassZero(t *testing.T) {
+	three, zeros := writeClasses(t, 150)
+	svmlin, _ := writeLIBSVM(t, 200, 50)
+	tests := []struct {
+		name     string
+		path     string
+		zero     ingest.ZeroLabel
+		labeled  int
+		classes  string
+		accuracy float64 // least accuracy of predict on the file's labeled rows
+	}{
+		{"three classes with 0", three, ingest.ZeroAuto, 150, "[0 1 2]", 0.95},
+		{"three classes, --unlabeled-label 0", three, ingest.ZeroUnlabeled, 150 - zeros, "[1 2]", 0.95},
+		{"plus and minus one with 0", svmlin, ingest.ZeroAuto, 50, "[-1 1]", 0.8},
+		{"plus and minus one, --unlabeled-label none", svmlin, ingest.ZeroClass, 200, "[-1 0 1]", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fit, err := RunFit(context.Background(), FitConfig{Data: tt.path, ZeroLabel: tt.zero, Params: online.Params{Algorithm: online.SVM}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			classes := append([]string(nil), fit.Report.Classes...)
+			slices.Sort(classes)
+			if fit.Report.Labeled != tt.labeled || fmt.Sprint(classes) != tt.classes {
+				t.Fatalf("%d labeled rows of classes %v, want %d of %s", fit.Report.Labeled, classes, tt.labeled, tt.classes)
+			}
+			var out bytes.Buffer
+			rep, err := Predict(fit.Snapshot, tt.path, &out, WithZeroLabel(tt.zero))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Labeled != tt.labeled || *rep.Accuracy < tt.accuracy {
+				t.Fatalf("predict: %d labeled rows, accuracy %.3f; want %d, at least %.2f", rep.Labeled, *rep.Accuracy, tt.labeled, tt.accuracy)
+			}
+		})
 	}
 }

@@ -9,71 +9,196 @@ import (
 	"streamer/pipeline"
 )
 
+const (
+	sslColor        = "#1f77b4"
+	supervisedColor = "#d62728"
+)
+
+// point is one (examples, accuracy) point of a line.
+type point struct{ x, y float64 }
+
 // series is one line of a plot.
 type series struct {
 	name   string
 	color  string
-	dashed bool
-	points []pipeline.CurvePoint
-	y      func(pipeline.CurvePoint) float64
+	dash   string // SVG stroke-dasharray; "" is solid
+	points []point
 }
+
+// band is a shaded area between lo and hi, such as mean ± standard
+// deviation.
+type band struct {
+	color  string
+	lo, hi []point
+}
+
+// panel is one chart: lines against the number of examples.
+type panel struct {
+	title string
+	lines []series
+	bands []band
+}
+
+const (
+	plotWidth, panelHeight = 1000.0, 450.0
+	plotLeft, plotRight    = 60.0, 260.0 // the legend sits right of the chart
+	panelTop, panelBottom  = 40.0, 50.0
+	dashed, dotted         = "6,4", "2,3"
+)
 
 // WritePlot draws the prequential accuracy of the semi-supervised learner
 // and of the supervised-only baseline over the stream as an SVG: the
 // accuracy over the recent horizon (solid) and over the whole stream so far
 // (dashed), against the number of examples seen.
 func WritePlot(w io.Writer, title string, ssl, supervised []pipeline.CurvePoint) error {
+	return writePanels(w, []panel{streamPanel(title, ssl, supervised, nil, nil)})
+}
+
+// WriteEvalPlot draws an eval report: the accuracy over the stream as
+// WritePlot draws it, with the accuracy over every example's prediction at
+// arrival (dotted), and, with a test file checked during the stream, a
+// second chart of the test accuracy of the models in force (the mean over
+// the seeds, shaded ± one standard deviation).
+func WriteEvalPlot(w io.Writer, title string, rep EvalReport) error {
+	panels := []panel{streamPanel(title, rep.Curve, rep.BaselineCurve, rep.AllCurve, rep.SupervisedAllCurve)}
+	if len(rep.TestCurve) > 0 {
+		panels = append(panels, testPanel(rep))
+	}
+	return writePanels(w, panels)
+}
+
+func streamPanel(title string, ssl, supervised, sslAll, supervisedAll []pipeline.CurvePoint) panel {
 	recent := func(p pipeline.CurvePoint) float64 { return p.RecentAccuracy }
 	total := func(p pipeline.CurvePoint) float64 { return p.Accuracy }
 	lines := []series{
-		{"semi-supervised, recent", "#1f77b4", false, ssl, recent},
-		{"supervised only, recent", "#d62728", false, supervised, recent},
-		{"semi-supervised, cumulative", "#1f77b4", true, ssl, total},
-		{"supervised only, cumulative", "#d62728", true, supervised, total},
+		{"semi-supervised, recent", sslColor, "", curvePoints(ssl, recent)},
+		{"supervised only, recent", supervisedColor, "", curvePoints(supervised, recent)},
+		{"semi-supervised, cumulative", sslColor, dashed, curvePoints(ssl, total)},
+		{"supervised only, cumulative", supervisedColor, dashed, curvePoints(supervised, total)},
 	}
-	const width, height, left, right, top, bottom = 800.0, 450.0, 60.0, 20.0, 40.0, 50.0
-	maxX, minY := 1.0, 1.0
-	for _, l := range lines {
-		for _, p := range l.points {
-			maxX = max(maxX, float64(p.Examples))
-			minY = min(minY, l.y(p))
+	if len(sslAll) > 0 {
+		lines = append(lines,
+			series{"semi-supervised, every example", sslColor, dotted, curvePoints(sslAll, total)},
+			series{"supervised only, every example", supervisedColor, dotted, curvePoints(supervisedAll, total)})
+	}
+	return panel{title: title, lines: lines}
+}
+
+func testPanel(rep EvalReport) panel {
+	title := fmt.Sprintf("Accuracy on the test file (%d rows) of the model in force", rep.TestRows)
+	if len(rep.Seeds) > 1 {
+		title += fmt.Sprintf(", mean ± std of %d seeds", len(rep.Seeds))
+	}
+	ssl := func(p TestPoint) float64 { return p.SSLAccuracy }
+	sup := func(p TestPoint) float64 { return p.SupervisedAccuracy }
+	pn := panel{title: title, lines: []series{
+		{"semi-supervised", sslColor, "", testPoints(rep.TestCurve, nil, ssl, 0)},
+		{"supervised only", supervisedColor, "", testPoints(rep.TestCurve, nil, sup, 0)},
+	}}
+	if len(rep.Seeds) > 1 {
+		pn.bands = []band{
+			{sslColor, testPoints(rep.TestCurve, rep.TestCurveStd, ssl, -1), testPoints(rep.TestCurve, rep.TestCurveStd, ssl, 1)},
+			{supervisedColor, testPoints(rep.TestCurve, rep.TestCurveStd, sup, -1), testPoints(rep.TestCurve, rep.TestCurveStd, sup, 1)},
 		}
 	}
-	minY = max(0, float64(int(minY*10))/10)
-	maxX = niceCeil(maxX)
-	x := func(v float64) float64 { return left + (width-left-right)*v/maxX }
-	y := func(v float64) float64 { return top + (height-top-bottom)*(1-(v-minY)/(1-minY)) }
+	return pn
+}
+
+func curvePoints(c []pipeline.CurvePoint, y func(pipeline.CurvePoint) float64) []point {
+	pts := make([]point, len(c))
+	for i, p := range c {
+		pts[i] = point{float64(p.Examples), y(p)}
+	}
+	return pts
+}
+
+// testPoints returns mean + k·std of the figure y along the test curve.
+func testPoints(mean, std []TestPoint, y func(TestPoint) float64, k float64) []point {
+	pts := make([]point, len(mean))
+	for i, p := range mean {
+		v := y(p)
+		if k != 0 {
+			v = min(1, max(0, v+k*y(std[i])))
+		}
+		pts[i] = point{float64(p.Examples), v}
+	}
+	return pts
+}
+
+// writePanels draws the panels one above the other, as one SVG.
+func writePanels(w io.Writer, panels []panel) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="12">`+"\n", width, height)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/><text x="%g" y="24" font-size="15">%s</text>`+"\n", left, escape(title))
-	for t := minY; t <= 1.0001; t += 0.05 {
-		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%g" y="%.1f" text-anchor="end">%.2f</text>`+"\n",
-			left, width-right, y(t), y(t), left-6, y(t)+4, t)
-	}
-	fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%g" y2="%g" stroke="black"/>`+"\n", left, width-right, height-bottom, height-bottom)
-	ticks := int(maxX / niceStep(maxX))
-	for i := 0; i <= ticks; i++ {
-		v := maxX * float64(i) / float64(ticks)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">%.0f</text>`+"\n", x(v), height-bottom+16, v)
-	}
-	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">examples</text>`+"\n", (width+left)/2, height-12)
-	for k, l := range lines {
-		var pts []string
-		for _, p := range l.points {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(float64(p.Examples)), y(l.y(p))))
-		}
-		dash := ""
-		if l.dashed {
-			dash = ` stroke-dasharray="6,4"`
-		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.6"%s points="%s"/>`+"\n", l.color, dash, strings.Join(pts, " "))
-		ly := height - bottom - 16*float64(len(lines)-k) - 4
-		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%g" y2="%g" stroke="%s" stroke-width="2"%s/><text x="%g" y="%g">%s</text>`+"\n",
-			width-250, width-220, ly, ly, l.color, dash, width-214, ly+4, escape(l.name))
+	height := panelHeight * float64(len(panels))
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="12">`+"\n", plotWidth, height)
+	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
+	for k, pn := range panels {
+		pn.draw(&b, panelHeight*float64(k))
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// draw writes the panel with its top edge at offset.
+func (pn panel) draw(b *strings.Builder, offset float64) {
+	maxX, minY := pn.extent()
+	top, bottom := offset+panelTop, offset+panelHeight-panelBottom
+	x := func(v float64) float64 { return plotLeft + (plotWidth-plotLeft-plotRight)*v/maxX }
+	y := func(v float64) float64 { return top + (bottom-top)*(1-(v-minY)/(1-minY)) }
+	fmt.Fprintf(b, `<text x="%g" y="%g" font-size="15">%s</text>`+"\n", plotLeft, offset+24, escape(pn.title))
+	for t := minY; t <= 1.0001; t += 0.05 {
+		fmt.Fprintf(b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%g" y="%.1f" text-anchor="end">%.2f</text>`+"\n",
+			plotLeft, plotWidth-plotRight, y(t), y(t), plotLeft-6, y(t)+4, t)
+	}
+	fmt.Fprintf(b, `<line x1="%g" x2="%g" y1="%g" y2="%g" stroke="black"/>`+"\n", plotLeft, plotWidth-plotRight, bottom, bottom)
+	ticks := int(maxX / niceStep(maxX))
+	for i := 0; i <= ticks; i++ {
+		v := maxX * float64(i) / float64(ticks)
+		fmt.Fprintf(b, `<text x="%.1f" y="%g" text-anchor="middle">%.0f</text>`+"\n", x(v), bottom+16, v)
+	}
+	fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle">examples</text>`+"\n", (plotWidth-plotRight+plotLeft)/2, offset+panelHeight-12)
+	for _, bd := range pn.bands {
+		var pts []string
+		for _, p := range bd.hi {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.x), y(p.y)))
+		}
+		for i := len(bd.lo) - 1; i >= 0; i-- {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(bd.lo[i].x), y(bd.lo[i].y)))
+		}
+		fmt.Fprintf(b, `<polygon fill="%s" fill-opacity="0.15" stroke="none" points="%s"/>`+"\n", bd.color, strings.Join(pts, " "))
+	}
+	for k, l := range pn.lines {
+		var pts []string
+		for _, p := range l.points {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.x), y(p.y)))
+		}
+		dash := ""
+		if l.dash != "" {
+			dash = fmt.Sprintf(` stroke-dasharray="%s"`, l.dash)
+		}
+		fmt.Fprintf(b, `<polyline fill="none" stroke="%s" stroke-width="1.6"%s points="%s"/>`+"\n", l.color, dash, strings.Join(pts, " "))
+		lx, ly := plotWidth-plotRight+15, top+10+18*float64(k)
+		fmt.Fprintf(b, `<line x1="%g" x2="%g" y1="%g" y2="%g" stroke="%s" stroke-width="2"%s/><text x="%g" y="%g">%s</text>`+"\n",
+			lx, lx+30, ly, ly, l.color, dash, lx+36, ly+4, escape(l.name))
+	}
+}
+
+// extent returns the largest x of the panel, rounded up, and the smallest
+// y, rounded down to a tenth (at most 0.9, so that the y axis has a span).
+func (pn panel) extent() (maxX, minY float64) {
+	maxX, minY = 1.0, 1.0
+	see := func(pts []point) {
+		for _, p := range pts {
+			maxX, minY = max(maxX, p.x), min(minY, p.y)
+		}
+	}
+	for _, l := range pn.lines {
+		see(l.points)
+	}
+	for _, bd := range pn.bands {
+		see(bd.lo)
+	}
+	return niceCeil(maxX), min(0.9, max(0, math.Floor(minY*10)/10))
 }
 
 func escape(s string) string {

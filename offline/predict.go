@@ -34,15 +34,28 @@ func DecoderFor(snap *snapshot.Snapshot, path string) *ingest.Decoder {
 	return dec
 }
 
+// PredictOption changes how Predict reads its file.
+type PredictOption func(*ingest.Decoder)
+
+// WithZeroLabel says what a LIBSVM label of 0 means in the file (by
+// default ingest.ZeroAuto: decided from the file's labels).
+func WithZeroLabel(z ingest.ZeroLabel) PredictOption {
+	return func(d *ingest.Decoder) { d.ZeroLabel = z }
+}
+
 // Predict scores every record of path with the snapshot's model and writes
 // one prediction per line to out, in the service's schema (the source is
 // the file and the record's line). With labels in the file it also scores
 // the predictions.
-func Predict(snap *snapshot.Snapshot, path string, out io.Writer) (PredictReport, error) {
+func Predict(snap *snapshot.Snapshot, path string, out io.Writer, opts ...PredictOption) (PredictReport, error) {
 	rep := PredictReport{Model: snap.Name, ModelVersion: snap.Version}
 	w := bufio.NewWriter(out)
 	score := pipeline.NewPrequential(0, 0)
-	bad, err := eachRecord(path, DecoderFor(snap, path), func(rec ingest.Record) error {
+	dec := DecoderFor(snap, path)
+	for _, o := range opts {
+		o(dec)
+	}
+	bad, err := eachRecord(path, dec, func(rec ingest.Record) error {
 		p := Score(snap, rec.Example, publish.Source{Topic: path, Offset: int64(rec.Line)})
 		line, err := p.Marshal()
 		if err != nil {

@@ -86,6 +86,9 @@ func New(cfg Config) (*Pipeline, error) {
 // Learner returns the semi-supervised learner.
 func (p *Pipeline) Learner() *online.Learner { return p.learner }
 
+// Baseline returns the supervised-only learner; nil without Config.Baseline.
+func (p *Pipeline) Baseline() *online.Learner { return p.baseline }
+
 // DecodeExample decodes an example message; an example without a time
 // takes the message's.
 func (p *Pipeline) DecodeExample(raw []byte, messageTime time.Time) (ingest.Example, error) {
@@ -107,9 +110,17 @@ func (p *Pipeline) DecodeLabel(raw []byte) (ingest.Label, error) {
 // (for example a dense vector of another length) is an error: no
 // prediction, and the caller sends it to the dead letters.
 func (p *Pipeline) Example(ex ingest.Example, src publish.Source) (publish.Prediction, error) {
+	out, _, err := p.Arrival(ex, src)
+	return out, err
+}
+
+// Arrival is Example, and also returns the predictions made on arrival as
+// the join keeps them to score later: the learner's class and the
+// baseline's ("" where there was no model yet).
+func (p *Pipeline) Arrival(ex ingest.Example, src publish.Source) (publish.Prediction, ingest.Prediction, error) {
 	out, stored := p.predict(ex, src)
 	if _, err := p.learner.Observe(ex.ID, ex.TS, ex.Vector, ex.Label); err != nil {
-		return out, fmt.Errorf("example %q: %w", ex.ID, err)
+		return out, stored, fmt.Errorf("example %q: %w", ex.ID, err)
 	}
 	waiting, early := p.join.Example(ex.ID, stored, ex.Labeled)
 	truth := ex.Label
@@ -119,7 +130,7 @@ func (p *Pipeline) Example(ex ingest.Example, src publish.Source) (publish.Predi
 	}
 	if p.baseline != nil {
 		if _, err := p.baseline.Observe(ex.ID, ex.TS, ex.Vector, truth); err != nil {
-			return out, fmt.Errorf("example %q: baseline: %w", ex.ID, err)
+			return out, stored, fmt.Errorf("example %q: baseline: %w", ex.ID, err)
 		}
 	}
 	p.mu.Lock()
@@ -131,7 +142,7 @@ func (p *Pipeline) Example(ex ingest.Example, src publish.Source) (publish.Predi
 		p.ssl.Add(stored.Class, truth, int(p.examples))
 		p.base.Add(stored.Baseline, truth, int(p.examples))
 	}
-	return out, nil
+	return out, stored, nil
 }
 
 // predict scores ex with both learners.

@@ -35,6 +35,35 @@ func TestPrequentialScores(t *testing.T) {
 	}
 }
 
+// TestScoreAddCountsMissingPredictionsWrong checks Score.Add against counts
+// worked out by hand: a missing prediction is a false negative of its
+// class and a false positive of none.
+func TestScoreAddCountsMissingPredictionsWrong(t *testing.T) {
+	tests := []struct {
+		name     string
+		pairs    [][2]string // prediction, truth
+		accuracy float64
+		macroF1  float64
+	}{
+		{"all missing", [][2]string{{"", "a"}, {"", "b"}}, 0, 0},
+		// a: tp 1, fn 1 -> 2/3; b: tp 1 -> 1.
+		{"one missing", [][2]string{{"a", "a"}, {"", "a"}, {"b", "b"}}, 2.0 / 3, (2.0/3 + 1) / 2},
+		// a: tp 1, fp 1 -> 2/3; b: fn 2 -> 0.
+		{"missing and wrong", [][2]string{{"a", "a"}, {"a", "b"}, {"", "b"}}, 1.0 / 3, (2.0 / 3) / 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := NewScore()
+			for _, p := range tt.pairs {
+				s.Add(p[0], p[1])
+			}
+			if s.Total != len(tt.pairs) || math.Abs(s.Accuracy()-tt.accuracy) > 1e-12 || math.Abs(s.MacroF1()-tt.macroF1) > 1e-12 {
+				t.Fatalf("total %d accuracy %v macro-F1 %v; want %d %v %v", s.Total, s.Accuracy(), s.MacroF1(), len(tt.pairs), tt.accuracy, tt.macroF1)
+			}
+		})
+	}
+}
+
 func testPipeline(t *testing.T, baseline bool) *Pipeline {
 	t.Helper()
 	p, err := New(Config{

@@ -49,6 +49,21 @@ func newScore() Score {
 	return Score{tp: map[string]int{}, fp: map[string]int{}, fn: map[string]int{}}
 }
 
+// NewScore returns an empty score.
+func NewScore() Score { return newScore() }
+
+// Add scores one prediction against its label. A missing prediction (pred
+// "", no model yet) counts as wrong: a false negative of truth and a false
+// positive of no class.
+func (s *Score) Add(pred, truth string) {
+	if pred != "" {
+		s.add(pred, truth)
+		return
+	}
+	s.Total++
+	s.fn[truth]++
+}
+
 // Add scores a prediction (pred "" when there was no model) against its
 // label; examples is the number of examples seen so far, for the curve.
 func (p *Prequential) Add(pred, truth string, examples int) {

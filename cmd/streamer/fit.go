@@ -6,8 +6,10 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"streamer/anngraph"
+	"streamer/ingest"
 	"streamer/offline"
 	"streamer/online"
 	"streamer/snapshot"
@@ -18,22 +20,30 @@ func newFitCommand() *cobra.Command {
 		cfg                      offline.FitConfig
 		algo, laplacian, weights string
 		out, transductiveOut     string
+		unlabeled                string
 	)
 	cmd := &cobra.Command{
 		Use:   "fit",
 		Short: "Train a model on a LIBSVM or JSONL file",
 		Long: `fit trains a model on a file: LIBSVM/svmlight ("label idx:val ...", 1-based
-indices, optionally .gz or .bz2) or JSONL in the example schema. Rows whose
-label is 0, or absent, are unlabeled; --labels FILE (SVMlin's format: 1, -1
-or 0 per line) overrides the labels. The Laplacian algorithms build a kNN
-graph over the rows: exact for small files, approximate (HNSW) beyond. It
-prints one JSON line and writes the model with --out, in the snapshot
-format the service publishes.`,
+indices, optionally .gz or .bz2) or JSONL in the example schema. Rows
+without a label are unlabeled. In a LIBSVM file a label of 0 means
+unlabeled only when the file's labels are -1, +1 and 0 (SVMlin's
+convention) or all 0; in any other file (digits, MNIST, a 0/1 problem) 0
+is a class. --unlabeled-label 0 makes 0 mean unlabeled in any file,
+--unlabeled-label none makes it a class in any file. --labels FILE
+(SVMlin's format: 1, -1 or 0 per line) overrides the labels. The
+Laplacian algorithms build a kNN graph over the rows: exact for small
+files, approximate (HNSW) beyond. It prints one JSON line and writes the
+model with --out, in the snapshot format the service publishes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
 			if cfg.Params.Algorithm, err = online.ParseAlgorithm(algo); err != nil {
 				return err
+			}
+			if cfg.ZeroLabel, err = ingest.ParseZeroLabel(unlabeled); err != nil {
+				return fmt.Errorf("--unlabeled-label: %w", err)
 			}
 			if cfg.Graph.Laplacian.Weights, err = anngraph.ParseWeightKind(weights); err != nil {
 				return err
@@ -64,6 +74,7 @@ format the service publishes.`,
 	f := cmd.Flags()
 	f.StringVar(&cfg.Data, "data", "", "training file: LIBSVM/svmlight (.gz, .bz2) or JSONL")
 	f.StringVar(&cfg.Labels, "labels", "", "SVMlin label file (1, -1 or 0 per line) overriding the file's labels")
+	addUnlabeledLabelFlag(f, &unlabeled)
 	f.StringVar(&algo, "algo", "svm", "rls, svm, laprls, lapsvm, tsvm, da, sr or auto (sr for three classes or more on a graph that follows the labels, else tsvm)")
 	addParamFlags(f, &cfg.Params)
 	f.IntVar(&cfg.Graph.K, "knn", 10, "neighbours per row in the kNN graph")
@@ -99,16 +110,21 @@ func writeLines(path string, lines []string) error {
 }
 
 func newPredictCommand() *cobra.Command {
-	var model, data, out string
+	var model, data, out, unlabeled string
 	cmd := &cobra.Command{
 		Use:   "predict",
 		Short: "Apply a model to a LIBSVM or JSONL file",
 		Long: `predict scores every record of a file with a model (a snapshot file, from
 fit or from the service) and writes one prediction per line, in the
 service's prediction schema, to --out (standard output by default). When the
-file carries labels it prints JSON with accuracy and macro_f1.`,
+file carries labels it prints JSON with accuracy and macro_f1. A LIBSVM
+label of 0 is read as by fit (see fit --help and --unlabeled-label).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			zero, err := ingest.ParseZeroLabel(unlabeled)
+			if err != nil {
+				return fmt.Errorf("--unlabeled-label: %w", err)
+			}
 			snap, err := snapshot.ReadFile(model)
 			if err != nil {
 				return err
@@ -122,7 +138,7 @@ file carries labels it prints JSON with accuracy and macro_f1.`,
 				defer f.Close()
 				w, summary = f, cmd.OutOrStdout()
 			}
-			rep, err := offline.Predict(snap, data, w)
+			rep, err := offline.Predict(snap, data, w, offline.WithZeroLabel(zero))
 			if err != nil {
 				return err
 			}
@@ -133,7 +149,14 @@ file carries labels it prints JSON with accuracy and macro_f1.`,
 	f.StringVar(&model, "model", "", "model file (a snapshot)")
 	f.StringVar(&data, "data", "", "file to score: LIBSVM/svmlight (.gz, .bz2) or JSONL")
 	f.StringVar(&out, "out", "", "write the predictions here instead of standard output")
+	addUnlabeledLabelFlag(f, &unlabeled)
 	_ = cmd.MarkFlagRequired("model")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
+}
+
+// addUnlabeledLabelFlag binds --unlabeled-label, what a LIBSVM label of 0
+// means, for ingest.ParseZeroLabel.
+func addUnlabeledLabelFlag(f *pflag.FlagSet, v *string) {
+	f.StringVar(v, "unlabeled-label", "auto", "LIBSVM files: 0 means unlabeled (0), is a class (none), or auto: unlabeled only in a file of -1, +1 and 0 labels or of 0 alone")
 }

@@ -1,0 +1,228 @@
+package offline
+
+import (
+	"math"
+
+	"streamer/pipeline"
+)
+
+// Scores are one learner's figures in an eval run.
+type Scores struct {
+	// Accuracy and MacroF1 are prequential: the revealed labels against the
+	// predictions made when their examples arrived, those made before any
+	// model existed left out (counted in Unscored).
+	Accuracy float64 `json:"accuracy"`
+	MacroF1  float64 `json:"macro_f1"`
+	// AllAccuracy and AllMacroF1 score every example's prediction at
+	// arrival against the label its file carries, revealed or not. An
+	// example that arrived before any model existed counts as wrong (a
+	// false negative of its class; see NoModel).
+	AllAccuracy float64 `json:"all_accuracy"`
+	AllMacroF1  float64 `json:"all_macro_f1"`
+	// TestAccuracy and TestMacroF1 score the model in force at the end of
+	// the stream on the test file's labeled rows (nil without a test file;
+	// no model at all counts every row wrong).
+	TestAccuracy *float64 `json:"test_accuracy,omitempty"`
+	TestMacroF1  *float64 `json:"test_macro_f1,omitempty"`
+}
+
+// TestPoint scores the models in force after Examples examples on the test
+// file.
+type TestPoint struct {
+	Examples           int     `json:"examples"`
+	SSLAccuracy        float64 `json:"ssl_accuracy"`
+	SSLMacroF1         float64 `json:"ssl_macro_f1"`
+	SupervisedAccuracy float64 `json:"supervised_accuracy"`
+	SupervisedMacroF1  float64 `json:"supervised_macro_f1"`
+}
+
+// SeedReport is the result of one run, with one label seed.
+type SeedReport struct {
+	Seed           uint64  `json:"seed"`
+	LabelsRevealed int     `json:"labels_revealed"`
+	SSL            Scores  `json:"ssl"`
+	Supervised     Scores  `json:"supervised"`
+	Solves         int64   `json:"solves"`
+	SolveSeconds   float64 `json:"solve_seconds"`
+	Seconds        float64 `json:"seconds"`
+	Unscored       int     `json:"unscored"`
+	// NoModel and SupervisedNoModel count the labeled examples of the file
+	// that arrived before the learner (the baseline) had a model.
+	NoModel           int `json:"no_model"`
+	SupervisedNoModel int `json:"supervised_no_model"`
+	// Curve and BaselineCurve are prequential (a point every few revealed
+	// labels); AllCurve and SupervisedAllCurve score every labeled example
+	// (a point every few examples; RecentAccuracy there covers the examples
+	// since the previous point).
+	Curve              []pipeline.CurvePoint `json:"curve,omitempty"`
+	BaselineCurve      []pipeline.CurvePoint `json:"supervised_curve,omitempty"`
+	AllCurve           []pipeline.CurvePoint `json:"all_curve,omitempty"`
+	SupervisedAllCurve []pipeline.CurvePoint `json:"supervised_all_curve,omitempty"`
+	TestCurve          []TestPoint           `json:"test_curve,omitempty"`
+}
+
+// EvalReport is the result of `streamer eval`. With one seed its figures
+// are that seed's; with several, each figure is the mean over the seeds,
+// its *_std the sample standard deviation (n - 1), and PerSeed holds every
+// run. Counts (labels revealed, solves, unscored, no model) are rounded
+// means. Curve, BaselineCurve, AllCurve and SupervisedAllCurve are those of
+// the first seed; TestCurve is the mean over the seeds.
+type EvalReport struct {
+	Examples       int     `json:"examples"`
+	LabelsRevealed int     `json:"labels_revealed"`
+	SSL            Scores  `json:"ssl"`
+	Supervised     Scores  `json:"supervised"`
+	SSLStd         Scores  `json:"ssl_std"`
+	SupervisedStd  Scores  `json:"supervised_std"`
+	Gain           Scores  `json:"gain"`     // SSL − Supervised, per seed, then averaged
+	GainStd        Scores  `json:"gain_std"` // its spread over the seeds
+	Solves         int64   `json:"solves"`
+	SolveSeconds   float64 `json:"solve_seconds"`
+	// Seconds is the whole run, every seed included.
+	Seconds            float64               `json:"seconds"`
+	BadRecords         int                   `json:"bad_records"`
+	Unscored           int                   `json:"unscored"`
+	NoModel            int                   `json:"no_model"`
+	SupervisedNoModel  int                   `json:"supervised_no_model"`
+	Algorithm          string                `json:"algorithm"`
+	Seeds              []uint64              `json:"seeds"`
+	Test               string                `json:"test,omitempty"`
+	TestRows           int                   `json:"test_rows,omitempty"` // labeled rows of the test file
+	PerSeed            []SeedReport          `json:"per_seed"`
+	Curve              []pipeline.CurvePoint `json:"curve,omitempty"`
+	BaselineCurve      []pipeline.CurvePoint `json:"supervised_curve,omitempty"`
+	AllCurve           []pipeline.CurvePoint `json:"all_curve,omitempty"`
+	SupervisedAllCurve []pipeline.CurvePoint `json:"supervised_all_curve,omitempty"`
+	TestCurve          []TestPoint           `json:"test_curve,omitempty"`
+	TestCurveStd       []TestPoint           `json:"test_curve_std,omitempty"`
+}
+
+// WithoutCurves returns a copy of r without its curves, per seed too: the
+// figures that fit on a line.
+func (r EvalReport) WithoutCurves() EvalReport {
+	r.Curve, r.BaselineCurve, r.AllCurve, r.SupervisedAllCurve = nil, nil, nil, nil
+	r.TestCurve, r.TestCurveStd = nil, nil
+	runs := make([]SeedReport, len(r.PerSeed))
+	for k, s := range r.PerSeed {
+		s.Curve, s.BaselineCurve, s.AllCurve, s.SupervisedAllCurve, s.TestCurve = nil, nil, nil, nil, nil
+		runs[k] = s
+	}
+	r.PerSeed = runs
+	return r
+}
+
+// summarize reports the runs' means and spreads.
+func summarize(runs []SeedReport) EvalReport {
+	rep := EvalReport{PerSeed: runs}
+	var ssl, sup, gain [][]float64
+	var counts [][]float64
+	for _, r := range runs {
+		rep.Seeds = append(rep.Seeds, r.Seed)
+		s, b := r.SSL.values(), r.Supervised.values()
+		ssl, sup, gain = append(ssl, s), append(sup, b), append(gain, difference(s, b))
+		counts = append(counts, []float64{float64(r.LabelsRevealed), float64(r.Solves), r.SolveSeconds,
+			float64(r.Unscored), float64(r.NoModel), float64(r.SupervisedNoModel)})
+	}
+	m, sd := meanStd(ssl)
+	rep.SSL, rep.SSLStd = scoresFrom(m), scoresFrom(sd)
+	m, sd = meanStd(sup)
+	rep.Supervised, rep.SupervisedStd = scoresFrom(m), scoresFrom(sd)
+	m, sd = meanStd(gain)
+	rep.Gain, rep.GainStd = scoresFrom(m), scoresFrom(sd)
+	c, _ := meanStd(counts)
+	rep.LabelsRevealed, rep.Solves, rep.SolveSeconds = round(c[0]), int64(round(c[1])), c[2]
+	rep.Unscored, rep.NoModel, rep.SupervisedNoModel = round(c[3]), round(c[4]), round(c[5])
+	first := runs[0]
+	rep.Curve, rep.BaselineCurve = first.Curve, first.BaselineCurve
+	rep.AllCurve, rep.SupervisedAllCurve = first.AllCurve, first.SupervisedAllCurve
+	rep.TestCurve, rep.TestCurveStd = meanTestCurve(runs)
+	return rep
+}
+
+// meanTestCurve averages the runs' test curves point by point: every run
+// checks the test set after the same numbers of examples.
+func meanTestCurve(runs []SeedReport) (mean, std []TestPoint) {
+	for i, p := range runs[0].TestCurve {
+		var vs [][]float64
+		for _, r := range runs {
+			if i < len(r.TestCurve) {
+				vs = append(vs, r.TestCurve[i].values())
+			}
+		}
+		m, sd := meanStd(vs)
+		mean = append(mean, testPointFrom(p.Examples, m))
+		std = append(std, testPointFrom(p.Examples, sd))
+	}
+	return mean, std
+}
+
+func (s Scores) values() []float64 {
+	return []float64{s.Accuracy, s.MacroF1, s.AllAccuracy, s.AllMacroF1, orNaN(s.TestAccuracy), orNaN(s.TestMacroF1)}
+}
+
+// scoresFrom reverses values: NaN stands for a figure that is absent.
+func scoresFrom(v []float64) Scores {
+	return Scores{Accuracy: v[0], MacroF1: v[1], AllAccuracy: v[2], AllMacroF1: v[3], TestAccuracy: unlessNaN(v[4]), TestMacroF1: unlessNaN(v[5])}
+}
+
+func (p TestPoint) values() []float64 {
+	return []float64{p.SSLAccuracy, p.SSLMacroF1, p.SupervisedAccuracy, p.SupervisedMacroF1}
+}
+
+func testPointFrom(examples int, v []float64) TestPoint {
+	return TestPoint{Examples: examples, SSLAccuracy: v[0], SSLMacroF1: v[1], SupervisedAccuracy: v[2], SupervisedMacroF1: v[3]}
+}
+
+func orNaN(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+func unlessNaN(x float64) *float64 {
+	if math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}
+
+func difference(a, b []float64) []float64 {
+	d := make([]float64, len(a))
+	for i := range a {
+		d[i] = a[i] - b[i]
+	}
+	return d
+}
+
+// meanStd returns the mean of the rows of vs, column by column, and their
+// sample standard deviation (0 for a single row).
+func meanStd(vs [][]float64) (mean, std []float64) {
+	n := float64(len(vs))
+	mean = make([]float64, len(vs[0]))
+	std = make([]float64, len(vs[0]))
+	for _, v := range vs {
+		for j, x := range v {
+			mean[j] += x / n
+		}
+	}
+	if len(vs) < 2 {
+		for j, m := range mean {
+			if math.IsNaN(m) {
+				std[j] = m // an absent figure has no spread either
+			}
+		}
+		return mean, std
+	}
+	for _, v := range vs {
+		for j, x := range v {
+			std[j] += (x - mean[j]) * (x - mean[j]) / (n - 1)
+		}
+	}
+	for j := range std {
+		std[j] = math.Sqrt(std[j])
+	}
+	return mean, std
+}
+
+func round(x float64) int { return int(math.Round(x)) }
