@@ -24,6 +24,14 @@ const (
 	// srDenseMax is the window size up to which the eigenproblem is solved
 	// densely: below it a dense decomposition is cheaper than iterations.
 	srDenseMax = 300
+	// srExtra is the number of responses beyond c-1 when the window has
+	// unlabeled rows. In a stream the graph holds clusters of classes that
+	// no label has reached yet (or not in this window); each takes an
+	// eigenvector of eigenvalue near 1, and with only c-1 of them kept a
+	// labeled class can lose its direction to such a cluster. Three more
+	// keep them apart: on ten clustered classes at 1% labels, 0.47 and
+	// 0.60 instead of 0.38 and 0.50 (two seeds), the same at 2% and 5%.
+	srExtra = 3
 )
 
 // Spectral is the warm state of Spectral Regression: the eigensolver's
@@ -76,6 +84,21 @@ func newSRProblem(data TrainData, params Params, classes []string) (*srProblem, 
 	return p, nil
 }
 
+// responseCount returns the number of responses: c-1 for the c classes
+// labeled in the window, plus srExtra when some rows are unlabeled (with
+// every row labeled the eigenspace of eigenvalue 1 is exactly the c-1
+// class directions, and SR is regularized discriminant analysis), within
+// what the window's size allows.
+func (p *srProblem) responseCount(n int) int {
+	nev := len(p.present) - 1
+	for _, c := range p.class {
+		if c < 0 {
+			return max(nev, min(nev+srExtra, n-srGuard-2))
+		}
+	}
+	return nev
+}
+
 // trainSR solves Spectral Regression over the window, warm-started from
 // prev's eigenvectors (rows still in the window; new rows from their
 // neighbours) and regression weights when prev is an SR model.
@@ -86,7 +109,7 @@ func trainSR(ctx context.Context, data TrainData, params Params, classes []strin
 		return nil, TrainStats{}, err
 	}
 	aff := newSRAffinity(data.Graph, p.class, len(classes), params.SRDelta)
-	nev := len(p.present) - 1
+	nev := p.responseCount(data.X.Rows())
 	eig, err := p.eigenvectors(aff, nev, prev)
 	if err != nil {
 		return nil, TrainStats{}, fmt.Errorf("sr eigenvectors: %w", err)

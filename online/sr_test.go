@@ -384,15 +384,16 @@ func transductiveAccuracy(t testing.TB, m *Model, data TrainData, truth []string
 	return float64(ok) / float64(total)
 }
 
-// TestSRBinary checks that two classes work: one response, two centroids,
-// probabilities that sum to one.
+// TestSRBinary checks that two classes work: one response (plus the extra
+// ones a window with unlabeled rows gets), two centroids, probabilities in
+// (0, 1].
 func TestSRBinary(t *testing.T) {
 	data, truth, _ := srData(t, 400, 5, 2, 0.05, 8)
 	m, st, err := Train(context.Background(), data, Params{Algorithm: SR}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Problems != 1 || len(m.Centroids) != 2 || m.Binary() {
+	if st.Problems != 1+srExtra || len(m.Centroids) != 2 || m.Binary() {
 		t.Fatalf("binary SR: %d problems, %d centroids, Binary() = %v", st.Problems, len(m.Centroids), m.Binary())
 	}
 	if acc := transductiveAccuracy(t, m, data, truth); acc < 0.9 {
