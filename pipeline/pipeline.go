@@ -42,6 +42,7 @@ type Pipeline struct {
 	ssl, base    *Prequential
 	examples     int64
 	labels       int64
+	joined       int64 // labels that met their example, before or after it
 	predictions  int64
 	exampleLog   *offsetTracker
 	labelLog     *offsetTracker
@@ -126,6 +127,9 @@ func (p *Pipeline) Example(ex ingest.Example, src publish.Source) (publish.Predi
 	defer p.mu.Unlock()
 	p.examples++
 	p.predictions++
+	if !ex.Labeled && early {
+		p.joined++
+	}
 	p.exampleLog.add(src.Topic, src.Partition, src.Offset, ex.ID, true)
 	if truth != "" {
 		p.ssl.Add(stored.Class, truth, int(p.examples))
@@ -181,6 +185,9 @@ func (p *Pipeline) Label(l ingest.Label, src publish.Source) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.labels++
+	if seen {
+		p.joined++
+	}
 	p.labelLog.add(src.Topic, src.Partition, src.Offset, l.ID, true)
 	if seen && first {
 		p.ssl.Add(stored.Class, l.Label, int(p.examples))
@@ -265,6 +272,7 @@ func (p *Pipeline) SetModel(m *online.Model, version uint64) { p.learner.SetMode
 type Stats struct {
 	Examples      int64
 	Labels        int64
+	Joined        int64 // labels that met their example, after it or waiting for it
 	Predictions   int64
 	Solves        int64
 	SolveSeconds  float64
@@ -286,7 +294,7 @@ func (p *Pipeline) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return Stats{
-		Examples: p.examples, Labels: p.labels, Predictions: p.predictions,
+		Examples: p.examples, Labels: p.labels, Joined: p.joined, Predictions: p.predictions,
 		Solves: p.solves, SolveSeconds: p.solveSeconds, ModelVersion: version,
 		Window: window, WindowLabeled: labeled, LastSolve: p.lastSolve,
 		SSL: p.ssl.Total(), SSLRecent: p.ssl.Recent(), Baseline: p.base.Total(),

@@ -31,7 +31,6 @@ func (s *Service) restore(ctx context.Context) error {
 		} else {
 			s.pipe.SetModel(&snap.Model, snap.Version)
 			s.restored.Store(snap.Version)
-			s.metrics.Version.Set(float64(snap.Version))
 			s.log.Info("restored snapshot", "model_version", snap.Version, "created", snap.CreatedAt)
 		}
 	}

@@ -48,7 +48,7 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{cfg: cfg, log: log, metrics: newMetrics(), pipe: pipe, started: make(chan struct{})}, nil
+	return &Service{cfg: cfg, log: log, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{})}, nil
 }
 
 // Pipeline returns the core loop, for its statistics.
