@@ -268,6 +268,44 @@ func IsSkip(err error) bool { return isSkip(err) }
 // SetModel puts a restored model in force.
 func (p *Pipeline) SetModel(m *online.Model, version uint64) { p.learner.SetModel(m, version) }
 
+// Progress is what a snapshot keeps of the pipeline beside the model.
+type Progress struct {
+	// Solved reports that the window had not changed since the model in
+	// force was solved.
+	Solved   bool
+	SSL      PrequentialState
+	Baseline *PrequentialState // with Config.Baseline
+}
+
+// Progress returns the pipeline's progress now.
+func (p *Pipeline) Progress() Progress {
+	solved := !p.learner.Changed()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pr := Progress{Solved: solved, SSL: p.ssl.State(int(p.examples))}
+	if p.baseline != nil {
+		base := p.base.State(int(p.examples))
+		pr.Baseline = &base
+	}
+	return pr
+}
+
+// Resume continues the prequential scores of a snapshot's progress. When
+// the window was rebuilt exactly as it was at the snapshot (sameWindow) and
+// the snapshot's model had been solved on it, the next solve waits for
+// something new instead of solving the same window again.
+func (p *Pipeline) Resume(pr Progress, sameWindow bool) {
+	if sameWindow && pr.Solved {
+		p.learner.MarkSolved()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ssl.Resume(pr.SSL)
+	if pr.Baseline != nil {
+		p.base.Resume(*pr.Baseline)
+	}
+}
+
 // Stats is a summary of the pipeline, safe to read at any time.
 type Stats struct {
 	Examples      int64

@@ -75,7 +75,7 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 	}, func() float64 { _, n := pipe.Learner().WindowSize(); return float64(n) })
 	accuracy := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamer_prequential_accuracy_ratio",
-		Help: "Fraction of the last eval.horizon scored labels whose example's prediction was right (labels of predictions made before any model are not scored).",
+		Help: "Fraction of the last eval.horizon scored labels whose example's prediction was right (labels of predictions made before any model are not scored); snapshots carry it across restarts.",
 	}, func() float64 { return pipe.Stats().SSLRecent.Accuracy() })
 	m.Registry.MustRegister(m.Consumed, m.Published, joined, m.DeadLetters, m.Lag, m.SolveTime, m.Solves,
 		version, window, labeled, m.Snapshots, accuracy, m.Retries,

@@ -71,3 +71,57 @@ func TestRestoreRefusesCorruptSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreContinuesMetricsAndSkipsTheSameSolve stops a service whose
+// model was solved on its whole window and starts it again: the window and
+// prequential metrics read as before at once, the prequential scores
+// continue, and no solve runs until something new arrives.
+func TestRestoreContinuesMetricsAndSkipsTheSameSolve(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := testConfig(t, addrs)
+	svc, stop := runService(t, cfg)
+	stream := newStreamWriter(addrs, 12)
+	stream.write(t, ctx, 400)
+	waitFor(t, "a model", 30*time.Second, func() bool { return svc.Status().Pipeline.ModelVersion > 0 })
+	stream.write(t, ctx, 400)
+	waitFor(t, "every example, scored and solved", 30*time.Second, func() bool {
+		st := svc.Status().Pipeline
+		return st.Examples >= 800 && st.SSL.Total > 0 && st.ModelVersion > 0 && !svc.Pipeline().Learner().Changed()
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	before := svc.Status().Pipeline
+
+	svc2, stop2 := runService(t, cfg)
+	<-svc2.Started()
+	after := svc2.Status().Pipeline
+	if after.ModelVersion != before.ModelVersion || after.Window != before.Window {
+		t.Fatalf("restored version %d window %d, stopped at %d and %d", after.ModelVersion, after.Window, before.ModelVersion, before.Window)
+	}
+	if after.SSL.Total != before.SSL.Total || after.SSL.Correct != before.SSL.Correct || after.SSLRecent.Accuracy() != before.SSLRecent.Accuracy() {
+		t.Fatalf("prequential scores restored as %+v (recent %v), stopped at %+v (recent %v)", after.SSL, after.SSLRecent.Accuracy(), before.SSL, before.SSLRecent.Accuracy())
+	}
+	if got := gauge(t, svc2, "streamer_window_examples"); got != float64(before.Window) {
+		t.Fatalf("streamer_window_examples %v after the restore, want %d", got, before.Window)
+	}
+	if got := gauge(t, svc2, "streamer_prequential_accuracy_ratio"); got != before.SSLRecent.Accuracy() {
+		t.Fatalf("streamer_prequential_accuracy_ratio %v after the restore, want %v", got, before.SSLRecent.Accuracy())
+	}
+	// Several solve intervals pass without a solve of the same window.
+	for deadline := time.Now().Add(5 * cfg.Schedule.SolveInterval); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if v := svc2.Status().Pipeline.ModelVersion; v != before.ModelVersion {
+			t.Fatalf("model version %d after a restore with nothing new, want %d", v, before.ModelVersion)
+		}
+	}
+	stream.write(t, ctx, 100)
+	waitFor(t, "a solve of the new examples", 30*time.Second, func() bool {
+		return svc2.Status().Pipeline.ModelVersion > before.ModelVersion
+	})
+	if err := stop2(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -87,6 +87,7 @@ func (s *Service) buildSnapshot() *snapshot.Snapshot {
 			WindowSize: st.Window, Labeled: st.WindowLabeled, Objective: st.LastSolve.Objective,
 			Accuracy: st.SSL.Accuracy(),
 		},
+		Progress: snapshotProgress(s.pipe.Progress()),
 	}
 	for _, p := range s.pipe.Positions() {
 		snap.Offsets = append(snap.Offsets, snapshot.Offset{Topic: p.Topic, Partition: p.Partition, WindowStart: p.Start, Next: p.Next})
