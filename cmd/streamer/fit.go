@@ -44,6 +44,11 @@ format the service publishes.`,
 			default:
 				return fmt.Errorf("--laplacian %q: want normalized or unnormalized", laplacian)
 			}
+			// Before the data is read and the graph built: lapsvm with the
+			// default λ_I = 0 would fail only after both.
+			if err := cfg.Params.Validate(); err != nil {
+				return fmt.Errorf("fit: %w (see --lambda, --lambda-u, --lambda-i, --r, --max-switch, --cost-pos, --cost-neg)", err)
+			}
 			fit, err := offline.RunFit(cmd.Context(), cfg)
 			if err != nil {
 				return err

@@ -133,3 +133,24 @@ func TestBadFlagsAreErrors(t *testing.T) {
 		}
 	}
 }
+
+// runErr executes the command line with args and returns its standard
+// error and error.
+func runErr(args ...string) (string, error) {
+	cmd := newRootCommand()
+	var errOut bytes.Buffer
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(context.Background())
+	return errOut.String(), err
+}
+
+// TestFitValidatesParamsFirst: lapsvm with the default λ_I = 0 fails
+// before the data is read (the file does not even exist).
+func TestFitValidatesParamsFirst(t *testing.T) {
+	_, err := runErr("fit", "--data", filepath.Join(t.TempDir(), "missing.svm"), "--algo", "lapsvm")
+	if err == nil || !strings.Contains(err.Error(), "lambda_i") {
+		t.Fatalf("err = %v, want it to name lambda_i before reading the data", err)
+	}
+}
