@@ -35,9 +35,12 @@ type Config struct {
 	Shutdown ShutdownConfig `mapstructure:"shutdown"`
 }
 
-// ModelConfig names the model.
+// ModelConfig names the model and what it may start from.
 type ModelConfig struct {
 	Name string `mapstructure:"name"`
+	// SeedFile is a snapshot file to start from when there is no snapshot
+	// of the model's own; it is only read.
+	SeedFile string `mapstructure:"seed_file"`
 }
 
 // KafkaConfig is the kafka section.
@@ -302,6 +305,7 @@ func (c Config) Validate() error {
 		msg string
 	}{
 		{c.Model.Name != "", "model.name", "must not be empty"},
+		{c.Model.SeedFile == "" || c.Model.SeedFile != c.Snapshot.File, "model.seed_file", "must not be snapshot.file, which the service overwrites"},
 		{c.Kafka.Group != "", "kafka.group", "must not be empty"},
 		{c.Kafka.Start == "earliest" || c.Kafka.Start == "latest", "kafka.start", "must be earliest or latest"},
 		{c.Kafka.Topics.Examples != "" && c.Kafka.Topics.Labels != "" && c.Kafka.Topics.Predictions != "" &&

@@ -14,7 +14,7 @@ import (
 )
 
 // restore loads the newest snapshot (the file when configured and present,
-// else the topic), puts its model in force and rebuilds the window by
+// else the topic, else the seed model), puts its model in force and rebuilds the window by
 // reading the examples and labels topics again from the snapshot's window
 // start up to the group's committed offsets, without publishing anything.
 // Without a snapshot it rebuilds the last window.max_examples examples
@@ -69,14 +69,30 @@ func (s *Service) loadSnapshot(ctx context.Context) (*snapshot.Snapshot, error) 
 		s.log.Warn("snapshot records skipped", "count", skipped)
 	}
 	if !ok {
-		return nil, nil
+		return s.loadSeed(), nil
 	}
 	snap, err := snapshot.Decode(c.Data)
 	if err != nil {
 		s.log.Error("snapshot refused", "error", err)
-		return nil, nil
+		return s.loadSeed(), nil
 	}
 	return snap, nil
+}
+
+// loadSeed returns the model.seed_file snapshot, or nil when there is none
+// or it cannot be read. The file is never written.
+func (s *Service) loadSeed() *snapshot.Snapshot {
+	path := s.cfg.Model.SeedFile
+	if path == "" {
+		return nil
+	}
+	snap, err := snapshot.ReadFile(path)
+	if err != nil {
+		s.log.Error("seed model refused; starting without it", "file", path, "error", err)
+		return nil
+	}
+	s.log.Info("starting from the seed model", "file", path, "model_version", snap.Version)
+	return snap
 }
 
 // compatible checks that a snapshot's model fits this configuration.

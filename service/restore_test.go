@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,5 +124,54 @@ func TestRestoreContinuesMetricsAndSkipsTheSameSolve(t *testing.T) {
 	})
 	if err := stop2(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSeedModelIsOnlyRead starts a service on a fresh cluster from the
+// snapshot file of another: it restores the seed, writes its own snapshots
+// to snapshot.file, and leaves the seed as it was.
+func TestSeedModelIsOnlyRead(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	seed := filepath.Join(dir, "seed.snap")
+	first := startCluster(t)
+	cfg := testConfig(t, first.Addrs(), "snapshot.file="+seed)
+	svc, stop := runService(t, cfg)
+	newStreamWriter(first.Addrs(), 31).write(t, ctx, 400)
+	waitFor(t, "a snapshot", 30*time.Second, func() bool { return svc.Status().Snapshots > 0 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	seedBytes, err := os.ReadFile(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedSnap, err := snapshot.ReadFile(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	second := startCluster(t)
+	own := filepath.Join(dir, "own.snap")
+	cfg = testConfig(t, second.Addrs(), "model.seed_file="+seed, "snapshot.file="+own)
+	svc2, stop2 := runService(t, cfg)
+	<-svc2.Started()
+	if v := svc2.Status().RestoredVersion; v != seedSnap.Version {
+		t.Fatalf("restored version %d, the seed's is %d", v, seedSnap.Version)
+	}
+	newStreamWriter(second.Addrs(), 32).write(t, ctx, 200)
+	waitFor(t, "a snapshot of its own", 30*time.Second, func() bool { return svc2.Status().Snapshots > 0 })
+	if err := stop2(); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(seed); !bytes.Equal(after, seedBytes) {
+		t.Fatal("the seed file was written")
+	}
+	if _, err := snapshot.ReadFile(own); err != nil {
+		t.Fatalf("snapshot.file: %v", err)
+	}
+	if _, err := LoadConfig("", []string{"model.seed_file=" + own, "snapshot.file=" + own}); err == nil || !strings.Contains(err.Error(), "model.seed_file") {
+		t.Fatalf("seed file = snapshot.file: err = %v", err)
 	}
 }
