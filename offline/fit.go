@@ -3,6 +3,7 @@ package offline
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"streamer/anngraph"
@@ -31,6 +32,9 @@ type FitConfig struct {
 	Features ingest.Featurizer
 	Params   online.Params
 	Graph    GraphConfig
+	// BadLines, when set, is told which records were rejected: file, line
+	// and reason, up to MaxBadLines.
+	BadLines io.Writer
 }
 
 // FitReport is the line `streamer fit` prints.
@@ -77,7 +81,7 @@ type dataset struct {
 // RunFit trains a model on cfg.Data.
 func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	start := time.Now()
-	data, err := readDataset(cfg.Data, cfg.Features)
+	data, err := readDataset(cfg.Data, cfg.Features, cfg.BadLines)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +124,7 @@ func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 }
 
 // readDataset reads every record of path; bad records are counted.
-func readDataset(path string, features ingest.Featurizer) (*dataset, error) {
+func readDataset(path string, features ingest.Featurizer, badLines io.Writer) (*dataset, error) {
 	dec := &ingest.Decoder{Featurizer: features}
 	libsvm := !ingest.IsJSONLines(path)
 	if libsvm {
@@ -133,7 +137,7 @@ func readDataset(path string, features ingest.Featurizer) (*dataset, error) {
 	if libsvm {
 		d.dim = 0
 	}
-	bad, err := eachRecord(path, dec, func(rec ingest.Record) error {
+	bad, err := eachRecordNamingBad(path, dec, badLines, func(rec ingest.Record) error {
 		d.add(rec, libsvm)
 		return nil
 	})

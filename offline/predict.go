@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"streamer/ingest"
 	"streamer/pipeline"
@@ -39,10 +41,22 @@ func DecoderFor(snap *snapshot.Snapshot, path string) *ingest.Decoder {
 // the file and the record's line). With labels in the file it also scores
 // the predictions.
 func Predict(snap *snapshot.Snapshot, path string, out io.Writer) (PredictReport, error) {
+	return PredictWarning(snap, path, out, nil)
+}
+
+// PredictWarning is Predict that also writes to warnings, when it is not
+// nil, which records were rejected (up to MaxBadLines) and the file's
+// labels that are no class of the model: those count as errors.
+func PredictWarning(snap *snapshot.Snapshot, path string, out, warnings io.Writer) (PredictReport, error) {
 	rep := PredictReport{Model: snap.Name, ModelVersion: snap.Version}
 	w := bufio.NewWriter(out)
 	score := pipeline.NewPrequential(0, 0)
-	bad, err := eachRecord(path, DecoderFor(snap, path), func(rec ingest.Record) error {
+	classes := map[string]bool{}
+	for _, c := range snap.Model.Classes {
+		classes[c] = true
+	}
+	foreign := map[string]int{}
+	bad, err := eachRecordNamingBad(path, DecoderFor(snap, path), warnings, func(rec ingest.Record) error {
 		p := Score(snap, rec.Example, publish.Source{Topic: path, Offset: int64(rec.Line)})
 		line, err := p.Marshal()
 		if err != nil {
@@ -55,6 +69,9 @@ func Predict(snap *snapshot.Snapshot, path string, out io.Writer) (PredictReport
 		if rec.Labeled {
 			rep.Labeled++
 			score.Add(*p.Label, rec.Label, rep.Rows)
+			if !classes[rec.Label] {
+				foreign[rec.Label]++
+			}
 		}
 		return nil
 	})
@@ -62,6 +79,7 @@ func Predict(snap *snapshot.Snapshot, path string, out io.Writer) (PredictReport
 	if err != nil {
 		return rep, err
 	}
+	warnForeignLabels(warnings, snap, foreign, rep.Labeled)
 	if rep.Labeled > 0 {
 		acc, f1 := score.Total().Accuracy(), score.Total().MacroF1()
 		rep.Accuracy, rep.MacroF1 = &acc, &f1
@@ -87,4 +105,24 @@ func Score(snap *snapshot.Snapshot, ex ingest.Example, src publish.Source) publi
 		out.Scores[m.Classes[c]] = s
 	}
 	return out
+}
+
+// warnForeignLabels says which labels of the file are no class of the
+// model: a model fitted on other labels scores 0 there, silently else.
+func warnForeignLabels(w io.Writer, snap *snapshot.Snapshot, foreign map[string]int, labeled int) {
+	if w == nil || len(foreign) == 0 {
+		return
+	}
+	names := make([]string, 0, len(foreign))
+	n := 0
+	for l, c := range foreign {
+		names = append(names, l)
+		n += c
+	}
+	slices.Sort(names)
+	if len(names) > 10 {
+		names = append(names[:10], "…")
+	}
+	fmt.Fprintf(w, "warning: %d of %d labeled records have a label that is no class of the model %v: %s; they count as errors\n",
+		n, labeled, snap.Model.Classes, strings.Join(names, ", "))
 }

@@ -49,6 +49,7 @@ format the service publishes.`,
 			if err := cfg.Params.Validate(); err != nil {
 				return fmt.Errorf("fit: %w (see --lambda, --lambda-u, --lambda-i, --r, --max-switch, --cost-pos, --cost-neg)", err)
 			}
+			cfg.BadLines = cmd.ErrOrStderr()
 			fit, err := offline.RunFit(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -124,7 +125,7 @@ file carries labels it prints JSON with accuracy and macro_f1.`,
 				defer f.Close()
 				w, summary = f, cmd.OutOrStdout()
 			}
-			rep, err := offline.Predict(snap, data, w)
+			rep, err := offline.PredictWarning(snap, data, w, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
