@@ -1,7 +1,7 @@
 package pipeline
 
 // Prequential scores stored predictions against labels as they arrive
-// (MATH.md, streaming evaluation): accuracy and macro-F1 over the whole
+// (docs/MATH.md, streaming evaluation): accuracy and macro-F1 over the whole
 // stream and over the last Horizon labels, and a curve of both over time.
 // Predictions made before any model existed are counted apart, not scored.
 type Prequential struct {
