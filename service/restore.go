@@ -14,9 +14,10 @@ import (
 )
 
 // restore loads the newest snapshot (the file when configured and present,
-// else the topic, else the seed model), puts its model in force and rebuilds the window by
-// reading the examples and labels topics again from the snapshot's window
-// start up to the group's committed offsets, without publishing anything.
+// else the topic, else the seed model), puts its model in force and
+// rebuilds the window by reading the examples and labels topics again from
+// the snapshot's window start up to the group's committed offsets, without
+// publishing anything.
 // Without a snapshot it rebuilds the last window.max_examples examples
 // before the committed offsets, when there are any.
 func (s *Service) restore(ctx context.Context) error {
