@@ -29,7 +29,7 @@
 // that inserts can go on while a solve reads. View.Laplacian symmetrizes the
 // graph (i ~ j when either lists the other), weighs its edges and returns the
 // operator M = L^p with its factor B (BᵀB = M) that the solver's CGLS runs
-// on, as MATH.md describes.
+// on, as docs/MATH.md describes.
 //
 // The state depends only on Config (Seed included) and the sequence of
 // inserts: replaying the inserted examples in order rebuilds it exactly.

@@ -17,7 +17,7 @@ func (c *Connection) ReadRange(ctx context.Context, topic string, partition int,
 	}
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: c.Addrs, Dialer: c.Dialer, Topic: topic, Partition: partition,
-		MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 100 * time.Millisecond, QueueCapacity: 4096,
+		MinBytes: 1, MaxBytes: 16 << 20, MaxWait: FetchMaxWait, QueueCapacity: 4096,
 	})
 	defer CloseWithin(r, 5*time.Second)
 	if err := r.SetOffset(from); err != nil {

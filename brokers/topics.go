@@ -35,7 +35,7 @@ func (c *Connection) EnsureTopics(ctx context.Context, topics ...Topic) error {
 	}
 	resp, err := c.Client().CreateTopics(ctx, req)
 	if err != nil {
-		return fmt.Errorf("create topics: %w", err)
+		return fmt.Errorf("create topics: %w", c.Explain(ctx, err))
 	}
 	for name, err := range resp.Errors {
 		if err != nil && !errors.Is(err, kafka.TopicAlreadyExists) {
@@ -52,7 +52,7 @@ var ErrUnknownTopic = errors.New("unknown topic")
 func (c *Connection) Partitions(ctx context.Context, topic string) ([]int, error) {
 	meta, err := c.Client().Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
-		return nil, fmt.Errorf("metadata of %s: %w", topic, err)
+		return nil, fmt.Errorf("metadata of %s: %w", topic, c.Explain(ctx, err))
 	}
 	for _, t := range meta.Topics {
 		if t.Name != topic {
@@ -87,7 +87,7 @@ func (c *Connection) Offsets(ctx context.Context, topic string, partitions []int
 	}
 	resp, err := c.Client().ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
 	if err != nil {
-		return nil, fmt.Errorf("list offsets of %s: %w", topic, err)
+		return nil, fmt.Errorf("list offsets of %s: %w", topic, c.Explain(ctx, err))
 	}
 	out := map[int]OffsetRange{}
 	for _, po := range resp.Topics[topic] {
@@ -108,7 +108,7 @@ func (c *Connection) OffsetsForTime(ctx context.Context, topic string, partition
 	}
 	resp, err := c.Client().ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
 	if err != nil {
-		return nil, fmt.Errorf("offsets for time in %s: %w", topic, err)
+		return nil, fmt.Errorf("offsets for time in %s: %w", topic, c.Explain(ctx, err))
 	}
 	out := map[int]int64{}
 	for _, po := range resp.Topics[topic] {
@@ -131,7 +131,7 @@ func (c *Connection) OffsetsForTime(ctx context.Context, topic string, partition
 func (c *Connection) CommittedOffsets(ctx context.Context, group, topic string, partitions []int) (map[int]int64, error) {
 	resp, err := c.Client().OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{topic: partitions}})
 	if err != nil {
-		return nil, fmt.Errorf("committed offsets of %s in %s: %w", group, topic, err)
+		return nil, fmt.Errorf("committed offsets of %s in %s: %w", group, topic, c.Explain(ctx, err))
 	}
 	if errors.Is(resp.Error, kafka.GroupIdNotFound) {
 		return map[int]int64{}, nil // a group that never committed

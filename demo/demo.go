@@ -241,7 +241,7 @@ func releaseLabels(msgs []kafka.Message, pending []dueLabel, produced int, end b
 func collect(ctx context.Context, conn *brokers.Connection, topic string, truth map[string]string) (int, float64, error) {
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: conn.Addrs, Dialer: conn.Dialer, GroupID: fmt.Sprintf("demo-%d", time.Now().UnixNano()),
-		Topic: topic, StartOffset: kafka.FirstOffset, MaxWait: 100 * time.Millisecond,
+		Topic: topic, StartOffset: kafka.FirstOffset, MaxWait: brokers.FetchMaxWait,
 	})
 	defer r.Close()
 	seen := map[string]bool{}

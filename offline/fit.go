@@ -3,6 +3,7 @@ package offline
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"streamer/anngraph"
@@ -37,6 +38,9 @@ type FitConfig struct {
 	// Kernel, when enabled, trains over a Nyström kernel map of the rows
 	// (landmarks drawn from them); the kNN graph stays on the rows.
 	Kernel online.KernelConfig
+	// BadLines, when set, is told which records were rejected: file, line
+	// and reason, up to MaxBadLines.
+	BadLines io.Writer
 }
 
 // FitReport is the line `streamer fit` prints.
@@ -83,7 +87,7 @@ type dataset struct {
 // RunFit trains a model on cfg.Data.
 func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	start := time.Now()
-	data, err := readDataset(cfg.Data, &ingest.Decoder{Featurizer: cfg.Features, ZeroLabel: cfg.ZeroLabel})
+	data, err := readDataset(cfg.Data, &ingest.Decoder{Featurizer: cfg.Features, ZeroLabel: cfg.ZeroLabel}, cfg.BadLines)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +157,7 @@ func fitKernelMap(d *dataset, cfg online.KernelConfig) (*online.KernelMap, error
 }
 
 // readDataset reads every record of path; bad records are counted.
-func readDataset(path string, dec *ingest.Decoder) (*dataset, error) {
+func readDataset(path string, dec *ingest.Decoder, badLines io.Writer) (*dataset, error) {
 	libsvm := !ingest.IsJSONLines(path)
 	if libsvm {
 		dec.Featurizer.Dim = 1 << 31 // the model's dimension is the largest index seen
@@ -165,7 +169,7 @@ func readDataset(path string, dec *ingest.Decoder) (*dataset, error) {
 	if libsvm {
 		d.dim = 0
 	}
-	bad, err := eachRecord(path, dec, func(rec ingest.Record) error {
+	bad, err := eachRecordNamingBad(path, dec, badLines, func(rec ingest.Record) error {
 		d.add(rec, libsvm)
 		return nil
 	})

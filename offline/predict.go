@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"streamer/ingest"
 	"streamer/pipeline"
@@ -48,14 +50,26 @@ func WithZeroLabel(z ingest.ZeroLabel) PredictOption {
 // the file and the record's line). With labels in the file it also scores
 // the predictions.
 func Predict(snap *snapshot.Snapshot, path string, out io.Writer, opts ...PredictOption) (PredictReport, error) {
+	return PredictWarning(snap, path, out, nil, opts...)
+}
+
+// PredictWarning is Predict that also writes to warnings, when it is not
+// nil, which records were rejected (up to MaxBadLines) and the file's
+// labels that are no class of the model: those count as errors.
+func PredictWarning(snap *snapshot.Snapshot, path string, out, warnings io.Writer, opts ...PredictOption) (PredictReport, error) {
 	rep := PredictReport{Model: snap.Name, ModelVersion: snap.Version}
 	w := bufio.NewWriter(out)
 	score := pipeline.NewPrequential(0, 0)
+	classes := map[string]bool{}
+	for _, c := range snap.Model.Classes {
+		classes[c] = true
+	}
+	foreign := map[string]int{}
 	dec := DecoderFor(snap, path)
 	for _, o := range opts {
 		o(dec)
 	}
-	bad, err := eachRecord(path, dec, func(rec ingest.Record) error {
+	bad, err := eachRecordNamingBad(path, dec, warnings, func(rec ingest.Record) error {
 		p := Score(snap, rec.Example, publish.Source{Topic: path, Offset: int64(rec.Line)})
 		line, err := p.Marshal()
 		if err != nil {
@@ -68,6 +82,9 @@ func Predict(snap *snapshot.Snapshot, path string, out io.Writer, opts ...Predic
 		if rec.Labeled {
 			rep.Labeled++
 			score.Add(*p.Label, rec.Label, rep.Rows)
+			if !classes[rec.Label] {
+				foreign[rec.Label]++
+			}
 		}
 		return nil
 	})
@@ -75,6 +92,7 @@ func Predict(snap *snapshot.Snapshot, path string, out io.Writer, opts ...Predic
 	if err != nil {
 		return rep, err
 	}
+	warnForeignLabels(warnings, snap, foreign, rep.Labeled)
 	if rep.Labeled > 0 {
 		acc, f1 := score.Total().Accuracy(), score.Total().MacroF1()
 		rep.Accuracy, rep.MacroF1 = &acc, &f1
@@ -100,4 +118,24 @@ func Score(snap *snapshot.Snapshot, ex ingest.Example, src publish.Source) publi
 		out.Scores[m.Classes[c]] = s
 	}
 	return out
+}
+
+// warnForeignLabels says which labels of the file are no class of the
+// model: a model fitted on other labels scores 0 there, silently else.
+func warnForeignLabels(w io.Writer, snap *snapshot.Snapshot, foreign map[string]int, labeled int) {
+	if w == nil || len(foreign) == 0 {
+		return
+	}
+	names := make([]string, 0, len(foreign))
+	n := 0
+	for l, c := range foreign {
+		names = append(names, l)
+		n += c
+	}
+	slices.Sort(names)
+	if len(names) > 10 {
+		names = append(names[:10], "…")
+	}
+	fmt.Fprintf(w, "warning: %d of %d labeled records have a label that is no class of the model %v: %s; they count as errors\n",
+		n, labeled, snap.Model.Classes, strings.Join(names, ", "))
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // cglsSystem is the weighted, regularized least-squares problem of one
-// Newton step (thesis eq. 6.4, with the graph term of MATH.md):
+// Newton step (thesis eq. 6.4, with the graph term of docs/MATH.md):
 //
 //	min_w  λ‖w‖² + Σ_k C_k (Y_k - x_k·w)² + κ‖B X w‖²
 //

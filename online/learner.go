@@ -228,6 +228,28 @@ func (l *Learner) Due() bool {
 	return l.sinceExamples >= l.cfg.SolveExamples || l.sinceLabels >= l.cfg.SolveLabels
 }
 
+// Changed reports whether the model in force may not be the solution of
+// the window as it is: the window or its labels changed since the last
+// solve began, or a solve is running.
+func (l *Learner) Changed() bool {
+	if !l.solving.TryLock() {
+		return true
+	}
+	defer l.solving.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.changed
+}
+
+// MarkSolved records that the model in force was solved on the window as it
+// is now, such as a restored model on the window rebuilt as it was at its
+// snapshot: the next Solve waits for a change.
+func (l *Learner) MarkSolved() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.changed, l.sinceExamples, l.sinceLabels = false, 0, 0
+}
+
 // Model returns the model in force and its version; nil and 0 before the
 // first solve or restore.
 func (l *Learner) Model() (*Model, uint64) {

@@ -91,49 +91,60 @@ func clipSparse(x vector.Vector, dim int) vector.Vector {
 
 // Prediction is the model's answer for one example.
 type Prediction struct {
-	Class  int       // index into Classes
+	// Class indexes Classes: the class of largest calibrated probability,
+	// or of largest score when the model has no calibration.
+	Class  int
 	Scores []float64 // one per class
 	Prob   float64   // calibrated probability of Class
 }
 
-// Predict classifies x.
+// Predict classifies x: the class of largest calibrated probability, so
+// that Prob is never the probability of a class less likely than another.
+// Train pins the calibration at the solver's decision point (see
+// fitPlattSlope), so for a binary model the class is also the sign of the
+// output.
 func (m *Model) Predict(x vector.Vector) Prediction {
 	scores := m.Scores(x, nil)
+	best, prob := m.probability(scores)
+	return Prediction{Class: best, Scores: scores, Prob: prob}
+}
+
+// probability returns the class of largest calibrated probability and its
+// probability: Platt's sigmoid of the binary output, or for one versus rest
+// each class's sigmoid normalized over the classes. Ties, and a model
+// without calibration (probability 0), go to the largest score.
+func (m *Model) probability(scores []float64) (int, float64) {
 	best := 0
 	for c, s := range scores {
 		if s > scores[best] {
 			best = c
 		}
 	}
-	return Prediction{Class: best, Scores: scores, Prob: m.probability(scores, best)}
-}
-
-// probability returns the calibrated probability of class c: Platt's
-// sigmoid of the binary output, or for one versus rest each class's
-// sigmoid normalized over the classes.
-func (m *Model) probability(scores []float64, c int) float64 {
 	if len(m.Calibration) != m.calibrations() {
-		return 0
+		return best, 0
 	}
 	if m.Binary() {
 		p := m.Calibration[0].Prob(scores[1])
-		if c == 0 {
-			return 1 - p
+		switch {
+		case p > 0.5:
+			return 1, p
+		case p < 0.5:
+			return 0, 1 - p
 		}
-		return p
+		return best, 0.5
 	}
-	var sum, pc float64
+	var sum, pbest float64
 	for k, s := range scores {
 		p := m.Calibration[k].Prob(s)
 		sum += p
-		if k == c {
-			pc = p
+		if p > pbest || p == pbest && s > scores[best] {
+			best, pbest = k, p
 		}
 	}
 	if sum == 0 {
-		return 0
+		return best, 0
 	}
-	return pc / sum
+	return best, pbest / sum
 }
 
 // calibrations returns the number of Platt sigmoids the model needs: one

@@ -75,6 +75,59 @@ func FitPlatt(outputs, labels []float64) Platt {
 	return Platt{A: a, B: b}
 }
 
+// fitPlattSlope fits Platt's A with B pinned at 0, so that an output of 0,
+// the solver's decision point, maps to 1/2: the probability then agrees
+// with the solver's decision instead of moving it. A fitted B moves it by
+// -B/A, and on the spamassassin stream that cost 1.2 points of
+// prequential accuracy, 2 for the supervised baseline (B is fitted on the labeled rows' training outputs,
+// which the solve has pushed past the margins). A stays ≤ 0: a sigmoid
+// that falls with the output would reverse the decision.
+func fitPlattSlope(outputs, labels []float64) Platt {
+	var npos, nneg float64
+	for _, y := range labels {
+		if y > 0 {
+			npos++
+		} else {
+			nneg++
+		}
+	}
+	if npos == 0 || nneg == 0 {
+		return Platt{A: -1}
+	}
+	hi, lo := (npos+1)/(npos+2), 1/(nneg+2)
+	target := func(i int) float64 {
+		if labels[i] > 0 {
+			return hi
+		}
+		return lo
+	}
+	a := 0.0
+	f := plattLoss(outputs, target, a, 0)
+	for range 100 {
+		var h, g float64
+		for i, o := range outputs {
+			p, q := plattPQ(a * o)
+			h += o * o * p * q
+			g += o * (target(i) - p)
+		}
+		if math.Abs(g) < 1e-5 {
+			break
+		}
+		d := -g / (h + 1e-12)
+		step := 1.0
+		for ; step >= 1e-10; step /= 2 {
+			if nf := plattLoss(outputs, target, a+step*d, 0); nf < f+1e-4*step*g*d {
+				a, f = a+step*d, nf
+				break
+			}
+		}
+		if step < 1e-10 {
+			break
+		}
+	}
+	return Platt{A: min(a, 0)}
+}
+
 // plattPQ returns p = 1/(1+exp(z)) and q = 1 - p without overflow.
 func plattPQ(z float64) (p, q float64) {
 	if z >= 0 {
@@ -100,7 +153,8 @@ func plattLoss(outputs []float64, target func(int) float64, a, b float64) float6
 	return f
 }
 
-// calibrate fits one Platt sigmoid per problem on the labeled rows.
+// calibrate fits one Platt sigmoid per problem on the labeled rows, its
+// midpoint pinned at the output 0 (fitPlattSlope).
 func calibrate(m *Model, data TrainData) []Platt {
 	var rows []int
 	for i, l := range data.Labels {
@@ -124,7 +178,7 @@ func calibrate(m *Model, data TrainData) []Platt {
 				ys[j] = 1
 			}
 		}
-		cal[k] = FitPlatt(out, ys)
+		cal[k] = fitPlattSlope(out, ys)
 	}
 	return cal
 }

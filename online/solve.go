@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// Algorithm names one of the objectives of MATH.md.
+// Algorithm names one of the objectives of docs/MATH.md.
 type Algorithm string
 
-// The algorithms. Their objectives follow MATH.md's normalization exactly.
+// The algorithms. Their objectives follow docs/MATH.md's normalization exactly.
 const (
 	RLS    Algorithm = "rls"    // regularized least squares on the labeled rows
 	SVM    Algorithm = "svm"    // L2-SVM-MFN on the labeled rows
@@ -25,7 +25,7 @@ const (
 )
 
 // Objectives lists the binary objectives that Solve minimizes, in the
-// order of MATH.md; multi-class models are one versus rest over them.
+// order of docs/MATH.md; multi-class models are one versus rest over them.
 var Objectives = []Algorithm{RLS, SVM, LapRLS, LapSVM, TSVM, DA}
 
 // Algorithms lists every algorithm a model can be trained with: the
@@ -178,7 +178,7 @@ type Solution struct {
 
 // Stats describes a solve.
 type Stats struct {
-	Objective   float64 // the objective of MATH.md at W (transductive cost for tsvm, da)
+	Objective   float64 // the objective of docs/MATH.md at W (transductive cost for tsvm, da)
 	NewtonSteps int     // finite Newton steps over all runs
 	CGLSIters   int     // CGLS iterations over all runs
 	Active      int     // active terms at the end

@@ -42,6 +42,7 @@ type Pipeline struct {
 	ssl, base    *Prequential
 	examples     int64
 	labels       int64
+	joined       int64 // labels that met their example, before or after it
 	predictions  int64
 	exampleLog   *offsetTracker
 	labelLog     *offsetTracker
@@ -137,6 +138,9 @@ func (p *Pipeline) Arrival(ex ingest.Example, src publish.Source) (publish.Predi
 	defer p.mu.Unlock()
 	p.examples++
 	p.predictions++
+	if !ex.Labeled && early {
+		p.joined++
+	}
 	p.exampleLog.add(src.Topic, src.Partition, src.Offset, ex.ID, true)
 	if truth != "" {
 		p.ssl.Add(stored.Class, truth, int(p.examples))
@@ -192,6 +196,9 @@ func (p *Pipeline) Label(l ingest.Label, src publish.Source) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.labels++
+	if seen {
+		p.joined++
+	}
 	p.labelLog.add(src.Topic, src.Partition, src.Offset, l.ID, true)
 	if seen && first {
 		p.ssl.Add(stored.Class, l.Label, int(p.examples))
@@ -272,10 +279,49 @@ func IsSkip(err error) bool { return isSkip(err) }
 // SetModel puts a restored model in force.
 func (p *Pipeline) SetModel(m *online.Model, version uint64) { p.learner.SetModel(m, version) }
 
+// Progress is what a snapshot keeps of the pipeline beside the model.
+type Progress struct {
+	// Solved reports that the window had not changed since the model in
+	// force was solved.
+	Solved   bool
+	SSL      PrequentialState
+	Baseline *PrequentialState // with Config.Baseline
+}
+
+// Progress returns the pipeline's progress now.
+func (p *Pipeline) Progress() Progress {
+	solved := !p.learner.Changed()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pr := Progress{Solved: solved, SSL: p.ssl.State(int(p.examples))}
+	if p.baseline != nil {
+		base := p.base.State(int(p.examples))
+		pr.Baseline = &base
+	}
+	return pr
+}
+
+// Resume continues the prequential scores of a snapshot's progress. When
+// the window was rebuilt exactly as it was at the snapshot (sameWindow) and
+// the snapshot's model had been solved on it, the next solve waits for
+// something new instead of solving the same window again.
+func (p *Pipeline) Resume(pr Progress, sameWindow bool) {
+	if sameWindow && pr.Solved {
+		p.learner.MarkSolved()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ssl.Resume(pr.SSL)
+	if pr.Baseline != nil {
+		p.base.Resume(*pr.Baseline)
+	}
+}
+
 // Stats is a summary of the pipeline, safe to read at any time.
 type Stats struct {
 	Examples      int64
 	Labels        int64
+	Joined        int64 // labels that met their example, after it or waiting for it
 	Predictions   int64
 	Solves        int64
 	SolveSeconds  float64
@@ -297,7 +343,7 @@ func (p *Pipeline) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return Stats{
-		Examples: p.examples, Labels: p.labels, Predictions: p.predictions,
+		Examples: p.examples, Labels: p.labels, Joined: p.joined, Predictions: p.predictions,
 		Solves: p.solves, SolveSeconds: p.solveSeconds, ModelVersion: version,
 		Window: window, WindowLabeled: labeled, LastSolve: p.lastSolve,
 		SSL: p.ssl.Total(), SSLRecent: p.ssl.Recent(), Baseline: p.base.Total(),

@@ -152,6 +152,19 @@ func TestEarlyLabelWaitsForItsExample(t *testing.T) {
 	if _, labeled := p.Learner().WindowSize(); labeled != 1 {
 		t.Fatalf("%d labeled examples in the window, want the early label joined", labeled)
 	}
+	if joined := p.Stats().Joined; joined != 1 {
+		t.Fatalf("%d labels joined after the early one met its example, want 1", joined)
+	}
+	late := gen.Next()
+	if _, err := p.Example(decoded(t, p, late, false), publish.Source{Topic: "examples", Offset: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Label(ingest.Label{ID: late.ID, Label: late.Label}, publish.Source{Topic: "labels", Offset: 1}) {
+		t.Fatal("a late label did not find its example")
+	}
+	if joined := p.Stats().Joined; joined != 2 {
+		t.Fatalf("%d labels joined after an early and a late one, want 2", joined)
+	}
 }
 
 func TestPositionsTrackTheWindow(t *testing.T) {

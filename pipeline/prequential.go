@@ -1,7 +1,7 @@
 package pipeline
 
 // Prequential scores stored predictions against labels as they arrive
-// (MATH.md, streaming evaluation): accuracy and macro-F1 over the whole
+// (docs/MATH.md, streaming evaluation): accuracy and macro-F1 over the whole
 // stream and over the last Horizon labels, and a curve of both over time.
 // Predictions made before any model existed are counted apart, not scored.
 type Prequential struct {
@@ -12,6 +12,9 @@ type Prequential struct {
 	next     int
 	unscored int
 	curve    []CurvePoint
+	// examplesBefore is the count of examples seen before a restore, so
+	// that the curve continues where the snapshot left it.
+	examplesBefore int
 }
 
 type pair struct{ pred, truth string }
@@ -80,7 +83,7 @@ func (p *Prequential) Add(pred, truth string, examples int) {
 	}
 	if p.total.Total%p.step == 0 {
 		p.curve = append(p.curve, CurvePoint{
-			Labels: p.total.Total, Examples: examples,
+			Labels: p.total.Total, Examples: p.examplesBefore + examples,
 			Accuracy: p.total.Accuracy(), RecentAccuracy: p.Recent().Accuracy(),
 		})
 	}
@@ -143,3 +146,55 @@ func (p *Prequential) Unscored() int { return p.unscored }
 
 // Curve returns the recorded curve points.
 func (p *Prequential) Curve() []CurvePoint { return p.curve }
+
+// PrequentialState is what a snapshot keeps of a Prequential, so that a
+// restored service continues its scores and curve instead of starting
+// them again.
+type PrequentialState struct {
+	Correct, Total int
+	// TP, FP and FN count per class the true positives, false positives
+	// and false negatives of the whole stream.
+	TP, FP, FN map[string]int
+	// Recent holds the last Horizon scored (prediction, label) pairs,
+	// oldest first.
+	Recent   [][2]string
+	Unscored int
+	Curve    []CurvePoint
+	// Examples is the count of examples seen, the curve's x.
+	Examples int
+}
+
+// State returns the state of p after examples examples.
+func (p *Prequential) State(examples int) PrequentialState {
+	st := PrequentialState{
+		Correct: p.total.Correct, Total: p.total.Total,
+		TP: clone(p.total.tp), FP: clone(p.total.fp), FN: clone(p.total.fn),
+		Unscored: p.unscored, Curve: append([]CurvePoint(nil), p.curve...),
+		Examples: p.examplesBefore + examples,
+	}
+	for i := range p.recent {
+		r := p.recent[(p.next+i)%len(p.recent)]
+		st.Recent = append(st.Recent, [2]string{r.pred, r.truth})
+	}
+	return st
+}
+
+// Resume puts p in state st, keeping p's horizon and step: the oldest
+// recent pairs beyond the horizon are dropped.
+func (p *Prequential) Resume(st PrequentialState) {
+	p.total = Score{Correct: st.Correct, Total: st.Total, tp: clone(st.TP), fp: clone(st.FP), fn: clone(st.FN)}
+	recent := st.Recent[max(0, len(st.Recent)-p.horizon):]
+	p.recent, p.next = p.recent[:0], 0
+	for _, r := range recent {
+		p.recent = append(p.recent, pair{r[0], r[1]})
+	}
+	p.unscored, p.curve, p.examplesBefore = st.Unscored, append([]CurvePoint(nil), st.Curve...), st.Examples
+}
+
+func clone(m map[string]int) map[string]int {
+	c := make(map[string]int, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}

@@ -14,7 +14,7 @@ type Prediction struct {
 	Scores       map[string]float64 `json:"scores"`
 	Prob         *float64           `json:"prob"`
 	ModelVersion uint64             `json:"model_version"`
-	TS           time.Time          `json:"ts"`
+	TS           time.Time          `json:"ts,omitzero"` // absent when unknown (LIBSVM rows)
 	Source       Source             `json:"source"`
 	Reason       string             `json:"reason,omitempty"`
 }

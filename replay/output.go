@@ -57,9 +57,14 @@ type TopicOutput struct {
 	buf   []kafka.Message
 }
 
-// NewTopicOutput returns an output to topic.
-func NewTopicOutput(conn *brokers.Connection, topic string) *TopicOutput {
-	return &TopicOutput{w: publish.NewRecordWriter(conn, publish.WriterConfig{}), topic: topic}
+// NewTopicOutput returns an output to topic, which it creates with
+// partitions partitions when it is missing, as the service creates the
+// topics it writes to.
+func NewTopicOutput(ctx context.Context, conn *brokers.Connection, topic string, partitions int) (*TopicOutput, error) {
+	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: topic, Partitions: partitions}); err != nil {
+		return nil, fmt.Errorf("output topic: %w", err)
+	}
+	return &TopicOutput{w: publish.NewRecordWriter(conn, publish.WriterConfig{}), topic: topic}, nil
 }
 
 // Write implements Output.

@@ -279,3 +279,36 @@ func TestInterruptedReplaySaysHowFar(t *testing.T) {
 		t.Fatalf("summary %+v", sum)
 	}
 }
+
+// TestReplayCreatesItsOutputTopic replays into a topic that does not exist
+// yet: it is created, as the service creates what it writes to.
+func TestReplayCreatesItsOutputTopic(t *testing.T) {
+	f := newFixture(t, 100)
+	ctx := context.Background()
+	out, err := NewTopicOutput(ctx, f.conn, "backfill", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := f.config(t)
+	cfg.Retrain = true
+	cfg.Out = out
+	sum, err := Run(ctx, f.conn, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := f.conn.Partitions(ctx, "backfill")
+	if err != nil || len(parts) != 2 {
+		t.Fatalf("backfill partitions %v, %v", parts, err)
+	}
+	ranges, err := f.conn.Offsets(ctx, "backfill", parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written int64
+	for _, r := range ranges {
+		written += r.End - r.First
+	}
+	if written != sum.Predictions || written == 0 {
+		t.Fatalf("%d records on the new topic, %d predictions", written, sum.Predictions)
+	}
+}

@@ -2,11 +2,15 @@ package service
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
 
 	"streamer/brokers"
 	"streamer/configs"
@@ -31,9 +35,12 @@ type Config struct {
 	Shutdown ShutdownConfig `mapstructure:"shutdown"`
 }
 
-// ModelConfig names the model.
+// ModelConfig names the model and what it may start from.
 type ModelConfig struct {
 	Name string `mapstructure:"name"`
+	// SeedFile is a snapshot file to start from when there is no snapshot
+	// of the model's own; it is only read.
+	SeedFile string `mapstructure:"seed_file"`
 }
 
 // KafkaConfig is the kafka section.
@@ -202,6 +209,9 @@ func LoadConfig(path string, overrides []string) (Config, error) {
 			return Config{}, err
 		}
 	}
+	if err := checkEnvironment(os.Environ(), known); err != nil {
+		return Config{}, err
+	}
 	v.SetEnvPrefix(EnvPrefix)
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
@@ -223,7 +233,36 @@ func LoadConfig(path string, overrides []string) (Config, error) {
 	return c, nil
 }
 
+// envNotKeys are STREAMER_* variables that are not configuration keys.
+var envNotKeys = map[string]bool{
+	"STREAMER_CRASH_EXAMPLES": true, // the size of service's crash test
+}
+
+// checkEnvironment refuses a STREAMER_* variable that is the variable of
+// no key: a typo would otherwise be ignored silently, where --set and the
+// file refuse it.
+func checkEnvironment(environ []string, known map[string]bool) error {
+	names := map[string]bool{}
+	for k := range known {
+		names[EnvPrefix+"_"+strings.ToUpper(strings.ReplaceAll(k, ".", "_"))] = true
+	}
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, EnvPrefix+"_") && !names[name] && !envNotKeys[name] {
+			return fmt.Errorf("environment variable %s is the variable of no key of configs/streamer.yaml", name)
+		}
+	}
+	return nil
+}
+
 func mergeFile(v *viper.Viper, path string, known map[string]bool) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read configuration: %w", err)
+	}
+	if err := yaml.Unmarshal(data, new(any)); err != nil {
+		return fmt.Errorf("configuration %s: %w", path, yamlSyntaxError(data, err))
+	}
 	file := viper.New()
 	file.SetConfigFile(path)
 	if err := file.ReadInConfig(); err != nil {
@@ -241,6 +280,29 @@ func mergeFile(v *viper.Viper, path string, known map[string]bool) error {
 	return nil
 }
 
+// yamlSyntaxError restates err with the line where data stops being YAML.
+// The YAML parser reports a parse error at the line where its context
+// began, counted from 0 (a flow list left open on line 2 is "line 1"):
+// the first line after which no longer prefix of the file parses is where
+// the text went wrong.
+func yamlSyntaxError(data []byte, err error) error {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	bad := 0
+	for n := len(lines); n > 0; n-- {
+		if yaml.Unmarshal(bytes.Join(lines[:n], nil), new(any)) == nil {
+			break
+		}
+		bad = n
+	}
+	msg := yamlLine.ReplaceAllString(err.Error(), "")
+	if bad == 0 {
+		return errors.New(msg)
+	}
+	return fmt.Errorf("line %d: %s", bad, strings.TrimPrefix(msg, "yaml: "))
+}
+
+var yamlLine = regexp.MustCompile(`line \d+: `)
+
 // Validate checks every value and names the first bad key.
 func (c Config) Validate() error {
 	checks := []struct {
@@ -249,6 +311,7 @@ func (c Config) Validate() error {
 		msg string
 	}{
 		{c.Model.Name != "", "model.name", "must not be empty"},
+		{c.Model.SeedFile == "" || c.Model.SeedFile != c.Snapshot.File, "model.seed_file", "must not be snapshot.file, which the service overwrites"},
 		{c.Kafka.Group != "", "kafka.group", "must not be empty"},
 		{c.Kafka.Start == "earliest" || c.Kafka.Start == "latest", "kafka.start", "must be earliest or latest"},
 		{c.Kafka.Topics.Examples != "" && c.Kafka.Topics.Labels != "" && c.Kafka.Topics.Predictions != "" &&

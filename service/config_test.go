@@ -1,6 +1,7 @@
 package service
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,6 +75,42 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		_, err := LoadConfig("", []string{tt.set})
 		if err == nil || !strings.Contains(err.Error(), tt.key) {
 			t.Errorf("--set %s: err = %v, want it to name %s", tt.set, err, tt.key)
+		}
+	}
+}
+
+func TestUnknownEnvironmentVariableNamesIt(t *testing.T) {
+	t.Setenv("STREAMER_SOLVER_LAMDA", "1")
+	_, err := LoadConfig("", nil)
+	if err == nil || !strings.Contains(err.Error(), "STREAMER_SOLVER_LAMDA") {
+		t.Fatalf("err = %v, want it to name STREAMER_SOLVER_LAMDA", err)
+	}
+	os.Unsetenv("STREAMER_SOLVER_LAMDA")
+	t.Setenv("STREAMER_SOLVER_LAMBDA_U", "0.5") // a key with _ in its name
+	if cfg, err := LoadConfig("", nil); err != nil || cfg.Solver.LambdaU != 0.5 {
+		t.Fatalf("STREAMER_SOLVER_LAMBDA_U: λ_u %v, err %v", cfg.Solver.LambdaU, err)
+	}
+}
+
+func TestYAMLSyntaxErrorNamesItsLine(t *testing.T) {
+	tests := []struct {
+		yaml string
+		line string
+	}{
+		{"window:\n  max_examples: [1\nkafka:\n  group: g\n", "line 2:"},
+		{"window:\n  k: 3\n max_examples: 4\n", "line 3:"},
+		{"window:\n max_examples: 5\n  k: 3\n", "line 3:"},
+		{"model:\n  name: \"x\n", "line 2:"},
+		{"window:\n\tk: 3\n", "line 2:"},
+		{"window:\n  k: [1,\n    2]\nmodel: : x\n", "line 4:"},
+	}
+	dir := t.TempDir()
+	for i, tt := range tests {
+		path := filepath.Join(dir, fmt.Sprintf("bad%d.yaml", i))
+		os.WriteFile(path, []byte(tt.yaml), 0o644)
+		_, err := LoadConfig(path, nil)
+		if err == nil || !strings.Contains(err.Error(), tt.line) || strings.Count(err.Error(), "line ") != 1 {
+			t.Errorf("%q: err = %v, want %s", tt.yaml, err, tt.line)
 		}
 	}
 }

@@ -92,9 +92,7 @@ func (s *Service) handle(m kafka.Message, b *batch) {
 			s.deadLetter(b, t.LabelsDLQ, "labels", m, err)
 			return
 		}
-		if s.pipe.Label(l, src) {
-			s.metrics.Joined.Inc()
-		}
+		s.pipe.Label(l, src)
 	}
 }
 

@@ -5,72 +5,80 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"streamer/ingest"
+	"streamer/pipeline"
 )
 
 // Metrics are the service's Prometheus metrics, on a registry of its own.
+// The gauges of the model, the window and the prequential scores read the
+// pipeline when scraped, so they are right from the start, after a
+// restore as after a solve.
 type Metrics struct {
 	Registry    *prometheus.Registry
 	Consumed    *prometheus.CounterVec
 	Published   prometheus.Counter
-	Joined      prometheus.Counter
 	DeadLetters *prometheus.CounterVec
 	Lag         prometheus.Gauge
 	SolveTime   prometheus.Histogram
 	Solves      *prometheus.CounterVec
-	Version     prometheus.Gauge
-	Window      prometheus.Gauge
-	Labeled     prometheus.Gauge
 	Snapshots   prometheus.Counter
-	Accuracy    prometheus.Gauge
 	Retries     *prometheus.CounterVec
 }
 
-func newMetrics() *Metrics {
+func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		Consumed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "streamer_records_consumed_total", Help: "Records read from the input topics.",
+			Name: "streamer_records_consumed_total",
+			Help: "Records fetched from the input topics by the consumer, by topic, redeliveries included; records read again to rebuild the window at start are not counted.",
 		}, []string{"topic"}),
 		Published: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "streamer_predictions_published_total", Help: "Predictions acknowledged by the brokers.",
-		}),
-		Joined: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "streamer_labels_joined_total", Help: "Labels that found their example (late or early).",
+			Name: "streamer_predictions_published_total",
+			Help: "Predictions written to the predictions topic and acknowledged by the brokers.",
 		}),
 		DeadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "streamer_dead_letters_total", Help: "Records sent to a dead-letter topic, by reason.",
+			Name: "streamer_dead_letters_total",
+			Help: "Records routed to a dead-letter topic, by input (examples or labels) and reason.",
 		}, []string{"topic", "reason"}),
 		Lag: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "streamer_consumer_lag", Help: "Records behind the end of the input partitions, as the reader last saw it.",
 		}),
 		SolveTime: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "streamer_solve_duration_seconds", Help: "Wall time of re-solves.",
+			Name:    "streamer_solve_duration_seconds",
+			Help:    "Wall time of the re-solves that put a new model in force.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
 		}),
 		Solves: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "streamer_solves_total", Help: "Re-solves by result: ok, skipped (nothing to learn yet) or error.",
+			Name: "streamer_solves_total",
+			Help: "Re-solves by result: ok (a new model in force), skipped (labels of fewer than two classes so far) or error; a window unchanged since the last solve is not solved and not counted.",
 		}, []string{"result"}),
-		Version: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "streamer_model_version", Help: "Version of the model in force.",
-		}),
-		Window: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "streamer_window_examples", Help: "Examples in the learner's window.",
-		}),
-		Labeled: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "streamer_window_labeled_examples", Help: "Labeled examples in the learner's window.",
-		}),
 		Snapshots: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "streamer_snapshots_published_total", Help: "Model snapshots published.",
-		}),
-		Accuracy: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "streamer_prequential_accuracy_ratio", Help: "Prequential accuracy over the recent horizon of labels.",
+			Name: "streamer_snapshots_published_total",
+			Help: "Model snapshots written to the snapshot topic by this process.",
 		}),
 		Retries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "streamer_broker_retries_total", Help: "Broker operations retried after an error, by operation.",
+			Name: "streamer_broker_retries_total",
+			Help: "Broker operations that failed and were retried, by operation.",
 		}, []string{"op"}),
 	}
-	m.Registry.MustRegister(m.Consumed, m.Published, m.Joined, m.DeadLetters, m.Lag, m.SolveTime, m.Solves,
-		m.Version, m.Window, m.Labeled, m.Snapshots, m.Accuracy, m.Retries,
+	joined := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "streamer_labels_joined_total",
+		Help: "Labels consumed that met their example: a label arriving after its example (while the example is remembered, join.recent_examples), or before it and waiting (join.pending_labels) until the example arrived.",
+	}, func() float64 { return float64(pipe.Stats().Joined) })
+	version := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "streamer_model_version", Help: "Version of the model in force, solved or restored; 0 before the first.",
+	}, func() float64 { _, v := pipe.Learner().Model(); return float64(v) })
+	window := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "streamer_window_examples", Help: "Examples in the learner's window now.",
+	}, func() float64 { n, _ := pipe.Learner().WindowSize(); return float64(n) })
+	labeled := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "streamer_window_labeled_examples", Help: "Labeled examples in the learner's window now.",
+	}, func() float64 { _, n := pipe.Learner().WindowSize(); return float64(n) })
+	accuracy := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "streamer_prequential_accuracy_ratio",
+		Help: "Fraction of the last eval.horizon scored labels whose example's prediction was right (labels of predictions made before any model are not scored); snapshots carry it across restarts.",
+	}, func() float64 { return pipe.Stats().SSLRecent.Accuracy() })
+	m.Registry.MustRegister(m.Consumed, m.Published, joined, m.DeadLetters, m.Lag, m.SolveTime, m.Solves,
+		version, window, labeled, m.Snapshots, accuracy, m.Retries,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range append(ingest.Reasons(), "incompatible_vector", "rejected") {
 		m.DeadLetters.WithLabelValues("examples", string(r))

@@ -14,9 +14,10 @@ import (
 )
 
 // restore loads the newest snapshot (the file when configured and present,
-// else the topic), puts its model in force and rebuilds the window by
-// reading the examples and labels topics again from the snapshot's window
-// start up to the group's committed offsets, without publishing anything.
+// else the topic, else the seed model), puts its model in force and
+// rebuilds the window by reading the examples and labels topics again from
+// the snapshot's window start up to the group's committed offsets, without
+// publishing anything.
 // Without a snapshot it rebuilds the last window.max_examples examples
 // before the committed offsets, when there are any.
 func (s *Service) restore(ctx context.Context) error {
@@ -31,15 +32,20 @@ func (s *Service) restore(ctx context.Context) error {
 		} else {
 			s.pipe.SetModel(&snap.Model, snap.Version)
 			s.restored.Store(snap.Version)
-			s.metrics.Version.Set(float64(snap.Version))
 			s.log.Info("restored snapshot", "model_version", snap.Version, "created", snap.CreatedAt)
 		}
 	}
 	t := s.cfg.Kafka.Topics
+	sameWindow := true
 	for _, topic := range []string{t.Examples, t.Labels} {
-		if err := s.rebuild(ctx, topic, snap); err != nil {
+		same, err := s.rebuild(ctx, topic, snap)
+		if err != nil {
 			return err
 		}
+		sameWindow = sameWindow && same
+	}
+	if snap != nil && snap.Progress != nil {
+		s.pipe.Resume(pipelineProgress(snap.Progress), sameWindow)
 	}
 	return nil
 }
@@ -64,14 +70,30 @@ func (s *Service) loadSnapshot(ctx context.Context) (*snapshot.Snapshot, error) 
 		s.log.Warn("snapshot records skipped", "count", skipped)
 	}
 	if !ok {
-		return nil, nil
+		return s.loadSeed(), nil
 	}
 	snap, err := snapshot.Decode(c.Data)
 	if err != nil {
 		s.log.Error("snapshot refused", "error", err)
-		return nil, nil
+		return s.loadSeed(), nil
 	}
 	return snap, nil
+}
+
+// loadSeed returns the model.seed_file snapshot, or nil when there is none
+// or it cannot be read. The file is never written.
+func (s *Service) loadSeed() *snapshot.Snapshot {
+	path := s.cfg.Model.SeedFile
+	if path == "" {
+		return nil
+	}
+	snap, err := snapshot.ReadFile(path)
+	if err != nil {
+		s.log.Error("seed model refused; starting without it", "file", path, "error", err)
+		return nil
+	}
+	s.log.Info("starting from the seed model", "file", path, "model_version", snap.Version)
+	return snap
 }
 
 // compatible checks that a snapshot's model fits this configuration.
@@ -91,33 +113,54 @@ func (s *Service) compatible(snap *snapshot.Snapshot) error {
 }
 
 // rebuild reads topic again from where the window starts to the committed
-// offsets and replays it into the pipeline.
-func (s *Service) rebuild(ctx context.Context, topic string, snap *snapshot.Snapshot) error {
+// offsets and replays it into the pipeline. It reports whether it read
+// exactly what the snapshot's window held: up to the snapshot's next
+// offset in every partition.
+func (s *Service) rebuild(ctx context.Context, topic string, snap *snapshot.Snapshot) (bool, error) {
 	parts, err := s.conn.Partitions(ctx, topic)
 	if errors.Is(err, brokers.ErrUnknownTopic) {
-		return nil // a topic that does not exist yet has nothing to rebuild
+		return true, nil // a topic that does not exist yet has nothing to rebuild
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	committed, err := s.conn.CommittedOffsets(ctx, s.cfg.Kafka.Group, topic, parts)
 	if err != nil {
-		return err
+		return false, err
 	}
 	ranges, err := s.conn.Offsets(ctx, topic, parts)
 	if err != nil {
-		return err
+		return false, err
 	}
+	same := true
 	for _, p := range parts {
 		from, to := s.rebuildRange(topic, p, snap, committed, ranges[p].First)
+		same = same && to == snapshotNext(snap, topic, p, to)
 		if to <= from {
 			continue
 		}
 		if err := s.replay(ctx, topic, p, from, to); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return same, nil
+}
+
+// snapshotNext returns the snapshot's next offset of a partition, or
+// otherwise when the snapshot has none: a partition the snapshot never read
+// holds nothing of its window when nothing was committed in it either.
+func snapshotNext(snap *snapshot.Snapshot, topic string, partition int, otherwise int64) int64 {
+	if snap != nil {
+		for _, o := range snap.Offsets {
+			if o.Topic == topic && o.Partition == partition {
+				return o.Next
+			}
+		}
+	}
+	if otherwise > 0 {
+		return -1
+	}
+	return otherwise
 }
 
 // rebuildRange returns the offsets [from, to) of partition p to replay.

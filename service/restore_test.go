@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +70,108 @@ func TestRestoreRefusesCorruptSnapshot(t *testing.T) {
 		if !bytes.Contains([]byte(logs.String()), []byte(want)) {
 			t.Errorf("the log does not say %q:\n%.3000s", want, logs.String())
 		}
+	}
+}
+
+// TestRestoreContinuesMetricsAndSkipsTheSameSolve stops a service whose
+// model was solved on its whole window and starts it again: the window and
+// prequential metrics read as before at once, the prequential scores
+// continue, and no solve runs until something new arrives.
+func TestRestoreContinuesMetricsAndSkipsTheSameSolve(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := testConfig(t, addrs)
+	svc, stop := runService(t, cfg)
+	stream := newStreamWriter(addrs, 12)
+	stream.write(t, ctx, 400)
+	waitFor(t, "a model", 30*time.Second, func() bool { return svc.Status().Pipeline.ModelVersion > 0 })
+	stream.write(t, ctx, 400)
+	waitFor(t, "every example, scored and solved", 30*time.Second, func() bool {
+		st := svc.Status().Pipeline
+		return st.Examples >= 800 && st.SSL.Total > 0 && st.ModelVersion > 0 && !svc.Pipeline().Learner().Changed()
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	before := svc.Status().Pipeline
+
+	svc2, stop2 := runService(t, cfg)
+	<-svc2.Started()
+	after := svc2.Status().Pipeline
+	if after.ModelVersion != before.ModelVersion || after.Window != before.Window {
+		t.Fatalf("restored version %d window %d, stopped at %d and %d", after.ModelVersion, after.Window, before.ModelVersion, before.Window)
+	}
+	if after.SSL.Total != before.SSL.Total || after.SSL.Correct != before.SSL.Correct || after.SSLRecent.Accuracy() != before.SSLRecent.Accuracy() {
+		t.Fatalf("prequential scores restored as %+v (recent %v), stopped at %+v (recent %v)", after.SSL, after.SSLRecent.Accuracy(), before.SSL, before.SSLRecent.Accuracy())
+	}
+	if got := gauge(t, svc2, "streamer_window_examples"); got != float64(before.Window) {
+		t.Fatalf("streamer_window_examples %v after the restore, want %d", got, before.Window)
+	}
+	if got := gauge(t, svc2, "streamer_prequential_accuracy_ratio"); got != before.SSLRecent.Accuracy() {
+		t.Fatalf("streamer_prequential_accuracy_ratio %v after the restore, want %v", got, before.SSLRecent.Accuracy())
+	}
+	// Several solve intervals pass without a solve of the same window.
+	for deadline := time.Now().Add(5 * cfg.Schedule.SolveInterval); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if v := svc2.Status().Pipeline.ModelVersion; v != before.ModelVersion {
+			t.Fatalf("model version %d after a restore with nothing new, want %d", v, before.ModelVersion)
+		}
+	}
+	stream.write(t, ctx, 100)
+	waitFor(t, "a solve of the new examples", 30*time.Second, func() bool {
+		return svc2.Status().Pipeline.ModelVersion > before.ModelVersion
+	})
+	if err := stop2(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSeedModelIsOnlyRead starts a service on a fresh cluster from the
+// snapshot file of another: it restores the seed, writes its own snapshots
+// to snapshot.file, and leaves the seed as it was.
+func TestSeedModelIsOnlyRead(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	seed := filepath.Join(dir, "seed.snap")
+	first := startCluster(t)
+	cfg := testConfig(t, first.Addrs(), "snapshot.file="+seed)
+	svc, stop := runService(t, cfg)
+	newStreamWriter(first.Addrs(), 31).write(t, ctx, 400)
+	waitFor(t, "a snapshot", 30*time.Second, func() bool { return svc.Status().Snapshots > 0 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	seedBytes, err := os.ReadFile(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedSnap, err := snapshot.ReadFile(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	second := startCluster(t)
+	own := filepath.Join(dir, "own.snap")
+	cfg = testConfig(t, second.Addrs(), "model.seed_file="+seed, "snapshot.file="+own)
+	svc2, stop2 := runService(t, cfg)
+	<-svc2.Started()
+	if v := svc2.Status().RestoredVersion; v != seedSnap.Version {
+		t.Fatalf("restored version %d, the seed's is %d", v, seedSnap.Version)
+	}
+	newStreamWriter(second.Addrs(), 32).write(t, ctx, 200)
+	waitFor(t, "a snapshot of its own", 30*time.Second, func() bool { return svc2.Status().Snapshots > 0 })
+	if err := stop2(); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(seed); !bytes.Equal(after, seedBytes) {
+		t.Fatal("the seed file was written")
+	}
+	if _, err := snapshot.ReadFile(own); err != nil {
+		t.Fatalf("snapshot.file: %v", err)
+	}
+	if _, err := LoadConfig("", []string{"model.seed_file=" + own, "snapshot.file=" + own}); err == nil || !strings.Contains(err.Error(), "model.seed_file") {
+		t.Fatalf("seed file = snapshot.file: err = %v", err)
 	}
 }

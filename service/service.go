@@ -48,7 +48,7 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{cfg: cfg, log: log, metrics: newMetrics(), pipe: pipe, started: make(chan struct{})}, nil
+	return &Service{cfg: cfg, log: log, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{})}, nil
 }
 
 // Pipeline returns the core loop, for its statistics.
@@ -157,7 +157,7 @@ func (s *Service) retry(ctx context.Context, what string, op func() error) error
 			return err
 		}
 		s.metrics.Retries.WithLabelValues(what).Inc()
-		s.log.Warn("kafka operation failed; retrying", "op", what, "error", err, "backoff", backoff)
+		s.log.Warn("kafka operation failed; retrying", "op", what, "error", s.conn.Explain(ctx, err), "backoff", backoff.String())
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -232,14 +232,14 @@ func (s *Service) newReader() *kafka.Reader {
 		// A fetch must hold the largest record; beyond that, small fetches
 		// keep what the reader buffers bounded.
 		MaxBytes:          max(2*s.cfg.Limits.MaxMessageBytes, 1<<20),
-		MaxWait:           100 * time.Millisecond,
+		MaxWait:           brokers.FetchMaxWait,
 		QueueCapacity:     1000,
 		SessionTimeout:    s.cfg.Kafka.SessionTimeout,
 		RebalanceTimeout:  s.cfg.Kafka.RebalanceTimeout,
 		HeartbeatInterval: s.cfg.Kafka.SessionTimeout / 4,
 		ReadBackoffMin:    50 * time.Millisecond,
 		ReadBackoffMax:    2 * time.Second,
-		ErrorLogger:       kafka.LoggerFunc(func(msg string, args ...any) { s.log.Warn("kafka reader: " + fmt.Sprintf(msg, args...)) }),
+		ErrorLogger:       s.readerErrorLogger(),
 	})
 }
 

@@ -58,10 +58,6 @@ func (s *Service) solve(ctx context.Context) bool {
 	st := s.pipe.Stats()
 	s.metrics.Solves.WithLabelValues("ok").Inc()
 	s.metrics.SolveTime.Observe(rep.Seconds)
-	s.metrics.Version.Set(float64(rep.Version))
-	s.metrics.Window.Set(float64(rep.Window))
-	s.metrics.Labeled.Set(float64(rep.Labeled))
-	s.metrics.Accuracy.Set(st.SSLRecent.Accuracy())
 	s.log.Info("solved", "algorithm", rep.Algorithm, "model_version", rep.Version, "window", rep.Window, "labeled", rep.Labeled,
 		"objective", rep.Objective, "newton_steps", rep.NewtonSteps, "cgls_iters", rep.CGLSIters,
 		"seconds", rep.Seconds, "recent_accuracy", st.SSLRecent.Accuracy())
@@ -91,6 +87,7 @@ func (s *Service) buildSnapshot() *snapshot.Snapshot {
 			WindowSize: st.Window, Labeled: st.WindowLabeled, Objective: st.LastSolve.Objective,
 			Accuracy: st.SSL.Accuracy(),
 		},
+		Progress: snapshotProgress(s.pipe.Progress()),
 	}
 	for _, p := range s.pipe.Positions() {
 		snap.Offsets = append(snap.Offsets, snapshot.Offset{Topic: p.Topic, Partition: p.Partition, WindowStart: p.Start, Next: p.Next})

@@ -27,6 +27,9 @@ type Snapshot struct {
 	// Offsets are the stream positions per topic partition.
 	Offsets []Offset `json:"offsets,omitempty"`
 	Stats   Stats    `json:"stats"`
+	// Progress is what a restore continues beside the model; nil in
+	// snapshots written before it was kept, and in fit's.
+	Progress *Progress `json:"progress,omitempty"`
 }
 
 // Features are the settings of the featurizer (see ingest.Featurizer).
@@ -81,6 +84,39 @@ type Stats struct {
 	Labeled     int     `json:"labeled"`
 	Objective   float64 `json:"objective"`
 	Accuracy    float64 `json:"accuracy,omitempty"`
+}
+
+// Progress is the state of the stream's evaluation at the snapshot: the
+// prequential scores of the model, and of the supervised baseline when it
+// runs, and whether the model had been solved on the window as it was (a
+// restore that rebuilds that window then skips solving it again).
+type Progress struct {
+	Solved      bool         `json:"solved"`
+	Prequential Prequential  `json:"prequential"`
+	Baseline    *Prequential `json:"baseline,omitempty"`
+}
+
+// Prequential holds prequential scores (see pipeline.Prequential).
+type Prequential struct {
+	Correct int `json:"correct"`
+	Total   int `json:"total"`
+	// Per class over the whole stream, for macro-F1.
+	TruePositives  map[string]int `json:"true_positives,omitempty"`
+	FalsePositives map[string]int `json:"false_positives,omitempty"`
+	FalseNegatives map[string]int `json:"false_negatives,omitempty"`
+	// Recent holds the last scored (prediction, label) pairs, oldest first.
+	Recent   [][2]string  `json:"recent,omitempty"`
+	Unscored int          `json:"unscored,omitempty"`
+	Curve    []CurvePoint `json:"curve,omitempty"`
+	Examples int          `json:"examples"`
+}
+
+// CurvePoint is a point of a prequential curve.
+type CurvePoint struct {
+	Labels         int     `json:"labels"`
+	Examples       int     `json:"examples"`
+	Accuracy       float64 `json:"accuracy"`
+	RecentAccuracy float64 `json:"recent_accuracy"`
 }
 
 // FromParams converts solver parameters.

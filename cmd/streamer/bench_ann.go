@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -84,15 +82,7 @@ payloads) or all sparse; the metric defaults to cosine.`,
 			if err != nil {
 				return err
 			}
-			out, err := json.MarshalIndent(rep, "", "  ")
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), string(out))
-			if report != "" {
-				return os.WriteFile(report, append(out, '\n'), 0o644)
-			}
-			return nil
+			return writeReport(cmd.OutOrStdout(), report, rep)
 		},
 	}
 	f := cmd.Flags()

@@ -40,7 +40,11 @@ solvers against the same data, SVMlin or 'streamer fit --data PREFIX.svm
 			}
 			cfg.Params.Algorithm = a
 			if export != "" {
-				return exportBenchProblem(cfg, export)
+				written, err := exportBenchProblem(cfg, export)
+				if err != nil {
+					return err
+				}
+				return writeReport(cmd.OutOrStdout(), "", written)
 			}
 			if classes.Classes > 0 {
 				return benchClasses(cmd, cfg, classes, report)
@@ -70,15 +74,23 @@ solvers against the same data, SVMlin or 'streamer fit --data PREFIX.svm
 	return cmd
 }
 
-func exportBenchProblem(cfg online.BenchConfig, prefix string) error {
-	data, err := os.Create(prefix + ".svm")
+// exportedProblem is what bench solve --export prints.
+type exportedProblem struct {
+	Data   string `json:"data"`
+	Labels string `json:"labels"`
+	Rows   int    `json:"rows"`
+}
+
+func exportBenchProblem(cfg online.BenchConfig, prefix string) (exportedProblem, error) {
+	out := exportedProblem{Data: prefix + ".svm", Labels: prefix + ".labels", Rows: cfg.Rows}
+	data, err := os.Create(out.Data)
 	if err != nil {
-		return fmt.Errorf("export: %w", err)
+		return out, fmt.Errorf("export: %w", err)
 	}
-	labels, err := os.Create(prefix + ".labels")
+	labels, err := os.Create(out.Labels)
 	if err != nil {
 		data.Close()
-		return fmt.Errorf("export: %w", err)
+		return out, fmt.Errorf("export: %w", err)
 	}
 	err = online.ExportBenchProblem(cfg, data, labels)
 	for _, f := range []*os.File{data, labels} {
@@ -87,9 +99,9 @@ func exportBenchProblem(cfg online.BenchConfig, prefix string) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("export %s: %w", prefix, err)
+		return out, fmt.Errorf("export %s: %w", prefix, err)
 	}
-	return nil
+	return out, nil
 }
 
 // benchClasses runs the multi-class bench with the shared flags of cfg.

@@ -54,6 +54,12 @@ model with --out, in the snapshot format the service publishes.`,
 			default:
 				return fmt.Errorf("--laplacian %q: want normalized or unnormalized", laplacian)
 			}
+			// Before the data is read and the graph built: lapsvm with the
+			// default λ_I = 0 would fail only after both.
+			if err := cfg.Params.Validate(); err != nil {
+				return fmt.Errorf("fit: %w (see --lambda, --lambda-u, --lambda-i, --r, --max-switch, --cost-pos, --cost-neg)", err)
+			}
+			cfg.BadLines = cmd.ErrOrStderr()
 			fit, err := offline.RunFit(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -138,7 +144,7 @@ label of 0 is read as by fit (see fit --help and --unlabeled-label).`,
 				defer f.Close()
 				w, summary = f, cmd.OutOrStdout()
 			}
-			rep, err := offline.Predict(snap, data, w, offline.WithZeroLabel(zero))
+			rep, err := offline.PredictWarning(snap, data, w, cmd.ErrOrStderr(), offline.WithZeroLabel(zero))
 			if err != nil {
 				return err
 			}

@@ -133,3 +133,92 @@ func TestBadFlagsAreErrors(t *testing.T) {
 		}
 	}
 }
+
+// runErr executes the command line with args and returns its standard
+// error and error.
+func runErr(args ...string) (string, error) {
+	cmd := newRootCommand()
+	var errOut bytes.Buffer
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(context.Background())
+	return errOut.String(), err
+}
+
+// TestFitValidatesParamsFirst: lapsvm with the default λ_I = 0 fails
+// before the data is read (the file does not even exist).
+func TestFitValidatesParamsFirst(t *testing.T) {
+	_, err := runErr("fit", "--data", filepath.Join(t.TempDir(), "missing.svm"), "--algo", "lapsvm")
+	if err == nil || !strings.Contains(err.Error(), "lambda_i") {
+		t.Fatalf("err = %v, want it to name lambda_i before reading the data", err)
+	}
+}
+
+// runBoth executes the command line with args and returns its standard
+// output and standard error.
+func runBoth(t *testing.T, args ...string) (string, string) {
+	t.Helper()
+	cmd := newRootCommand()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("streamer %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	return out.String(), errOut.String()
+}
+
+// TestFitAndPredictSayWhatIsWrong: fit names the bad lines; predict warns
+// of labels that are no class of the model, and leaves out the time of
+// LIBSVM rows, which have none.
+func TestFitAndPredictSayWhatIsWrong(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "small.svm")
+	os.WriteFile(data, []byte("1 1:1 2:0.5\n1 x:1\n-1 1:-1 2:-0.5\n-1 3:nan\n1 1:0.8\n-1 1:-0.9\n"), 0o644)
+	model := filepath.Join(dir, "model.snap")
+	out, stderr := runBoth(t, "fit", "--data", data, "--out", model)
+	if !strings.Contains(out, `"bad_records":2`) {
+		t.Fatalf("fit printed %s", out)
+	}
+	for _, want := range []string{data + " line 2:", data + " line 4:"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("fit's standard error does not name %q:\n%s", want, stderr)
+		}
+	}
+
+	other := filepath.Join(dir, "other.svm")
+	os.WriteFile(other, []byte("3 1:1\n4 1:-1\n"), 0o644)
+	preds := filepath.Join(dir, "preds.jsonl")
+	_, stderr = runBoth(t, "predict", "--model", model, "--data", other, "--out", preds)
+	if !strings.Contains(stderr, "warning: 2 of 2 labeled records") || !strings.Contains(stderr, "3, 4") {
+		t.Errorf("predict with foreign labels warned %q", stderr)
+	}
+	lines, _ := os.ReadFile(preds)
+	if len(lines) == 0 || bytes.Contains(lines, []byte(`"ts"`)) {
+		t.Errorf("LIBSVM predictions carry a time:\n%s", lines)
+	}
+	if _, stderr = runBoth(t, "predict", "--model", model, "--data", data, "--out", preds); strings.Contains(stderr, "warning") {
+		t.Errorf("predict on the model's own classes warned %q", stderr)
+	}
+}
+
+// TestBenchCommandsPrintOneLine: bench solve --export says what it wrote,
+// and bench ann prints one JSON line like every other command.
+func TestBenchCommandsPrintOneLine(t *testing.T) {
+	prefix := filepath.Join(t.TempDir(), "bench")
+	for _, args := range [][]string{
+		{"bench", "solve", "--export", prefix, "--rows", "300", "--features", "256", "--nnz", "10", "--labeled-frac", "0.1"},
+		{"bench", "ann", "--generate", "dense", "--points", "600", "--dim", "8", "--window", "200", "--k", "5", "--sample", "50"},
+	} {
+		out := run(t, args...)
+		var rep map[string]any
+		if strings.Count(out, "\n") != 1 || json.Unmarshal([]byte(out), &rep) != nil {
+			t.Errorf("streamer %s printed %q, want one JSON line", strings.Join(args, " "), out)
+		}
+		if args[1] == "solve" && rep["data"] != prefix+".svm" {
+			t.Errorf("bench solve --export printed %q", out)
+		}
+	}
+}

@@ -77,7 +77,9 @@ func runReplay(cmd *cobra.Command, fl replayFlags) error {
 			return err
 		}
 	} else {
-		rc.Out = replay.NewTopicOutput(conn, fl.outTopic)
+		if rc.Out, err = replay.NewTopicOutput(cmd.Context(), conn, fl.outTopic, cfg.Kafka.Partitions); err != nil {
+			return err
+		}
 	}
 	rc.Progress = progress(cmd.ErrOrStderr())
 	sum, err := replay.Run(cmd.Context(), conn, rc)

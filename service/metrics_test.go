@@ -1,0 +1,56 @@
+package service
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// gauge returns the value of the unlabeled metric name in s's registry.
+func gauge(t *testing.T, s *Service, name string) float64 {
+	t.Helper()
+	families, err := s.metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		m := f.GetMetric()[0]
+		if c := m.GetCounter(); c != nil {
+			return c.GetValue()
+		}
+		return m.GetGauge().GetValue()
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
+
+func TestLabelsJoinedCountsEarlyAndLateLabels(t *testing.T) {
+	s, err := New(testConfig(t, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	example := func(id string) kafka.Message {
+		return kafka.Message{Topic: "examples", Value: fmt.Appendf(nil, `{"id": %q, "text": "cheap pills now"}`, id)}
+	}
+	label := func(id string) kafka.Message {
+		return kafka.Message{Topic: "labels", Value: fmt.Appendf(nil, `{"id": %q, "label": "spam"}`, id)}
+	}
+	var b batch
+	for _, m := range []kafka.Message{
+		label("early"), example("early"), // the label waits for its example
+		example("late"), label("late"), // the label finds its example
+		label("never"), // no example: not joined
+	} {
+		s.handle(m, &b)
+	}
+	if got := gauge(t, s, "streamer_labels_joined_total"); got != 2 {
+		t.Fatalf("streamer_labels_joined_total %v, want 2 (one early, one late)", got)
+	}
+	if got := gauge(t, s, "streamer_window_examples"); got != 2 {
+		t.Fatalf("streamer_window_examples %v, want 2", got)
+	}
+}
