@@ -12,7 +12,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
-	"streamer/publish"
+	"streamer/pipeline"
 	"streamer/service"
 	"streamer/synth"
 )
@@ -255,7 +255,7 @@ func collect(ctx context.Context, conn *brokers.Connection, topic string, truth 
 			return read, 0, fmt.Errorf("read predictions: %w", err)
 		}
 		read++
-		var p publish.Prediction
+		var p pipeline.Prediction
 		if err := json.Unmarshal(m.Value, &p); err != nil {
 			return read, 0, fmt.Errorf("prediction %q: %w", m.Key, err)
 		}

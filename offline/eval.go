@@ -8,7 +8,6 @@ import (
 
 	"streamer/ingest"
 	"streamer/pipeline"
-	"streamer/publish"
 )
 
 // EvalConfig describes `streamer eval`.
@@ -157,7 +156,7 @@ func (e *evalRun) example(ctx context.Context, rec ingest.Record) error {
 	ex := rec.Example
 	truth, labeled := ex.Label, ex.Labeled
 	ex.Label, ex.Labeled = "", false
-	src := publish.Source{Topic: "examples", Offset: int64(rec.Line)}
+	src := pipeline.Source{Topic: "examples", Offset: int64(rec.Line)}
 	_, stored, err := e.pipe.Arrival(ex, src)
 	if err != nil {
 		e.bad++
@@ -191,7 +190,7 @@ func (e *evalRun) example(ctx context.Context, rec ingest.Record) error {
 func (e *evalRun) reveal() {
 	k := 0
 	for k < len(e.queue) && e.queue[k].at <= e.examples {
-		e.pipe.Label(e.queue[k].label, publish.Source{Topic: "labels", Offset: int64(e.queue[k].at)})
+		e.pipe.Label(e.queue[k].label, pipeline.Source{Topic: "labels", Offset: int64(e.queue[k].at)})
 		k++
 	}
 	e.queue = e.queue[k:]
@@ -226,7 +225,7 @@ func (e *evalRun) progress() {
 // too late to train on) and the final models, and fills the report.
 func (e *evalRun) finish() {
 	for _, p := range e.queue {
-		e.pipe.Label(p.label, publish.Source{Topic: "labels"})
+		e.pipe.Label(p.label, pipeline.Source{Topic: "labels"})
 	}
 	e.queue = nil
 	st := e.pipe.Stats()

@@ -9,7 +9,6 @@ import (
 
 	"streamer/ingest"
 	"streamer/pipeline"
-	"streamer/publish"
 	"streamer/snapshot"
 )
 
@@ -70,7 +69,7 @@ func PredictWarning(snap *snapshot.Snapshot, path string, out, warnings io.Write
 		o(dec)
 	}
 	bad, err := eachRecordNamingBad(path, dec, warnings, func(rec ingest.Record) error {
-		p := Score(snap, rec.Example, publish.Source{Topic: path, Offset: int64(rec.Line)})
+		p := Score(snap, rec.Example, pipeline.Source{Topic: path, Offset: int64(rec.Line)})
 		line, err := p.Marshal()
 		if err != nil {
 			return err
@@ -105,19 +104,8 @@ func PredictWarning(snap *snapshot.Snapshot, path string, out, warnings io.Write
 
 // Score is the prediction of a pinned snapshot's model for one example, in
 // the service's schema; `replay --snapshot` and `predict` share it.
-func Score(snap *snapshot.Snapshot, ex ingest.Example, src publish.Source) publish.Prediction {
-	m := &snap.Model
-	pred := m.Predict(ex.Vector)
-	label := m.Classes[pred.Class]
-	prob := pred.Prob
-	out := publish.Prediction{
-		ID: ex.ID, Label: &label, Prob: &prob, ModelVersion: snap.Version, TS: ex.TS, Source: src,
-		Scores: make(map[string]float64, len(pred.Scores)),
-	}
-	for c, s := range pred.Scores {
-		out.Scores[m.Classes[c]] = s
-	}
-	return out
+func Score(snap *snapshot.Snapshot, ex ingest.Example, src pipeline.Source) pipeline.Prediction {
+	return pipeline.NewPrediction(ex, src, &snap.Model, snap.Version, snap.Model.Predict(ex.Vector))
 }
 
 // warnForeignLabels says which labels of the file are no class of the

@@ -9,7 +9,6 @@ import (
 	"streamer/anngraph"
 	"streamer/ingest"
 	"streamer/online"
-	"streamer/publish"
 	"streamer/synth"
 )
 
@@ -38,7 +37,7 @@ func BenchmarkExample(b *testing.B) {
 			}
 			for i := range 1000 {
 				ex, _ := p.DecodeExample(raw[i], time.Time{})
-				p.Example(ex, publish.Source{})
+				p.Example(ex, Source{})
 			}
 			if _, err := p.Solve(context.Background()); err != nil {
 				b.Fatal(err)
@@ -51,7 +50,7 @@ func BenchmarkExample(b *testing.B) {
 					b.Fatal(err)
 				}
 				ex.ID = ex.ID + "-" + string(rune('a'+i/len(raw)%26))
-				if _, err := p.Example(ex, publish.Source{}); err != nil {
+				if _, err := p.Example(ex, Source{}); err != nil {
 					b.Fatal(err)
 				}
 				i++

@@ -9,7 +9,6 @@ import (
 
 	"streamer/ingest"
 	"streamer/online"
-	"streamer/publish"
 )
 
 // Config describes a Pipeline. Zero fields mean the defaults of the types
@@ -110,7 +109,7 @@ func (p *Pipeline) DecodeLabel(raw []byte) (ingest.Label, error) {
 // returns the prediction to publish. An example the window cannot take
 // (for example a dense vector of another length) is an error: no
 // prediction, and the caller sends it to the dead letters.
-func (p *Pipeline) Example(ex ingest.Example, src publish.Source) (publish.Prediction, error) {
+func (p *Pipeline) Example(ex ingest.Example, src Source) (Prediction, error) {
 	out, _, err := p.Arrival(ex, src)
 	return out, err
 }
@@ -118,7 +117,7 @@ func (p *Pipeline) Example(ex ingest.Example, src publish.Source) (publish.Predi
 // Arrival is Example, and also returns the predictions made on arrival as
 // the join keeps them to score later: the learner's class and the
 // baseline's ("" where there was no model yet).
-func (p *Pipeline) Arrival(ex ingest.Example, src publish.Source) (publish.Prediction, ingest.Prediction, error) {
+func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Prediction, error) {
 	out, stored := p.predict(ex, src)
 	if _, err := p.learner.Observe(ex.ID, ex.TS, ex.Vector, ex.Label); err != nil {
 		return out, stored, fmt.Errorf("example %q: %w", ex.ID, err)
@@ -150,21 +149,16 @@ func (p *Pipeline) Arrival(ex ingest.Example, src publish.Source) (publish.Predi
 }
 
 // predict scores ex with both learners.
-func (p *Pipeline) predict(ex ingest.Example, src publish.Source) (publish.Prediction, ingest.Prediction) {
-	out := publish.Prediction{ID: ex.ID, TS: ex.TS, Source: src, Scores: map[string]float64{}}
+func (p *Pipeline) predict(ex ingest.Example, src Source) (Prediction, ingest.Prediction) {
 	stored := ingest.Prediction{At: ex.TS}
 	pred, m, version, ok := p.learner.Predict(ex.Vector)
-	out.ModelVersion, stored.ModelVersion = version, version
+	stored.ModelVersion = version
+	var out Prediction
 	if ok {
-		label := m.Classes[pred.Class]
-		prob := pred.Prob
-		out.Label, out.Prob = &label, &prob
-		for c, s := range pred.Scores {
-			out.Scores[m.Classes[c]] = s
-		}
-		stored.Class, stored.Score = label, pred.Scores[pred.Class]
+		out = NewPrediction(ex, src, m, version, pred)
+		stored.Class, stored.Score = *out.Label, pred.Scores[pred.Class]
 	} else {
-		out.Reason = p.noModelReason()
+		out = Prediction{ID: ex.ID, TS: ex.TS, Source: src, Scores: map[string]float64{}, ModelVersion: version, Reason: p.noModelReason()}
 	}
 	if p.baseline != nil {
 		if bp, bm, _, ok := p.baseline.Predict(ex.Vector); ok {
@@ -187,7 +181,7 @@ func (p *Pipeline) noModelReason() string {
 // window (the next solve learns from it), and scores the prediction made
 // for it when it arrived. A label for an example not seen yet waits for it.
 // It reports whether the label found its example.
-func (p *Pipeline) Label(l ingest.Label, src publish.Source) bool {
+func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	p.learner.Label(l.ID, l.Label)
 	if p.baseline != nil {
 		p.baseline.Label(l.ID, l.Label)
@@ -210,7 +204,7 @@ func (p *Pipeline) Label(l ingest.Label, src publish.Source) bool {
 // Restore replays an example that was read and predicted before a restart:
 // it enters the window and the join, without a prediction to publish or to
 // score.
-func (p *Pipeline) Restore(ex ingest.Example, src publish.Source) error {
+func (p *Pipeline) Restore(ex ingest.Example, src Source) error {
 	if _, err := p.learner.Observe(ex.ID, ex.TS, ex.Vector, ex.Label); err != nil {
 		return fmt.Errorf("restore example %q: %w", ex.ID, err)
 	}
@@ -227,7 +221,7 @@ func (p *Pipeline) Restore(ex ingest.Example, src publish.Source) error {
 }
 
 // RestoreLabel replays a label read before a restart; it is not scored.
-func (p *Pipeline) RestoreLabel(l ingest.Label, src publish.Source) {
+func (p *Pipeline) RestoreLabel(l ingest.Label, src Source) {
 	p.learner.Label(l.ID, l.Label)
 	if p.baseline != nil {
 		p.baseline.Label(l.ID, l.Label)

@@ -9,7 +9,6 @@ import (
 	"streamer/anngraph"
 	"streamer/ingest"
 	"streamer/online"
-	"streamer/publish"
 	"streamer/synth"
 )
 
@@ -105,7 +104,7 @@ func TestPipelineLearnsFromLateLabels(t *testing.T) {
 	for i := range 600 {
 		d := gen.Next()
 		docs = append(docs, d)
-		pred, err := p.Example(decoded(t, p, d, false), publish.Source{Topic: "examples", Offset: int64(i)})
+		pred, err := p.Example(decoded(t, p, d, false), Source{Topic: "examples", Offset: int64(i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +116,7 @@ func TestPipelineLearnsFromLateLabels(t *testing.T) {
 		}
 		if i >= 20 && i%5 == 0 { // the label of an example 20 back
 			late := docs[i-20]
-			if !p.Label(ingest.Label{ID: late.ID, Label: late.Label}, publish.Source{Topic: "labels", Offset: int64(i)}) {
+			if !p.Label(ingest.Label{ID: late.ID, Label: late.Label}, Source{Topic: "labels", Offset: int64(i)}) {
 				t.Fatalf("label for %s did not find its example", late.ID)
 			}
 		}
@@ -143,10 +142,10 @@ func TestEarlyLabelWaitsForItsExample(t *testing.T) {
 	p := testPipeline(t, false)
 	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 3})
 	d := gen.Next()
-	if p.Label(ingest.Label{ID: d.ID, Label: d.Label}, publish.Source{Topic: "labels"}) {
+	if p.Label(ingest.Label{ID: d.ID, Label: d.Label}, Source{Topic: "labels"}) {
 		t.Fatal("a label joined an example never seen")
 	}
-	if _, err := p.Example(decoded(t, p, d, false), publish.Source{Topic: "examples"}); err != nil {
+	if _, err := p.Example(decoded(t, p, d, false), Source{Topic: "examples"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, labeled := p.Learner().WindowSize(); labeled != 1 {
@@ -156,10 +155,10 @@ func TestEarlyLabelWaitsForItsExample(t *testing.T) {
 		t.Fatalf("%d labels joined after the early one met its example, want 1", joined)
 	}
 	late := gen.Next()
-	if _, err := p.Example(decoded(t, p, late, false), publish.Source{Topic: "examples", Offset: 1}); err != nil {
+	if _, err := p.Example(decoded(t, p, late, false), Source{Topic: "examples", Offset: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if !p.Label(ingest.Label{ID: late.ID, Label: late.Label}, publish.Source{Topic: "labels", Offset: 1}) {
+	if !p.Label(ingest.Label{ID: late.ID, Label: late.Label}, Source{Topic: "labels", Offset: 1}) {
 		t.Fatal("a late label did not find its example")
 	}
 	if joined := p.Stats().Joined; joined != 2 {
@@ -172,7 +171,7 @@ func TestPositionsTrackTheWindow(t *testing.T) {
 	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 4})
 	for i := range 500 {
 		d := gen.Next()
-		if _, err := p.Example(decoded(t, p, d, i%7 == 0), publish.Source{Topic: "examples", Partition: i % 2, Offset: int64(i / 2)}); err != nil {
+		if _, err := p.Example(decoded(t, p, d, i%7 == 0), Source{Topic: "examples", Partition: i % 2, Offset: int64(i / 2)}); err != nil {
 			t.Fatal(err)
 		}
 	}

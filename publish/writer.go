@@ -10,6 +10,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/pipeline"
 	"streamer/snapshot"
 )
 
@@ -58,7 +59,7 @@ func NewRecordWriter(conn *brokers.Connection, cfg WriterConfig) *kafka.Writer {
 }
 
 // PredictionRecord returns the record of a prediction, keyed by example id.
-func PredictionRecord(topic string, p *Prediction) (kafka.Message, error) {
+func PredictionRecord(topic string, p *pipeline.Prediction) (kafka.Message, error) {
 	value, err := p.Marshal()
 	if err != nil {
 		return kafka.Message{}, fmt.Errorf("encode prediction %q: %w", p.ID, err)

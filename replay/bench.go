@@ -11,7 +11,7 @@ import (
 	"streamer/brokers"
 	"streamer/ingest"
 	"streamer/online"
-	"streamer/publish"
+	"streamer/pipeline"
 	"streamer/service"
 	"streamer/snapshot"
 	"streamer/synth"
@@ -40,8 +40,8 @@ type BenchReport struct {
 // discard is an Output that counts.
 type discard struct{ n int64 }
 
-func (d *discard) Write(context.Context, *publish.Prediction) error { d.n++; return nil }
-func (d *discard) Close(context.Context) error                      { return nil }
+func (d *discard) Write(context.Context, *pipeline.Prediction) error { d.n++; return nil }
+func (d *discard) Close(context.Context) error                       { return nil }
 
 // Bench produces cfg.Examples generated examples to an embedded broker and
 // measures a replay of all of them, with a model trained on the first

@@ -9,6 +9,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/pipeline"
 	"streamer/publish"
 )
 
@@ -28,7 +29,7 @@ func NewFileOutput(path string) (*FileOutput, error) {
 }
 
 // Write implements Output.
-func (o *FileOutput) Write(_ context.Context, p *publish.Prediction) error {
+func (o *FileOutput) Write(_ context.Context, p *pipeline.Prediction) error {
 	line, err := p.Marshal()
 	if err != nil {
 		return err
@@ -68,7 +69,7 @@ func NewTopicOutput(ctx context.Context, conn *brokers.Connection, topic string,
 }
 
 // Write implements Output.
-func (o *TopicOutput) Write(ctx context.Context, p *publish.Prediction) error {
+func (o *TopicOutput) Write(ctx context.Context, p *pipeline.Prediction) error {
 	m, err := publish.PredictionRecord(o.topic, p)
 	if err != nil {
 		return err

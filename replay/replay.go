@@ -42,7 +42,7 @@ type Topics struct {
 
 // Output receives the predictions of a replay.
 type Output interface {
-	Write(ctx context.Context, p *publish.Prediction) error
+	Write(ctx context.Context, p *pipeline.Prediction) error
 	Close(ctx context.Context) error
 }
 
@@ -247,7 +247,7 @@ func newHandler(cfg Config, conn *brokers.Connection) (*handler, error) {
 
 func (h *handler) handle(ctx context.Context, m kafka.Message, sum *Summary) error {
 	sum.Records++
-	src := publish.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
+	src := pipeline.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
 	if m.Topic == h.cfg.Topics.Labels {
 		if l, err := h.dec.DecodeLabel(m.Value); err != nil {
 			sum.BadRecords++
@@ -262,7 +262,7 @@ func (h *handler) handle(ctx context.Context, m kafka.Message, sum *Summary) err
 	if err == nil && ex.TS.IsZero() {
 		ex.TS = m.Time
 	}
-	var p publish.Prediction
+	var p pipeline.Prediction
 	if err == nil {
 		p, err = h.predict(ctx, ex, src)
 	}
@@ -278,7 +278,7 @@ func (h *handler) handle(ctx context.Context, m kafka.Message, sum *Summary) err
 
 // predict scores ex with the pinned model, or runs it through the core
 // loop and solves when a solve is due.
-func (h *handler) predict(ctx context.Context, ex ingest.Example, src publish.Source) (publish.Prediction, error) {
+func (h *handler) predict(ctx context.Context, ex ingest.Example, src pipeline.Source) (pipeline.Prediction, error) {
 	if h.pipe == nil {
 		p := offline.Score(h.cfg.Snapshot, ex, src)
 		if ex.Labeled {

@@ -16,7 +16,7 @@ import (
 	"streamer/ingest"
 	"streamer/offline"
 	"streamer/online"
-	"streamer/publish"
+	"streamer/pipeline"
 	"streamer/service"
 	"streamer/synth"
 )
@@ -118,11 +118,11 @@ func (f *fixture) replayToFile(t *testing.T, cfg Config) (Summary, []byte) {
 	return sum, data
 }
 
-func decodeLines(t *testing.T, data []byte) map[string]publish.Prediction {
+func decodeLines(t *testing.T, data []byte) map[string]pipeline.Prediction {
 	t.Helper()
-	out := map[string]publish.Prediction{}
+	out := map[string]pipeline.Prediction{}
 	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		var p publish.Prediction
+		var p pipeline.Prediction
 		if err := json.Unmarshal(line, &p); err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
@@ -155,7 +155,7 @@ func TestPinnedReplayMatchesPredict(t *testing.T) {
 	}
 	for id, p := range exp {
 		g := got[id]
-		g.Source, p.Source = publish.Source{}, publish.Source{}
+		g.Source, p.Source = pipeline.Source{}, pipeline.Source{}
 		if !reflect.DeepEqual(g, p) {
 			t.Fatalf("%s: replay %+v, predict %+v", id, g, p)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/pipeline"
 	"streamer/publish"
 )
 
@@ -81,7 +82,7 @@ func (s *Service) handle(m kafka.Message, b *batch) {
 	b.sources = append(b.sources, m)
 	s.metrics.Consumed.WithLabelValues(m.Topic).Inc()
 	s.assigned.Store(true)
-	src := publish.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
+	src := pipeline.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
 	t := s.cfg.Kafka.Topics
 	switch m.Topic {
 	case t.Examples:
@@ -96,7 +97,7 @@ func (s *Service) handle(m kafka.Message, b *batch) {
 	}
 }
 
-func (s *Service) handleExample(m kafka.Message, src publish.Source, b *batch) {
+func (s *Service) handleExample(m kafka.Message, src pipeline.Source, b *batch) {
 	t := s.cfg.Kafka.Topics
 	ex, err := s.pipe.DecodeExample(m.Value, m.Time)
 	if err != nil {

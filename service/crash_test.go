@@ -19,6 +19,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/synth"
 )
@@ -162,20 +163,20 @@ func produceStream(ctx context.Context, t *testing.T, addr string, n, rate int) 
 
 // firstPredictions reads the predictions topic and keeps the first
 // prediction of each example: the one made when it arrived.
-func firstPredictions(t *testing.T, ctx context.Context, addr string, ids []string) map[string]publish.Prediction {
+func firstPredictions(t *testing.T, ctx context.Context, addr string, ids []string) map[string]pipeline.Prediction {
 	t.Helper()
 	l := readPredictions(t, ctx, []string{addr})
 	waitFor(t, "a prediction for every example", 3*time.Minute, func() bool { return l.has(ids) == len(ids) })
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	first := map[string]publish.Prediction{}
+	first := map[string]pipeline.Prediction{}
 	for id, ps := range l.byID {
 		first[id] = ps[0]
 	}
 	return first
 }
 
-func accuracy(first map[string]publish.Prediction, revealed map[string]string) float64 {
+func accuracy(first map[string]pipeline.Prediction, revealed map[string]string) float64 {
 	ok, n := 0, 0
 	for id, label := range revealed {
 		p := first[id]

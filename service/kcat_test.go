@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"streamer/publish"
+	"streamer/pipeline"
 	"streamer/synth"
 )
 
@@ -74,7 +74,7 @@ func TestServiceWithKcat(t *testing.T) {
 	got := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		key, value, _ := strings.Cut(line, "\t")
-		var p publish.Prediction
+		var p pipeline.Prediction
 		if err := json.Unmarshal([]byte(value), &p); err != nil {
 			t.Fatalf("prediction %q: %v", line, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/snapshot"
 )
@@ -203,7 +204,7 @@ func (s *Service) replay(ctx context.Context, topic string, partition int, from,
 // replayRecord puts one record read again into the window; bad records
 // were dead-lettered the first time and are skipped.
 func (s *Service) replayRecord(m kafka.Message) {
-	src := publish.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
+	src := pipeline.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
 	if m.Topic == s.cfg.Kafka.Topics.Examples {
 		ex, err := s.pipe.DecodeExample(m.Value, m.Time)
 		if err == nil && s.pipe.Restore(ex, src) == nil {

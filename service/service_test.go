@@ -13,7 +13,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
-	"streamer/publish"
+	"streamer/pipeline"
 	"streamer/synth"
 )
 
@@ -111,13 +111,13 @@ func (s *streamWriter) write(t *testing.T, ctx context.Context, n int) []string 
 // predictionLog reads the predictions topic in the background.
 type predictionLog struct {
 	mu    sync.Mutex
-	byID  map[string][]publish.Prediction
-	order map[int][]publish.Prediction // per partition, in offset order
+	byID  map[string][]pipeline.Prediction
+	order map[int][]pipeline.Prediction // per partition, in offset order
 }
 
 func readPredictions(t *testing.T, ctx context.Context, addrs []string) *predictionLog {
 	t.Helper()
-	l := &predictionLog{byID: map[string][]publish.Prediction{}, order: map[int][]publish.Prediction{}}
+	l := &predictionLog{byID: map[string][]pipeline.Prediction{}, order: map[int][]pipeline.Prediction{}}
 	r := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, GroupID: fmt.Sprint("test-", time.Now().UnixNano()),
 		Topic: "predictions", StartOffset: kafka.FirstOffset, MaxWait: 50 * time.Millisecond})
 	done := make(chan struct{})
@@ -128,7 +128,7 @@ func readPredictions(t *testing.T, ctx context.Context, addrs []string) *predict
 			if err != nil {
 				return
 			}
-			var p publish.Prediction
+			var p pipeline.Prediction
 			if err := json.Unmarshal(m.Value, &p); err != nil {
 				t.Errorf("prediction %s: %v", m.Value, err)
 				continue

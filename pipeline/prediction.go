@@ -1,8 +1,11 @@
-package publish
+package pipeline
 
 import (
 	"encoding/json"
 	"time"
+
+	"streamer/ingest"
+	"streamer/online"
 )
 
 // Prediction is the value of a record on the predictions topic, keyed by
@@ -33,4 +36,20 @@ func (p *Prediction) Marshal() ([]byte, error) {
 		p.Scores = map[string]float64{}
 	}
 	return json.Marshal(p)
+}
+
+// NewPrediction returns the prediction message of example ex, read at src,
+// as model m of the given version answered it (pred): the one constructor
+// of a prediction, for the service, replay and `predict` alike.
+func NewPrediction(ex ingest.Example, src Source, m *online.Model, version uint64, pred online.Prediction) Prediction {
+	label := m.Classes[pred.Class]
+	prob := pred.Prob
+	out := Prediction{
+		ID: ex.ID, Label: &label, Prob: &prob, ModelVersion: version, TS: ex.TS, Source: src,
+		Scores: make(map[string]float64, len(pred.Scores)),
+	}
+	for c, s := range pred.Scores {
+		out.Scores[m.Classes[c]] = s
+	}
+	return out
 }
