@@ -14,15 +14,20 @@ type Metrics struct {
 	Published   prometheus.Counter
 	Joined      prometheus.Counter
 	DeadLetters *prometheus.CounterVec
-	Lag         prometheus.Gauge
-	SolveTime   prometheus.Histogram
-	Solves      *prometheus.CounterVec
-	Version     prometheus.Gauge
-	Window      prometheus.Gauge
-	Labeled     prometheus.Gauge
-	Snapshots   prometheus.Counter
-	Accuracy    prometheus.Gauge
-	Retries     *prometheus.CounterVec
+	Lag         *prometheus.GaugeVec
+	// LastProgress, Stalled and Restarts are the per-partition liveness
+	// (liveness.go).
+	LastProgress *prometheus.GaugeVec
+	Stalled      *prometheus.GaugeVec
+	Restarts     *prometheus.CounterVec
+	SolveTime    prometheus.Histogram
+	Solves       *prometheus.CounterVec
+	Version      prometheus.Gauge
+	Window       prometheus.Gauge
+	Labeled      prometheus.Gauge
+	Snapshots    prometheus.Counter
+	Accuracy     prometheus.Gauge
+	Retries      *prometheus.CounterVec
 }
 
 func newMetrics() *Metrics {
@@ -40,9 +45,22 @@ func newMetrics() *Metrics {
 		DeadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "streamer_dead_letters_total", Help: "Records sent to a dead-letter topic, by reason.",
 		}, []string{"topic", "reason"}),
-		Lag: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "streamer_consumer_lag", Help: "Records behind the end of the input partitions, as the reader last saw it.",
-		}),
+		Lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "streamer_consumer_lag",
+			Help: "Records of an input partition the group has not committed: the brokers' high watermark minus the group's committed offset.",
+		}, []string{"topic", "partition"}),
+		LastProgress: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "streamer_consumer_last_progress_timestamp_seconds",
+			Help: "Unix time at which the group's committed offset of an input partition last moved, or the partition last had no lag.",
+		}, []string{"topic", "partition"}),
+		Stalled: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "streamer_consumer_stalled",
+			Help: "1 while an input partition has lag and no progress for kafka.stall_timeout, else 0.",
+		}, []string{"topic", "partition"}),
+		Restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "streamer_consumer_restarts_total",
+			Help: "Consumer group readers closed and created again, by reason (stall: a partition stalled).",
+		}, []string{"reason"}),
 		SolveTime: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "streamer_solve_duration_seconds", Help: "Wall time of re-solves.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 16),
@@ -69,9 +87,10 @@ func newMetrics() *Metrics {
 			Name: "streamer_broker_retries_total", Help: "Broker operations retried after an error, by operation.",
 		}, []string{"op"}),
 	}
-	m.Registry.MustRegister(m.Consumed, m.Published, m.Joined, m.DeadLetters, m.Lag, m.SolveTime, m.Solves,
+	m.Registry.MustRegister(m.Consumed, m.Published, m.Joined, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.SolveTime, m.Solves,
 		m.Version, m.Window, m.Labeled, m.Snapshots, m.Accuracy, m.Retries,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.Restarts.WithLabelValues("stall")
 	for _, r := range append(ingest.Reasons(), "incompatible_vector", "rejected") {
 		m.DeadLetters.WithLabelValues("examples", string(r))
 		m.DeadLetters.WithLabelValues("labels", string(r))

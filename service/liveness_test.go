@@ -1,0 +1,92 @@
+package service
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"streamer/brokers/brokerstest"
+)
+
+// TestStalledPartitionIsDetectedAndRecovered stalls one input partition
+// under a running service: the cluster holds every fetch of examples[0]
+// (kafka-go times out, reconnects and is held again, for ever) until the
+// service has replaced its reader, as a partition reader stuck inside
+// kafka-go would. The stall
+// must show (/readyz 503 naming the partition, streamer_consumer_stalled,
+// the lag from the brokers' high watermark while the other partition
+// reads 0), the service must create its reader again, and every example
+// must then get its prediction.
+func TestStalledPartitionIsDetectedAndRecovered(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg := testConfig(t, addrs, "kafka.session_timeout=6s", "kafka.rebalance_timeout=6s", "kafka.stall_timeout=8s")
+	svc, stop := runService(t, cfg)
+	<-svc.Started()
+	base := "http://" + svc.HTTPAddr()
+	preds := readPredictions(t, ctx, addrs)
+
+	stream := newStreamWriter(addrs, 5)
+	ids := stream.write(t, ctx, 300)
+	waitFor(t, "a prediction for every example before the stall", time.Minute, func() bool { return preds.has(ids) == len(ids) })
+	waitFor(t, "ready", 30*time.Second, func() bool { code, _ := get(t, base+"/readyz"); return code == http.StatusOK })
+
+	replaced := make(chan struct{})
+	brokerstest.HoldFetches(cluster.Cluster, "examples", 0, replaced)
+	ids = append(ids, stream.write(t, ctx, 300)...)
+
+	stalled := func(p string) float64 {
+		return metric(t, base, `streamer_consumer_stalled{partition="`+p+`",topic="examples"}`)
+	}
+	lag := func(p string) float64 { return metric(t, base, `streamer_consumer_lag{partition="`+p+`",topic="examples"}`) }
+	restarts := func() float64 { return metric(t, base, `streamer_consumer_restarts_total{reason="stall"}`) }
+	var body string
+	waitFor(t, "/readyz to report the stall", time.Minute, func() bool {
+		var code int
+		code, body = get(t, base+"/readyz")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "examples[0]")
+	})
+	t.Logf("/readyz: %s", strings.TrimSpace(body))
+	if stalled("0") != 1 || stalled("1") != 0 {
+		t.Errorf("streamer_consumer_stalled: examples[0] %v, examples[1] %v; want 1 and 0", stalled("0"), stalled("1"))
+	}
+	if l := lag("0"); l <= 0 {
+		t.Errorf("streamer_consumer_lag of the stalled partition is %v", l)
+	}
+	if l := lag("1"); l != 0 {
+		t.Errorf("streamer_consumer_lag of the live partition is %v", l)
+	}
+
+	waitFor(t, "the reader to be created again", time.Minute, func() bool { return restarts() >= 1 })
+	close(replaced)
+	waitFor(t, "a prediction for every example after the stall", time.Minute, func() bool { return preds.has(ids) == len(ids) })
+	waitFor(t, "ready again", time.Minute, func() bool { code, _ := get(t, base+"/readyz"); return code == http.StatusOK })
+	if stalled("0") != 0 {
+		t.Errorf("examples[0] still reported stalled after recovery")
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// metric reads one sample from the service's /metrics; -1 when it is
+// missing.
+func metric(t *testing.T, base, sample string) float64 {
+	t.Helper()
+	_, body := get(t, base+"/metrics")
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("/metrics %s: %v", line, err)
+			}
+			return f
+		}
+	}
+	return -1
+}
