@@ -43,7 +43,9 @@ func TestStalledPartitionIsDetectedAndRecovered(t *testing.T) {
 	stalled := func(p string) float64 {
 		return metric(t, base, `streamer_consumer_stalled{partition="`+p+`",topic="examples"}`)
 	}
-	lag := func(p string) float64 { return metric(t, base, `streamer_consumer_lag{partition="`+p+`",topic="examples"}`) }
+	lag := func(p string) float64 {
+		return metric(t, base, `streamer_consumer_lag{partition="`+p+`",topic="examples"}`)
+	}
 	restarts := func() float64 { return metric(t, base, `streamer_consumer_restarts_total{reason="stall"}`) }
 	var body string
 	waitFor(t, "/readyz to report the stall", time.Minute, func() bool {
