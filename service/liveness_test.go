@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"streamer/brokers"
 	"streamer/brokers/brokerstest"
 )
 
@@ -101,10 +102,16 @@ func metric(t *testing.T, base, sample string) float64 {
 // races the connection's end), the member has no timer, stays in the group
 // once it is stable, and keeps the partitions the live leader assigned to
 // it. Nothing fails and nothing is logged; those partitions are never read
-// again. The service must see the stall from the brokers' side and recover
-// by joining again (the new join's rebalance drops the vanished member).
+// again. The embedded cluster now ends such sessions itself
+// (brokers/sessions.go); this test turns that off to show that the service
+// also sees the stall from the brokers' side and recovers by joining again
+// (the new join's rebalance drops the vanished member).
 func TestVanishedJoinerStallIsDetectedAndRecovered(t *testing.T) {
-	cluster := startCluster(t)
+	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2, ForgetSessions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

@@ -103,7 +103,7 @@ func (s *Service) connect() error {
 	bc := s.cfg.Brokers()
 	addrs := bc.Brokers
 	if bc.IsEmbedded() {
-		c, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: s.cfg.Kafka.Partitions})
+		c, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: s.cfg.Kafka.Partitions, Log: s.log})
 		if err != nil {
 			return err
 		}
