@@ -2,6 +2,7 @@ package brokers
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -24,19 +25,26 @@ import (
 // coordinator starts every member's session when its join completes; the
 // keeper does the same from outside: a member of a stable group that has
 // sent nothing naming it (join, sync, heartbeat, commit) for its group's
-// session timeout is made to leave.
+// session timeout is made to leave. While the group rebalances, a live
+// member may wait in its join for up to the rebalance timeout, so the
+// keeper waits for the longer of the two; kfake would wait for each dead
+// member in turn (its rebalance timer starts again at every change), and
+// a dead leader costs one more rebalance timeout.
 type sessionKeeper struct {
 	c      *kfake.Cluster
 	client *kafka.Client
 	log    *slog.Logger
 
+	last map[string]string // group → its state, members and generation at the last check, for debug logs
+
 	mu      sync.Mutex
 	session map[string]time.Duration        // group → longest session timeout its members asked for
+	rejoin  map[string]time.Duration        // group → longest rebalance timeout its members asked for
 	seen    map[string]map[string]time.Time // group → member → last request naming it
 }
 
 func newSessionKeeper(c *kfake.Cluster, client *kafka.Client, log *slog.Logger) *sessionKeeper {
-	k := &sessionKeeper{c: c, client: client, log: log, session: map[string]time.Duration{}, seen: map[string]map[string]time.Time{}}
+	k := &sessionKeeper{c: c, client: client, log: log, last: map[string]string{}, session: map[string]time.Duration{}, rejoin: map[string]time.Duration{}, seen: map[string]map[string]time.Time{}}
 	c.Control(k.observe)
 	return k
 }
@@ -46,23 +54,23 @@ func newSessionKeeper(c *kfake.Cluster, client *kafka.Client, log *slog.Logger) 
 func (k *sessionKeeper) observe(req kmsg.Request) (kmsg.Response, error, bool) {
 	switch r := req.(type) {
 	case *kmsg.JoinGroupRequest:
-		k.touch(r.Group, r.MemberID, time.Duration(r.SessionTimeoutMillis)*time.Millisecond)
+		k.touch(r.Group, r.MemberID, time.Duration(r.SessionTimeoutMillis)*time.Millisecond,
+			time.Duration(r.RebalanceTimeoutMillis)*time.Millisecond)
 	case *kmsg.SyncGroupRequest:
-		k.touch(r.Group, r.MemberID, 0)
+		k.touch(r.Group, r.MemberID, 0, 0)
 	case *kmsg.HeartbeatRequest:
-		k.touch(r.Group, r.MemberID, 0)
+		k.touch(r.Group, r.MemberID, 0, 0)
 	case *kmsg.OffsetCommitRequest:
-		k.touch(r.Group, r.MemberID, 0)
+		k.touch(r.Group, r.MemberID, 0, 0)
 	}
 	return nil, nil, false
 }
 
-func (k *sessionKeeper) touch(group, member string, session time.Duration) {
+func (k *sessionKeeper) touch(group, member string, session, rebalance time.Duration) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if session > k.session[group] {
-		k.session[group] = session
-	}
+	k.session[group] = max(k.session[group], session)
+	k.rejoin[group] = max(k.rejoin[group], rebalance)
 	if member == "" {
 		return
 	}
@@ -82,28 +90,37 @@ func (k *sessionKeeper) run(ctx context.Context, interval time.Duration) {
 			return
 		case <-tick.C:
 		}
-		for group, member := range k.expired(time.Now()) {
-			k.expire(ctx, group, member)
+		for group, members := range k.expired(time.Now()) {
+			k.expire(ctx, group, members)
 		}
 	}
 }
 
-// expired returns the members, one per group at most, whose sessions are
-// over: members of stable groups silent for the session timeout. A member
-// first seen here (its first join names no member id) starts its session
-// now.
-func (k *sessionKeeper) expired(now time.Time) map[string]string {
+// expired returns, per group, the members whose sessions are over:
+// silent for the session timeout in a stable group, for the longer of the
+// session and rebalance timeouts in a rebalancing one. A member first seen
+// here (its first join names no member id) starts its session now.
+func (k *sessionKeeper) expired(now time.Time) map[string][]string {
 	k.mu.Lock()
 	groups := make(map[string]time.Duration, len(k.session))
 	for g, s := range k.session {
 		groups[g] = s
 	}
+	rejoin := make(map[string]time.Duration, len(k.rejoin))
+	for g, r := range k.rejoin {
+		rejoin[g] = r
+	}
 	k.mu.Unlock()
-	out := map[string]string{}
+	out := map[string][]string{}
 	for group, session := range groups {
 		info := k.c.GroupInfo(group)
 		if info == nil || session <= 0 {
 			continue
+		}
+		k.debug(info)
+		silence := session
+		if info.State != "Stable" {
+			silence = max(session, rejoin[group])
 		}
 		k.mu.Lock()
 		seen := k.seen[group]
@@ -118,8 +135,8 @@ func (k *sessionKeeper) expired(now time.Time) map[string]string {
 			switch {
 			case !ok:
 				seen[m.MemberID] = now
-			case info.State == "Stable" && now.Sub(last) > session:
-				out[group] = m.MemberID
+			case now.Sub(last) > silence && (info.State == "Stable" || info.State == "PreparingRebalance" || info.State == "CompletingRebalance"):
+				out[group] = append(out[group], m.MemberID)
 			}
 		}
 		for m := range seen {
@@ -132,11 +149,15 @@ func (k *sessionKeeper) expired(now time.Time) map[string]string {
 	return out
 }
 
-// expire makes member leave group, as its session timer would have.
-func (k *sessionKeeper) expire(ctx context.Context, group, member string) {
+// expire makes members leave group, as their session timers would have.
+func (k *sessionKeeper) expire(ctx context.Context, group string, members []string) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	resp, err := k.client.LeaveGroup(ctx, &kafka.LeaveGroupRequest{GroupID: group, Members: []kafka.LeaveGroupRequestMember{{ID: member}}})
+	req := &kafka.LeaveGroupRequest{GroupID: group}
+	for _, m := range members {
+		req.Members = append(req.Members, kafka.LeaveGroupRequestMember{ID: m})
+	}
+	resp, err := k.client.LeaveGroup(ctx, req)
 	if err == nil {
 		err = resp.Error
 	}
@@ -148,11 +169,30 @@ func (k *sessionKeeper) expire(ctx context.Context, group, member string) {
 		}
 	}
 	if err != nil {
-		k.log.Warn("embedded cluster: ending a silent member's session failed", "group", group, "member", member, "error", err)
+		k.log.Warn("embedded cluster: ending silent members' sessions failed", "group", group, "members", members, "error", err)
 		return
 	}
-	k.log.Warn("embedded cluster: a member sent nothing for its session timeout; it left the group", "group", group, "member", member)
+	k.log.Warn("embedded cluster: members sent nothing for their session timeout; they left the group", "group", group, "members", members)
 	k.mu.Lock()
-	delete(k.seen[group], member)
+	for _, m := range members {
+		delete(k.seen[group], m)
+	}
 	k.mu.Unlock()
+}
+
+// debug logs a group's state, generation and members when they change.
+func (k *sessionKeeper) debug(info *kfake.GroupInfo) {
+	if !k.log.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	ids := make([]string, len(info.Members))
+	for i, m := range info.Members {
+		ids[i] = fmt.Sprintf("%s%v", m.MemberID, m.Assignment)
+	}
+	now := fmt.Sprint(info.State, info.Epoch, ids)
+	if k.last[info.Group] == now {
+		return
+	}
+	k.last[info.Group] = now
+	k.log.Debug("embedded cluster: group", "group", info.Group, "state", info.State, "generation", info.Epoch, "members", ids)
 }

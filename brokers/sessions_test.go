@@ -99,7 +99,7 @@ func TestSessionKeeperEndsAVanishedJoiner(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	const ended = "it left the group"
+	const ended = "they left the group"
 	for attempt := 1; !strings.Contains(logs.String(), ended); attempt++ {
 		if attempt > 8 {
 			t.Fatal("kfake delivered every lost join's answer in 8 tries; the keeper was never needed")

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -62,7 +63,7 @@ func TestRejoinAfterQuickKills(t *testing.T) {
 
 // rejoinAfterKills runs one trial and returns the last process's wait.
 func rejoinAfterKills(t *testing.T, bin string, kills int, seed uint64) (time.Duration, error) {
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2})
+	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2, Log: rejoinLogger()})
 	if err != nil {
 		return 0, err
 	}
@@ -112,5 +113,17 @@ func rejoinAfterKills(t *testing.T, bin string, kills int, seed uint64) (time.Du
 		}
 		wait = max(wait, time.Since(start))
 	}
+	if testing.Verbose() {
+		t.Logf("started %s; the last process's log:\n%s", start.Format("15:04:05.000"), last.tail(40))
+	}
 	return wait, nil
+}
+
+// rejoinLogger shows what the embedded cluster sees of the group in
+// verbose runs.
+func rejoinLogger() *slog.Logger {
+	if !testing.Verbose() {
+		return nil
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

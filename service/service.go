@@ -283,9 +283,13 @@ func (s *Service) newReader() *kafka.Reader {
 		SessionTimeout:    s.cfg.Kafka.SessionTimeout,
 		RebalanceTimeout:  s.cfg.Kafka.RebalanceTimeout,
 		HeartbeatInterval: s.cfg.Kafka.SessionTimeout / 4,
-		ReadBackoffMin:    50 * time.Millisecond,
-		ReadBackoffMax:    2 * time.Second,
-		ErrorLogger:       kafka.LoggerFunc(func(msg string, args ...any) { s.log.Warn("kafka reader: " + fmt.Sprintf(msg, args...)) }),
+		// kafka-go leaves the group after a failed join (a join that
+		// outlived its deadline during a long rebalance) and waits this
+		// long before joining again; its 5s default adds to every rejoin.
+		JoinGroupBackoff: s.cfg.Kafka.RetryBackoff,
+		ReadBackoffMin:   50 * time.Millisecond,
+		ReadBackoffMax:   2 * time.Second,
+		ErrorLogger:      kafka.LoggerFunc(func(msg string, args ...any) { s.log.Warn("kafka reader: " + fmt.Sprintf(msg, args...)) }),
 	})
 }
 
