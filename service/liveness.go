@@ -126,11 +126,13 @@ func (s *Service) watchLiveness(ctx context.Context, restart chan<- string) {
 	tick := time.NewTicker(s.checkInterval())
 	defer tick.Stop()
 	var asked time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
 		}
 		now := time.Now()
 		cctx, cancel := context.WithTimeout(ctx, max(s.checkInterval(), 5*time.Second))
