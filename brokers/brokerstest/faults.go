@@ -1,8 +1,6 @@
 package brokerstest
 
 import (
-	"sync/atomic"
-
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -13,13 +11,16 @@ import (
 // the other partitions. Held fetches are answered normally once released.
 // Fetches that name the topic only by ID (fetch v13+) are not held.
 func HoldFetches(c *kfake.Cluster, topic string, partition int, release <-chan struct{}) {
-	var released atomic.Bool
-	go func() { <-release; released.Store(true) }()
 	c.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
-		if released.Load() || !fetches(req.(*kmsg.FetchRequest), topic, int32(partition)) {
+		select {
+		case <-release:
+			c.DropControl()
 			return nil, nil, false
+		default:
 		}
-		c.SleepControl(func() { <-release })
+		if fetches(req.(*kmsg.FetchRequest), topic, int32(partition)) {
+			c.SleepControl(func() { <-release })
+		}
 		return nil, nil, false
 	})
 }
