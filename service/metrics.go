@@ -51,7 +51,7 @@ func newMetrics() *Metrics {
 		}, []string{"topic", "partition"}),
 		LastProgress: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "streamer_consumer_last_progress_timestamp_seconds",
-			Help: "Unix time at which the group's committed offset of an input partition last moved, or the partition last had no lag.",
+			Help: "Unix time at which the group's committed offset of an input partition last moved, the partition last had no lag, or the service began to watch it.",
 		}, []string{"topic", "partition"}),
 		Stalled: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "streamer_consumer_stalled",
