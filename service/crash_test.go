@@ -253,6 +253,22 @@ func accuracy(first map[string]publish.Prediction, revealed map[string]string) f
 	return float64(ok) / float64(n)
 }
 
+// accuracyByEighth is the accuracy over each eighth of the stream, in
+// stream order, to show where a run lost it.
+func accuracyByEighth(first map[string]publish.Prediction, revealed map[string]string, ids []string) string {
+	var parts []string
+	for i := range 8 {
+		part := map[string]string{}
+		for _, id := range ids[i*len(ids)/8 : (i+1)*len(ids)/8] {
+			if l, ok := revealed[id]; ok {
+				part[id] = l
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%.3f", accuracy(first, part)))
+	}
+	return strings.Join(parts, " ")
+}
+
 // TestCrashSafety streams examples with labels while a real `streamer run`
 // process is killed with SIGKILL at random points and restarted each time.
 // Every example must get a prediction, each restart must resume from the
@@ -369,6 +385,7 @@ func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 	if proc.err != nil {
 		return fail(fmt.Errorf("SIGTERM: the process exited with %v", proc.err))
 	}
+	t.Logf("kill=%v: accuracy by eighth of the stream: %s", kill, accuracyByEighth(first, res.revealed, res.ids))
 	return accuracy(first, res.revealed), nil
 }
 
