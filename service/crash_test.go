@@ -273,7 +273,12 @@ func accuracyByEighth(first map[string]publish.Prediction, revealed map[string]s
 // process is killed with SIGKILL at random points and restarted each time.
 // Every example must get a prediction, each restart must resume from the
 // newest snapshot on the topic, and the prequential accuracy must stay
-// within one point of an uninterrupted run over the same stream.
+// within one point of an uninterrupted run over the same stream. The first
+// eighth of the stream is left out of that comparison: there both runs
+// predict with whatever model they have before the first solves, and how
+// many examples arrive before those depends on the machine's load, not on
+// crashes (on a loaded machine it ranged from 0.72 to 0.95 in either run,
+// against 0.965 to 1.000 for every later eighth).
 func TestCrashSafety(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the crash test runs real processes; it runs without -short")
@@ -293,7 +298,7 @@ func TestCrashSafety(t *testing.T) {
 	if crashErr != nil || calmErr != nil {
 		t.Fatalf("with crashes: %v; without: %v", crashErr, calmErr)
 	}
-	t.Logf("prequential accuracy: %.4f with crashes, %.4f without", crashed, calm)
+	t.Logf("prequential accuracy after the first eighth: %.4f with crashes, %.4f without", crashed, calm)
 	if crashed < calm-0.01 {
 		t.Fatalf("accuracy after recovery %.4f is more than a point below the uninterrupted %.4f", crashed, calm)
 	}
@@ -301,7 +306,7 @@ func TestCrashSafety(t *testing.T) {
 
 // runCrashing runs the stream on its own cluster with one process, killed
 // and restarted now and then when kill is set, and returns the prequential
-// accuracy. It runs in a goroutine of its own: it returns errors rather
+// accuracy after the first eighth of the stream. It runs in a goroutine of its own: it returns errors rather
 // than failing the test, and every process it starts is killed when the
 // test ends, whatever happens here.
 func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kill bool) (float64, error) {
@@ -386,7 +391,13 @@ func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 		return fail(fmt.Errorf("SIGTERM: the process exited with %v", proc.err))
 	}
 	t.Logf("kill=%v: accuracy by eighth of the stream: %s", kill, accuracyByEighth(first, res.revealed, res.ids))
-	return accuracy(first, res.revealed), nil
+	afterWarmUp := map[string]string{}
+	for _, id := range res.ids[len(res.ids)/8:] {
+		if l, ok := res.revealed[id]; ok {
+			afterWarmUp[id] = l
+		}
+	}
+	return accuracy(first, afterWarmUp), nil
 }
 
 // newestSnapshot returns the version of the newest complete snapshot on
