@@ -1,11 +1,16 @@
 package brokers
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
+	"sync"
+	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -27,11 +32,20 @@ type ClusterConfig struct {
 	SASL *SASLConfig
 	// TLS, when set, makes the broker listen with TLS only.
 	TLS *tls.Config
+	// Log receives what the cluster does on its own (sessions.go); nil
+	// discards it.
+	Log *slog.Logger
+	// ForgetSessions turns the session keeper off, leaving kfake's own
+	// behaviour, for tests that reproduce what the keeper prevents.
+	ForgetSessions bool
 }
 
-// Cluster is a running in-process cluster (franz-go's kfake).
+// Cluster is a running in-process cluster (franz-go's kfake), with a
+// keeper of group sessions that kfake can forget (sessions.go).
 type Cluster struct {
 	*kfake.Cluster
+	stop context.CancelFunc
+	wg   sync.WaitGroup
 }
 
 // StartCluster starts an in-process cluster. Close stops it.
@@ -63,7 +77,48 @@ func StartCluster(cfg ClusterConfig) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start embedded cluster: %w", err)
 	}
-	return &Cluster{c}, nil
+	client, err := cfg.selfClient(c.ListenAddrs())
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	cl := &Cluster{Cluster: c, stop: stop}
+	if !cfg.ForgetSessions {
+		keeper := newSessionKeeper(c, client, log)
+		cl.wg.Go(func() { keeper.run(ctx, 500*time.Millisecond) })
+	}
+	return cl, nil
+}
+
+// Close stops the cluster and what runs beside it.
+func (c *Cluster) Close() {
+	c.stop()
+	c.wg.Wait()
+	c.Cluster.Close()
+}
+
+// selfClient is a client of the cluster for the cluster's own requests,
+// with its TLS (not verified: it talks to itself) and SASL superuser.
+func (cfg ClusterConfig) selfClient(addrs []string) (*kafka.Client, error) {
+	bc := Config{Brokers: addrs, DialTimeout: 5 * time.Second}
+	if cfg.TLS != nil {
+		bc.TLS = TLSConfig{Enable: true, InsecureSkipVerify: true}
+	}
+	if cfg.SASL != nil {
+		bc.SASL = *cfg.SASL
+	}
+	conn, err := bc.Connect(addrs)
+	if err != nil {
+		return nil, fmt.Errorf("start embedded cluster: %w", err)
+	}
+	c := conn.Client()
+	c.Timeout = 5 * time.Second
+	return c, nil
 }
 
 func listenPort(addr string) (int, error) {

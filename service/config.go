@@ -57,6 +57,7 @@ type KafkaConfig struct {
 	SessionTimeout   time.Duration `mapstructure:"session_timeout"`
 	RebalanceTimeout time.Duration `mapstructure:"rebalance_timeout"`
 	RetryBackoff     time.Duration `mapstructure:"retry_backoff"`
+	StallTimeout     time.Duration `mapstructure:"stall_timeout"`
 	TLS              TLSConfig     `mapstructure:"tls"`
 	SASL             SASLConfig    `mapstructure:"sasl"`
 }
@@ -324,6 +325,10 @@ func (c Config) Validate() error {
 		{c.Kafka.SessionTimeout >= time.Second, "kafka.session_timeout", "must be at least 1s"},
 		{c.Kafka.RebalanceTimeout >= time.Second, "kafka.rebalance_timeout", "must be at least 1s"},
 		{c.Kafka.RetryBackoff > 0, "kafka.retry_backoff", "must be > 0"},
+		// A restarted process waits up to a session (or rebalance) timeout
+		// for its partitions; that wait is not a stall.
+		{c.Kafka.StallTimeout > max(c.Kafka.SessionTimeout, c.Kafka.RebalanceTimeout), "kafka.stall_timeout",
+			"must be longer than kafka.session_timeout and kafka.rebalance_timeout"},
 		{c.Features.Dim > 0 && c.Features.Dim <= 1<<31, "features.dim", "must be in [1, 2^31]"},
 		{c.Features.DenseDim >= 0, "features.dense_dim", "must be >= 0"},
 		{c.Limits.MaxMessageBytes > 0, "limits.max_message_bytes", "must be > 0"},

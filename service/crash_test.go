@@ -49,22 +49,27 @@ func buildStreamer(t *testing.T) string {
 	return bin
 }
 
-// process is one `streamer run` process.
+// process is one `streamer run` process. The test that starts it owns it:
+// it is killed, with its process group, when the test ends, whatever the
+// path.
 type process struct {
 	cmd  *exec.Cmd
 	log  string
-	done chan error
+	exit chan struct{} // closed when the process has exited
+	err  error         // Wait's result, once exit is closed
 }
 
-func startProcess(t *testing.T, bin string, addr, dir string, n int) *process {
-	t.Helper()
+// startProcess starts `streamer run` against addr, logging to a file in
+// dir. It may be called from any goroutine: it reports errors instead of
+// failing the test.
+func startProcess(t *testing.T, bin string, addr, dir string, n int, extra ...string) (*process, error) {
 	logPath := filepath.Join(dir, fmt.Sprintf("run-%d.log", n))
 	f, err := os.Create(logPath)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	cmd := exec.Command(bin, "run",
-		"--set", "kafka.brokers="+addr,
+	args := []string{"run",
+		"--set", "kafka.brokers=" + addr,
 		"--set", "http.listen=127.0.0.1:0",
 		"--set", "kafka.partitions=2",
 		"--set", "window.max_examples=2000",
@@ -77,23 +82,59 @@ func startProcess(t *testing.T, bin string, addr, dir string, n int) *process {
 		"--set", "shutdown.timeout=10s",
 		"--set", "kafka.session_timeout=6s",
 		"--set", "kafka.rebalance_timeout=6s",
-	)
+	}
+	for _, e := range extra {
+		args = append(args, "--set", e)
+	}
+	cmd := exec.Command(bin, args...)
+	ownChild(cmd)
 	cmd.Stderr, cmd.Stdout = f, f
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		f.Close()
+		return nil, err
 	}
-	p := &process{cmd: cmd, log: logPath, done: make(chan error, 1)}
-	go func() { p.done <- cmd.Wait(); f.Close() }()
-	return p
+	p := &process{cmd: cmd, log: logPath, exit: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); f.Close(); close(p.exit) }()
+	t.Cleanup(func() { p.kill() })
+	return p, nil
+}
+
+// kill kills the process and its group with SIGKILL, and waits for it.
+func (p *process) kill() {
+	select {
+	case <-p.exit:
+		return
+	default:
+	}
+	killGroup(p.cmd)
+	<-p.exit
+}
+
+// signal sends sig to the process and waits up to timeout for it to exit;
+// it reports whether it did.
+func (p *process) signal(sig os.Signal, timeout time.Duration) bool {
+	p.cmd.Process.Signal(sig)
+	select {
+	case <-p.exit:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
+// tail returns the last lines of the process's log, for a failure report.
+func (p *process) tail(lines int) string {
+	b, _ := os.ReadFile(p.log)
+	l := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(l[max(0, len(l)-lines):], "\n")
 }
 
 // restoredVersion reads the model version a process logged it restored,
-// 0 when it restored none.
-func (p *process) restoredVersion(t *testing.T) (uint64, bool) {
-	t.Helper()
+// 0 when it restored none; false until it logged either.
+func (p *process) restoredVersion() (uint64, bool) {
 	f, err := os.Open(p.log)
 	if err != nil {
-		t.Fatal(err)
+		return 0, false
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -153,7 +194,9 @@ func produceStream(ctx context.Context, t *testing.T, addr string, n, rate int) 
 			pending = pending[1:]
 		}
 		if err := w.WriteMessages(ctx, msgs...); err != nil {
-			t.Errorf("produce: %v", err)
+			if ctx.Err() == nil {
+				t.Errorf("produce: %v", err)
+			}
 			return revealed, ids
 		}
 		<-tick.C
@@ -162,18 +205,38 @@ func produceStream(ctx context.Context, t *testing.T, addr string, n, rate int) 
 }
 
 // firstPredictions reads the predictions topic and keeps the first
-// prediction of each example: the one made when it arrived.
-func firstPredictions(t *testing.T, ctx context.Context, addr string, ids []string) map[string]pipeline.Prediction {
-	t.Helper()
+// prediction of each example: the one made when it arrived. It may be
+// called from any goroutine.
+func firstPredictions(t *testing.T, ctx context.Context, addr string, ids []string) (map[string]pipeline.Prediction, error) {
 	l := readPredictions(t, ctx, []string{addr})
-	waitFor(t, "a prediction for every example", 3*time.Minute, func() bool { return l.has(ids) == len(ids) })
+	if err := poll(ctx, 3*time.Minute, func() bool { return l.has(ids) == len(ids) }); err != nil {
+		return nil, fmt.Errorf("a prediction for every example (%d of %d): %w", l.has(ids), len(ids), err)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	first := map[string]pipeline.Prediction{}
 	for id, ps := range l.byID {
 		first[id] = ps[0]
 	}
-	return first
+	return first, nil
+}
+
+// poll checks cond every 20ms until it holds, timeout passes or ctx ends.
+// Unlike waitFor it fails nothing, so goroutines other than the test's
+// may use it.
+func poll(ctx context.Context, timeout time.Duration, cond func() bool) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not within %v: %w", timeout, ctx.Err())
+		case <-tick.C:
+		}
+	}
+	return nil
 }
 
 func accuracy(first map[string]pipeline.Prediction, revealed map[string]string) float64 {
@@ -191,11 +254,32 @@ func accuracy(first map[string]pipeline.Prediction, revealed map[string]string) 
 	return float64(ok) / float64(n)
 }
 
+// accuracyByEighth is the accuracy over each eighth of the stream, in
+// stream order, to show where a run lost it.
+func accuracyByEighth(first map[string]pipeline.Prediction, revealed map[string]string, ids []string) string {
+	var parts []string
+	for i := range 8 {
+		part := map[string]string{}
+		for _, id := range ids[i*len(ids)/8 : (i+1)*len(ids)/8] {
+			if l, ok := revealed[id]; ok {
+				part[id] = l
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%.3f", accuracy(first, part)))
+	}
+	return strings.Join(parts, " ")
+}
+
 // TestCrashSafety streams examples with labels while a real `streamer run`
 // process is killed with SIGKILL at random points and restarted each time.
 // Every example must get a prediction, each restart must resume from the
 // newest snapshot on the topic, and the prequential accuracy must stay
-// within one point of an uninterrupted run over the same stream.
+// within one point of an uninterrupted run over the same stream. The first
+// eighth of the stream is left out of that comparison: there both runs
+// predict with whatever model they have before the first solves, and how
+// many examples arrive before those depends on the machine's load, not on
+// crashes (on a loaded machine it ranged from 0.72 to 0.95 in either run,
+// against 0.965 to 1.000 for every later eighth).
 func TestCrashSafety(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the crash test runs real processes; it runs without -short")
@@ -207,18 +291,15 @@ func TestCrashSafety(t *testing.T) {
 	defer cancel()
 
 	var crashed, calm float64
+	var crashErr, calmErr error
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		crashed = runCrashing(t, ctx, bin, n, rate, true)
-	}()
-	go func() {
-		defer wg.Done()
-		calm = runCrashing(t, ctx, bin, n, rate, false)
-	}()
+	wg.Go(func() { crashed, crashErr = runCrashing(t, ctx, bin, n, rate, true) })
+	wg.Go(func() { calm, calmErr = runCrashing(t, ctx, bin, n, rate, false) })
 	wg.Wait()
-	t.Logf("prequential accuracy: %.4f with crashes, %.4f without", crashed, calm)
+	if crashErr != nil || calmErr != nil {
+		t.Fatalf("with crashes: %v; without: %v", crashErr, calmErr)
+	}
+	t.Logf("prequential accuracy after the first eighth: %.4f with crashes, %.4f without", crashed, calm)
 	if crashed < calm-0.01 {
 		t.Fatalf("accuracy after recovery %.4f is more than a point below the uninterrupted %.4f", crashed, calm)
 	}
@@ -226,12 +307,13 @@ func TestCrashSafety(t *testing.T) {
 
 // runCrashing runs the stream on its own cluster with one process, killed
 // and restarted now and then when kill is set, and returns the prequential
-// accuracy.
-func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kill bool) float64 {
+// accuracy after the first eighth of the stream. It runs in a goroutine of its own: it returns errors rather
+// than failing the test, and every process it starts is killed when the
+// test ends, whatever happens here.
+func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kill bool) (float64, error) {
 	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2})
 	if err != nil {
-		t.Error(err)
-		return 0
+		return 0, err
 	}
 	defer cluster.Close()
 	addr := cluster.Addrs()[0]
@@ -241,13 +323,26 @@ func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 		ids      []string
 	}
 	produced := make(chan result, 1)
+	produceCtx, stopProducing := context.WithCancel(ctx)
+	producing := make(chan struct{})
 	go func() {
-		r, ids := produceStream(ctx, t, addr, n, rate)
+		defer close(producing)
+		r, ids := produceStream(produceCtx, t, addr, n, rate)
 		produced <- result{r, ids}
 	}()
-	conn, _ := (brokers.Config{Brokers: []string{addr}}).Connect([]string{addr})
+	defer func() { stopProducing(); <-producing }()
+	conn, err := (brokers.Config{Brokers: []string{addr}}).Connect([]string{addr})
+	if err != nil {
+		return 0, err
+	}
 	r := rand.New(rand.NewPCG(uint64(n), 3))
-	proc := startProcess(t, bin, addr, dir, 0)
+	proc, err := startProcess(t, bin, addr, dir, 0)
+	if err != nil {
+		return 0, err
+	}
+	fail := func(err error) (float64, error) {
+		return 0, fmt.Errorf("kill=%v: %w\nlast lines of %s:\n%s", kill, err, proc.log, proc.tail(20))
+	}
 	var res result
 	kills := 0
 	defer func() {
@@ -266,43 +361,55 @@ func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 			}
 			break
 		}
-		proc.cmd.Process.Signal(syscall.SIGKILL)
-		<-proc.done
+		proc.kill()
 		kills++
-		newest := newestSnapshot(t, ctx, conn)
-		proc = startProcess(t, bin, addr, dir, runs)
-		waitFor(t, "the restarted process to start consuming", time.Minute, func() bool { _, ok := proc.restoredVersion(t); return ok })
-		if got, _ := proc.restoredVersion(t); got != newest {
+		newest, err := newestSnapshot(ctx, conn)
+		if err != nil {
+			return fail(err)
+		}
+		if proc, err = startProcess(t, bin, addr, dir, runs); err != nil {
+			return 0, err
+		}
+		if err := poll(ctx, time.Minute, func() bool { _, ok := proc.restoredVersion(); return ok }); err != nil {
+			return fail(fmt.Errorf("the restarted process to start consuming: %w", err))
+		}
+		if got, _ := proc.restoredVersion(); got != newest {
 			t.Errorf("run %d restored version %d, the newest snapshot was %d", runs, got, newest)
 		}
 	}
 	t0 := time.Now()
-	first := firstPredictions(t, ctx, addr, res.ids)
+	first, err := firstPredictions(t, ctx, addr, res.ids)
+	if err != nil {
+		return fail(err)
+	}
 	t.Logf("kill=%v: predictions read in %v", kill, time.Since(t0))
 	t0 = time.Now()
-	proc.cmd.Process.Signal(syscall.SIGTERM)
-	defer func() { t.Logf("kill=%v: stopped in %v", kill, time.Since(t0)) }()
-	select {
-	case err := <-proc.done:
-		if err != nil {
-			t.Errorf("SIGTERM: the process exited with %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Error("the process did not stop within 30s of SIGTERM")
+	if !proc.signal(syscall.SIGTERM, 30*time.Second) {
+		return fail(fmt.Errorf("the process did not stop within 30s of SIGTERM"))
 	}
-	return accuracy(first, res.revealed)
+	t.Logf("kill=%v: stopped in %v", kill, time.Since(t0))
+	if proc.err != nil {
+		return fail(fmt.Errorf("SIGTERM: the process exited with %v", proc.err))
+	}
+	t.Logf("kill=%v: accuracy by eighth of the stream: %s", kill, accuracyByEighth(first, res.revealed, res.ids))
+	afterWarmUp := map[string]string{}
+	for _, id := range res.ids[len(res.ids)/8:] {
+		if l, ok := res.revealed[id]; ok {
+			afterWarmUp[id] = l
+		}
+	}
+	return accuracy(first, afterWarmUp), nil
 }
 
 // newestSnapshot returns the version of the newest complete snapshot on
 // the topic, 0 when there is none.
-func newestSnapshot(t *testing.T, ctx context.Context, conn *brokers.Connection) uint64 {
-	t.Helper()
+func newestSnapshot(ctx context.Context, conn *brokers.Connection) (uint64, error) {
 	c, ok, _, err := publish.ReadSnapshots(ctx, conn, "model-snapshots", "default")
 	if err != nil && !strings.Contains(err.Error(), "Unknown Topic") {
-		t.Fatal(err)
+		return 0, err
 	}
 	if !ok {
-		return 0
+		return 0, nil
 	}
-	return c.Version
+	return c.Version, nil
 }

@@ -50,14 +50,18 @@ func (s *Service) HTTPAddr() string {
 }
 
 // readyz answers 200 once a model is in force and the consumer has its
-// partitions, 503 with the reason before.
+// partitions, 503 with the reason before, and 503 while an input partition
+// is stalled (liveness.go).
 func (s *Service) readyz(w http.ResponseWriter, _ *http.Request) {
 	m, _ := s.pipe.Learner().Model()
+	stall, _ := s.stall.Load().(string)
 	switch {
 	case !m.Ready():
 		http.Error(w, "no model loaded yet", http.StatusServiceUnavailable)
 	case !s.assigned.Load():
 		http.Error(w, "input partitions not assigned yet", http.StatusServiceUnavailable)
+	case stall != "":
+		http.Error(w, stall, http.StatusServiceUnavailable)
 	default:
 		fmt.Fprintln(w, "ready")
 	}

@@ -42,6 +42,10 @@ func TestHealthAndMetrics(t *testing.T) {
 	stream.w.WriteMessages(ctx, kafkaMessage("examples", "junk", "{"))
 	waitFor(t, "ready", 30*time.Second, func() bool { code, _ := get(t, base+"/readyz"); return code == http.StatusOK })
 	waitFor(t, "a dead letter", 30*time.Second, func() bool { return svc.Status().DeadLetters > 0 })
+	// Lag is measured from the brokers' side every few seconds.
+	waitFor(t, "the lag of examples[0]", 30*time.Second, func() bool {
+		return metric(t, base, `streamer_consumer_lag{partition="0",topic="examples"}`) >= 0
+	})
 	_, metrics := get(t, base+"/metrics")
 	for _, name := range []string{
 		`streamer_records_consumed_total{topic="examples"}`,
@@ -49,6 +53,9 @@ func TestHealthAndMetrics(t *testing.T) {
 		"streamer_labels_joined_total",
 		`streamer_dead_letters_total{reason="malformed_json",topic="examples"} 1`,
 		"streamer_consumer_lag",
+		"streamer_consumer_last_progress_timestamp_seconds",
+		"streamer_consumer_stalled",
+		`streamer_consumer_restarts_total{reason="stall"} 0`,
 		"streamer_solve_duration_seconds_bucket",
 		"streamer_model_version",
 		"streamer_window_examples",

@@ -17,11 +17,16 @@ type Metrics struct {
 	Consumed    *prometheus.CounterVec
 	Published   prometheus.Counter
 	DeadLetters *prometheus.CounterVec
-	Lag         prometheus.Gauge
-	SolveTime   prometheus.Histogram
-	Solves      *prometheus.CounterVec
-	Snapshots   prometheus.Counter
-	Retries     *prometheus.CounterVec
+	Lag         *prometheus.GaugeVec
+	// LastProgress, Stalled and Restarts are the per-partition liveness
+	// (liveness.go).
+	LastProgress *prometheus.GaugeVec
+	Stalled      *prometheus.GaugeVec
+	Restarts     *prometheus.CounterVec
+	SolveTime    prometheus.Histogram
+	Solves       *prometheus.CounterVec
+	Snapshots    prometheus.Counter
+	Retries      *prometheus.CounterVec
 }
 
 func newMetrics(pipe *pipeline.Pipeline) *Metrics {
@@ -39,9 +44,22 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 			Name: "streamer_dead_letters_total",
 			Help: "Records routed to a dead-letter topic, by input (examples or labels) and reason.",
 		}, []string{"topic", "reason"}),
-		Lag: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "streamer_consumer_lag", Help: "Records behind the end of the input partitions, as the reader last saw it.",
-		}),
+		Lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "streamer_consumer_lag",
+			Help: "Records of an input partition the group has not committed: the brokers' high watermark minus the group's committed offset.",
+		}, []string{"topic", "partition"}),
+		LastProgress: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "streamer_consumer_last_progress_timestamp_seconds",
+			Help: "Unix time at which the group's committed offset of an input partition last moved, the partition last had no lag, or the service began to watch it.",
+		}, []string{"topic", "partition"}),
+		Stalled: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "streamer_consumer_stalled",
+			Help: "1 while an input partition has lag and no progress for kafka.stall_timeout, else 0.",
+		}, []string{"topic", "partition"}),
+		Restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "streamer_consumer_restarts_total",
+			Help: "Consumer group readers closed and created again, by reason (stall: a partition stalled).",
+		}, []string{"reason"}),
 		SolveTime: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "streamer_solve_duration_seconds",
 			Help:    "Wall time of the re-solves that put a new model in force.",
@@ -77,9 +95,10 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		Name: "streamer_prequential_accuracy_ratio",
 		Help: "Fraction of the last eval.horizon scored labels whose example's prediction was right (labels of predictions made before any model are not scored); snapshots carry it across restarts.",
 	}, func() float64 { return pipe.Stats().SSLRecent.Accuracy() })
-	m.Registry.MustRegister(m.Consumed, m.Published, joined, m.DeadLetters, m.Lag, m.SolveTime, m.Solves,
+	m.Registry.MustRegister(m.Consumed, m.Published, joined, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.SolveTime, m.Solves,
 		version, window, labeled, m.Snapshots, accuracy, m.Retries,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.Restarts.WithLabelValues("stall")
 	for _, r := range append(ingest.Reasons(), "incompatible_vector", "rejected") {
 		m.DeadLetters.WithLabelValues("examples", string(r))
 		m.DeadLetters.WithLabelValues("labels", string(r))

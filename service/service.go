@@ -27,6 +27,7 @@ type Service struct {
 	cluster *brokers.Cluster // the embedded cluster, when asked for
 
 	assigned    atomic.Bool
+	stall       atomic.Value // string: why the input is stalled, "" when it is not
 	snapshots   atomic.Int64
 	restored    atomic.Uint64 // version of the snapshot restored from, 0 if none
 	rebuilt     atomic.Int64  // examples replayed into the window at restore
@@ -102,7 +103,7 @@ func (s *Service) connect() error {
 	bc := s.cfg.Brokers()
 	addrs := bc.Brokers
 	if bc.IsEmbedded() {
-		c, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: s.cfg.Kafka.Partitions})
+		c, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: s.cfg.Kafka.Partitions, Log: s.log})
 		if err != nil {
 			return err
 		}
@@ -167,37 +168,82 @@ func (s *Service) retry(ctx context.Context, what string, op func() error) error
 	}
 }
 
-// stream runs the consumer, the publisher and the solver until ctx ends.
+// stream runs the consumer, the publisher, the solver and the liveness
+// watch until ctx ends. The consumer group reader is created again when the
+// liveness watch finds a stalled partition.
 func (s *Service) stream(ctx context.Context) error {
-	reader := s.newReader()
 	writer := publish.NewRecordWriter(s.conn, s.writerConfig())
 	snaps := publish.NewSnapshotWriter(s.conn, s.cfg.Kafka.Topics.Snapshots, s.writerConfig())
 	drain, stopDrain := drainContext(ctx, s.cfg.Shutdown.Timeout)
 	defer stopDrain()
 
-	batches := make(chan batch, 4)
 	trigger := make(chan struct{}, 1)
+	restart := make(chan string, 1)
 	solveCtx, stopSolver := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Add(3)
-	go func() { defer wg.Done(); s.solveLoop(solveCtx, trigger, snaps) }()
-	go func() { defer wg.Done(); s.watchReader(solveCtx, reader) }()
-	published := make(chan struct{})
-	go func() { defer wg.Done(); defer close(published); s.publishLoop(drain, reader, writer, batches) }()
+	wg.Go(func() { s.solveLoop(solveCtx, trigger, snaps) })
+	wg.Go(func() { s.watchLiveness(solveCtx, restart) })
 	close(s.started)
 	s.log.Info("consuming", "group", s.cfg.Kafka.Group, "examples", s.cfg.Kafka.Topics.Examples, "labels", s.cfg.Kafka.Topics.Labels)
 
-	s.consumeLoop(ctx, drain, reader, batches, trigger)
-	<-published
+	for {
+		reader := s.newReader()
+		reason := s.consume(ctx, drain, reader, writer, trigger, restart)
+		// Closing the reader leaves the group, so that the next reader's
+		// join does not wait for this member's session to time out.
+		s.closeAll(reader)
+		if reason == "" || ctx.Err() != nil {
+			break
+		}
+		s.metrics.Restarts.WithLabelValues("stall").Inc()
+		s.log.Warn("consumer reader created again", "reason", reason)
+	}
 	stopSolver()
 	s.finalSnapshot(drain, snaps)
-	s.closeAll(reader, writer, snaps)
+	s.closeAll(writer, snaps)
 	wg.Wait()
 	if drain.Err() != nil {
 		s.log.Warn("shutdown deadline passed before every batch was written; the rest will be redelivered")
 	}
 	s.log.Info("stopped", "examples", s.pipe.Stats().Examples)
 	return nil
+}
+
+// consume runs one reader: it fetches and publishes until ctx ends, and
+// returns "", or until the liveness watch asks for a new reader, and
+// returns its reason. Either way the batches fetched are published and
+// committed first: within drain when ctx ended, within shutdown.timeout
+// when the reader is to be replaced (what is not committed then is
+// consumed again by the next reader).
+func (s *Service) consume(ctx, drain context.Context, r *kafka.Reader, w *kafka.Writer, trigger chan<- struct{}, restart <-chan string) string {
+	fetchCtx, stopFetch := context.WithCancel(ctx)
+	defer stopFetch()
+	publishCtx, stopPublish := context.WithCancel(drain)
+	defer stopPublish()
+	batches := make(chan batch, 4)
+	published := make(chan struct{})
+	var reason string
+	var wg sync.WaitGroup
+	wg.Go(func() { defer close(published); s.publishLoop(publishCtx, r, w, batches) })
+	wg.Go(func() { s.watchReader(fetchCtx, r) })
+	wg.Go(func() {
+		select {
+		case <-fetchCtx.Done():
+			return
+		case reason = <-restart:
+		}
+		stopFetch()
+		select {
+		case <-published:
+		case <-time.After(s.cfg.Shutdown.Timeout):
+			stopPublish()
+		}
+	})
+	s.consumeLoop(fetchCtx, publishCtx, r, batches, trigger)
+	<-published
+	stopFetch()
+	wg.Wait()
+	return reason
 }
 
 // drainContext returns a context that ends timeout after parent does.
@@ -237,28 +283,31 @@ func (s *Service) newReader() *kafka.Reader {
 		SessionTimeout:    s.cfg.Kafka.SessionTimeout,
 		RebalanceTimeout:  s.cfg.Kafka.RebalanceTimeout,
 		HeartbeatInterval: s.cfg.Kafka.SessionTimeout / 4,
-		ReadBackoffMin:    50 * time.Millisecond,
-		ReadBackoffMax:    2 * time.Second,
-		ErrorLogger:       s.readerErrorLogger(),
+		// kafka-go leaves the group after a failed join (a join that
+		// outlived its deadline during a long rebalance) and waits this
+		// long before joining again; its 5s default adds to every rejoin.
+		JoinGroupBackoff: s.cfg.Kafka.RetryBackoff,
+		ReadBackoffMin:   50 * time.Millisecond,
+		ReadBackoffMax:   2 * time.Second,
+		ErrorLogger:      s.readerErrorLogger(),
 	})
 }
 
-// watchReader keeps the lag gauge and the assignment flag current.
+// watchReader sets the assignment flag once the reader has joined the
+// group. Lag and liveness are measured from the brokers' side
+// (liveness.go), not from the reader's statistics: kafka-go keeps one lag
+// figure for all partitions, the last any partition reader saw.
 func (s *Service) watchReader(ctx context.Context, r *kafka.Reader) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	for {
-		st := r.Stats()
-		s.metrics.Lag.Set(float64(max(st.Lag, 0)))
-		if st.Rebalances > 0 {
-			s.assigned.Store(true)
-		}
+	for r.Stats().Rebalances == 0 {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
 	}
+	s.assigned.Store(true)
 }
 
 // closeAll closes readers and writers, each under close_timeout: kafka-go's

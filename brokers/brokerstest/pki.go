@@ -1,5 +1,6 @@
-// Package brokerstest helps tests talk to brokers securely: it makes a
-// throw-away certificate authority and certificates for TLS tests.
+// Package brokerstest helps tests talk to brokers securely (a throw-away
+// certificate authority and certificates for TLS tests) and makes the
+// embedded cluster misbehave (faults.go).
 package brokerstest
 
 import (

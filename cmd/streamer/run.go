@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -50,6 +51,7 @@ with any Kafka client (kcat, the service with kafka.brokers set to the
 address). Topics are created on first use. It stops on SIGINT or SIGTERM.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Log = slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
 			c, err := brokers.StartCluster(cfg)
 			if err != nil {
 				return err

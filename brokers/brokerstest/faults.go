@@ -1,0 +1,40 @@
+package brokerstest
+
+import (
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// HoldFetches makes the embedded cluster (brokers.Cluster's kfake) hold every fetch of one partition
+// until release is closed, as a partition reader stuck inside a client
+// would look from the brokers: no error, no records, nothing in the logs of
+// the other partitions. Held fetches are answered normally once released.
+// Fetches that name the topic only by ID (fetch v13+) are not held.
+func HoldFetches(c *kfake.Cluster, topic string, partition int, release <-chan struct{}) {
+	c.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		select {
+		case <-release:
+			c.DropControl()
+			return nil, nil, false
+		default:
+		}
+		if fetches(req.(*kmsg.FetchRequest), topic, int32(partition)) {
+			c.SleepControl(func() { <-release })
+		}
+		return nil, nil, false
+	})
+}
+
+func fetches(req *kmsg.FetchRequest, topic string, partition int32) bool {
+	for _, t := range req.Topics {
+		if t.Topic != topic {
+			continue
+		}
+		for _, p := range t.Partitions {
+			if p.Partition == partition {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,170 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"streamer/brokers"
+)
+
+// partitionKey names one input partition.
+type partitionKey struct {
+	topic     string
+	partition int
+}
+
+func (k partitionKey) String() string { return fmt.Sprintf("%s[%d]", k.topic, k.partition) }
+
+// partitionProgress is what the liveness watch remembers of a partition.
+type partitionProgress struct {
+	committed int64
+	at        time.Time // last time the committed offset moved, or the partition had no lag
+}
+
+// liveness watches every partition of the input topics from the brokers'
+// side: the high watermark against the group's committed offset. A
+// partition that has lag and whose committed offset has not moved for
+// kafka.stall_timeout is stalled, whatever the reason (a partition reader
+// that died inside kafka-go, a partition the group gave to a member that is
+// gone). It is used by one goroutine only.
+type liveness struct {
+	s        *Service
+	progress map[partitionKey]partitionProgress
+	gap      bool // the last check failed: progress could not be seen
+}
+
+// stalled is one stalled partition and why.
+type stalled struct {
+	key   partitionKey
+	lag   int64
+	since time.Duration
+}
+
+func (st stalled) String() string {
+	return fmt.Sprintf("%s: %d records behind, no progress for %v", st.key, st.lag, st.since.Round(time.Second))
+}
+
+// checkInterval is how often the partitions are measured.
+func (s *Service) checkInterval() time.Duration {
+	return min(max(s.cfg.Kafka.StallTimeout/4, 100*time.Millisecond), 5*time.Second)
+}
+
+// check measures every input partition once, updates the lag, progress and
+// stall metrics, and returns the stalled partitions.
+func (l *liveness) check(ctx context.Context, now time.Time) ([]stalled, error) {
+	s := l.s
+	t := s.cfg.Kafka.Topics
+	var out []stalled
+	for _, topic := range []string{t.Examples, t.Labels} {
+		ps, err := s.conn.Positions(ctx, s.cfg.Kafka.Group, topic)
+		if err != nil {
+			l.gap = true
+			return nil, err
+		}
+		for _, p := range ps {
+			if st, ok := l.observe(partitionKey{topic, p.Partition}, p, now); ok {
+				out = append(out, st)
+			}
+		}
+	}
+	// Time during which the brokers did not answer is not held against a
+	// partition: no one could commit then.
+	l.gap = false
+	return out, nil
+}
+
+// observe records one partition's position and reports whether it is
+// stalled.
+func (l *liveness) observe(k partitionKey, p brokers.Position, now time.Time) (stalled, bool) {
+	s := l.s
+	lag := l.lag(p)
+	prev, seen := l.progress[k]
+	if !seen || l.gap || p.Committed != prev.committed || lag == 0 {
+		prev.at = now
+	}
+	prev.committed = p.Committed
+	l.progress[k] = prev
+	part := strconv.Itoa(k.partition)
+	s.metrics.Lag.WithLabelValues(k.topic, part).Set(float64(lag))
+	s.metrics.LastProgress.WithLabelValues(k.topic, part).Set(float64(prev.at.UnixMilli()) / 1e3)
+	idle := now.Sub(prev.at)
+	stuck := lag > 0 && idle >= s.cfg.Kafka.StallTimeout
+	s.metrics.Stalled.WithLabelValues(k.topic, part).Set(b2f(stuck))
+	return stalled{key: k, lag: lag, since: idle}, stuck
+}
+
+// lag is the records of p not yet committed by the group. A group that
+// never committed starts at the first offset (kafka.start: earliest) or at
+// the end (latest).
+func (l *liveness) lag(p brokers.Position) int64 {
+	from := p.Committed
+	if from < 0 {
+		from = p.First
+		if l.s.cfg.Kafka.Start == "latest" {
+			from = p.End
+		}
+	}
+	return max(p.End-max(from, p.First), 0)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// watchLiveness checks the input partitions every checkInterval until ctx
+// ends. It keeps the stall reason /readyz reports, and asks for a new
+// reader on stalls: at most once per stall_timeout, so that a new reader
+// has the time to join the group and make progress.
+func (s *Service) watchLiveness(ctx context.Context, restart chan<- string) {
+	l := &liveness{s: s, progress: map[partitionKey]partitionProgress{}}
+	tick := time.NewTicker(s.checkInterval())
+	defer tick.Stop()
+	var asked time.Time
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+		now := time.Now()
+		cctx, cancel := context.WithTimeout(ctx, max(s.checkInterval(), 5*time.Second))
+		stalls, err := l.check(cctx, now)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				s.metrics.Retries.WithLabelValues("liveness").Inc()
+				s.log.Warn("liveness check failed", "error", err)
+			}
+			continue
+		}
+		if len(stalls) == 0 {
+			s.stall.Store("")
+			continue
+		}
+		reasons := make([]string, len(stalls))
+		for i, st := range stalls {
+			reasons[i] = st.String()
+		}
+		reason := "stalled: " + strings.Join(reasons, "; ")
+		s.stall.Store(reason)
+		if now.Sub(asked) < s.cfg.Kafka.StallTimeout {
+			continue
+		}
+		asked = now
+		for _, st := range stalls {
+			s.log.Warn("partition stalled", "topic", st.key.topic, "partition", st.key.partition, "lag", st.lag, "since", st.since.String())
+		}
+		select {
+		case restart <- reason:
+		default:
+		}
+	}
+}
