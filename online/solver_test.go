@@ -19,12 +19,18 @@ type testCase struct {
 	params Params
 	graph  bool
 	csr    bool
+	// packed holds the rows in a Dense matrix, whose Newton systems are
+	// solved directly when there is no graph term.
+	packed bool
 }
 
 func (tc testCase) problem() Problem {
 	var x Matrix = NewVectorRows(tc.rows, dimOf(tc.rows), 1)
 	if tc.csr {
 		x = NewCSR(tc.rows, dimOf(tc.rows)+3, 1)
+	}
+	if tc.packed {
+		x = NewDense(tc.rows, dimOf(tc.rows)+2, 1)
 	}
 	p := Problem{X: x, Y: tc.y}
 	if tc.graph {
@@ -59,18 +65,23 @@ func testCases() []testCase {
 			p = withGraph(a)
 		}
 		cases = append(cases,
-			testCase{"dense/" + string(a), dense, dy, p, graph, false},
-			testCase{"sparse/" + string(a), sparse, sy, p, graph, false},
-			testCase{"csr/" + string(a), sparse, sy, p, graph, true},
+			testCase{"dense/" + string(a), dense, dy, p, graph, false, false},
+			testCase{"sparse/" + string(a), sparse, sy, p, graph, false, false},
+			testCase{"csr/" + string(a), sparse, sy, p, graph, true, false},
+			testCase{"packed/" + string(a), dense, dy, p, graph, false, true},
+			testCase{"packed-sparse/" + string(a), sparse, sy, p, graph, false, true},
 		)
 	}
 	cases = append(cases,
-		testCase{"dense/tsvm+graph", dense, dy, withGraph(TSVM), true, false},
-		testCase{"dense/da+graph", dense, dy, withGraph(DA), true, false},
+		testCase{"dense/tsvm+graph", dense, dy, withGraph(TSVM), true, false, false},
+		testCase{"dense/da+graph", dense, dy, withGraph(DA), true, false, false},
 	)
 	costly := with(SVM)
 	costly.PositiveCost = 3
-	cases = append(cases, testCase{"dense/svm+costs", dense, dy, costly, false, false})
+	cases = append(cases,
+		testCase{"dense/svm+costs", dense, dy, costly, false, false, false},
+		testCase{"packed/svm+costs", dense, dy, costly, false, false, true},
+	)
 	return cases
 }
 

@@ -1,0 +1,134 @@
+package online
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+)
+
+// directMaxCols is the widest dense problem (columns plus the bias) whose
+// Newton systems are solved directly. Forming XᵀCX costs about d/4 CGLS
+// iterations from scratch and d/(2n) of one per row whose cost changed,
+// the Cholesky factorization d³/3; a Newton step of a d-column problem
+// takes CGLS some d/2 to d iterations. Below this width the direct solve
+// is the cheaper one even when every row changes.
+const directMaxCols = 129
+
+// gramRebuild bounds the rank-one updates applied to a Gram matrix, as a
+// multiple of its rows, before it is formed again from scratch, so that
+// rounding errors of the updates cannot accumulate.
+const gramRebuild = 4
+
+// gram solves the Newton system of eq. 6.4 for a narrow dense problem
+// without a graph term directly: (λI + X̃ᵀCX̃) w = X̃ᵀCY by Cholesky, X̃ the
+// rows with the constant bias feature. The exact Newton point is what CGLS
+// approximates to ε. X̃ᵀCX̃ is kept from one system to the next and updated
+// by rank-one terms for the positions whose cost C changed: a finite Newton
+// step changes the active set on a few rows, a TSVM switch on a few pairs,
+// and annealing λ_u rescales the unlabeled rows' costs.
+type gram struct {
+	x       *Dense
+	d1      int       // columns plus the bias
+	h       []float64 // upper triangle of X̃ᵀCX̃ at cost, d1 × d1 row-major
+	cost    []float64 // the cost per position that h holds
+	factor  []float64 // Cholesky factor of λI + h
+	rhs     []float64 // X̃ᵀCY
+	z       []float64 // C·Y per position
+	pos     []float64 // gathered rows √ΔC·x̃ of positions whose cost rose
+	neg     []float64 // gathered rows √-ΔC·x̃ of positions whose cost fell
+	updates int       // rank-one updates since h was last formed
+}
+
+// newGram returns the direct solver for x, or nil when x is too wide for
+// it or not dense.
+func newGram(x Matrix) *gram {
+	d, ok := x.(*Dense)
+	if !ok || d.Cols()+1 > directMaxCols {
+		return nil
+	}
+	d1 := d.Cols() + 1
+	return &gram{x: d, d1: d1, h: make([]float64, d1*d1), factor: make([]float64, d1*d1)}
+}
+
+// solve sets w to the Newton point of the system with per-position costs
+// cost and targets target at the solver s, and reports whether the
+// factorization succeeded (it can only fail on a numerically singular
+// system, when the caller falls back to CGLS).
+func (g *gram) solve(s *newton, cost, target, w []float64) bool {
+	g.update(s, cost)
+	copy(g.factor, g.h)
+	for j := range g.d1 {
+		g.factor[j*g.d1+j] += s.lambda
+	}
+	t, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: g.d1, Stride: g.d1, Data: g.factor})
+	if !ok {
+		g.cost = g.cost[:0] // form h again next time
+		return false
+	}
+	g.z = grow(&g.z, len(cost))
+	for p, c := range cost {
+		g.z[p] = c * target[p]
+	}
+	s.mulTransVec(w, s.rows, g.z)
+	lapack64.Potrs(t, blas64.General{Rows: g.d1, Cols: 1, Stride: 1, Data: w})
+	return true
+}
+
+// update brings h to the costs cost: by rank-one terms for the positions
+// whose cost changed, or from scratch when that is as cheap or when too
+// many updates were applied since h was formed.
+func (g *gram) update(s *newton, cost []float64) {
+	fresh := len(g.cost) != len(cost)
+	changed, held := 0, 0
+	if !fresh {
+		for p, c := range cost {
+			if c != g.cost[p] {
+				changed++
+			}
+			if c != 0 {
+				held++
+			}
+		}
+		fresh = changed >= held || g.updates+changed > gramRebuild*len(cost)
+	}
+	if fresh {
+		clear(g.h)
+		g.cost = append(g.cost[:0], make([]float64, len(cost))...)
+		g.updates = 0
+	}
+	g.pos, g.neg = g.pos[:0], g.neg[:0]
+	for p, c := range cost {
+		delta := c - g.cost[p]
+		switch {
+		case delta > 0:
+			g.pos = g.appendRow(g.pos, s.matrixRow(p), math.Sqrt(delta))
+		case delta < 0:
+			g.neg = g.appendRow(g.neg, s.matrixRow(p), math.Sqrt(-delta))
+		}
+	}
+	g.rankUpdate(1, g.pos)
+	g.rankUpdate(-1, g.neg)
+	if !fresh {
+		g.updates += changed
+	}
+	copy(g.cost, cost)
+}
+
+// appendRow appends a·x̃_row (the row with its bias feature) to buf.
+func (g *gram) appendRow(buf []float64, row int, a float64) []float64 {
+	for _, v := range g.x.Row(row) {
+		buf = append(buf, a*v)
+	}
+	return append(buf, a)
+}
+
+// rankUpdate adds alpha·AᵀA to h, A the gathered rows.
+func (g *gram) rankUpdate(alpha float64, rows []float64) {
+	if len(rows) == 0 {
+		return
+	}
+	a := blas64.General{Rows: len(rows) / g.d1, Cols: g.d1, Stride: g.d1, Data: rows}
+	blas64.Syrk(blas.Trans, alpha, a, 1, blas64.Symmetric{Uplo: blas.Upper, N: g.d1, Stride: g.d1, Data: g.h})
+}
