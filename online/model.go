@@ -242,6 +242,7 @@ func solveClass(ctx context.Context, data TrainData, params Params, m *Model, k 
 	switch {
 	case !m.Binary():
 		params.R = 0 // one versus rest estimates each class's fraction
+		params.reanneal = true
 	case mirrored(m):
 		params = mirror(params)
 	}

@@ -65,6 +65,12 @@ type Params struct {
 	PositiveCost, NegativeCost float64
 	Tolerances
 
+	// reanneal makes a warm TSVM solve anneal λ_u again instead of running
+	// at its final value at once. Train sets it for one-versus-rest
+	// problems: their transductive labels, set while a class had one or two
+	// labels, are mostly wrong, and at the final λ_u they stay wrong.
+	reanneal bool
+
 	// trace, for tests, sees every finite Newton run's objectives.
 	trace func(start bool, objective float64)
 }
