@@ -5,6 +5,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
@@ -36,8 +37,8 @@ type gram struct {
 	factor  []float64 // Cholesky factor of λI + h
 	rhs     []float64 // X̃ᵀCY
 	z       []float64 // C·Y per position
-	pos     []float64 // gathered rows √ΔC·x̃ of positions whose cost rose
-	neg     []float64 // gathered rows √-ΔC·x̃ of positions whose cost fell
+	pos     []float64 // up to gramBlock rows √ΔC·x̃ of positions whose cost rose
+	neg     []float64 // up to gramBlock rows √-ΔC·x̃ of positions whose cost fell
 	updates int       // rank-one updates since h was last formed
 }
 
@@ -103,32 +104,60 @@ func (g *gram) update(s *newton, cost []float64) {
 		delta := c - g.cost[p]
 		switch {
 		case delta > 0:
-			g.pos = g.appendRow(g.pos, s.matrixRow(p), math.Sqrt(delta))
+			g.pos = g.appendRow(g.pos, s.matrixRow(p), math.Sqrt(delta), 1)
 		case delta < 0:
-			g.neg = g.appendRow(g.neg, s.matrixRow(p), math.Sqrt(-delta))
+			g.neg = g.appendRow(g.neg, s.matrixRow(p), math.Sqrt(-delta), -1)
 		}
 	}
-	g.rankUpdate(1, g.pos)
-	g.rankUpdate(-1, g.neg)
+	addOuter(g.h, g.d1, 1, g.pos)
+	addOuter(g.h, g.d1, -1, g.neg)
 	if !fresh {
 		g.updates += changed
 	}
 	copy(g.cost, cost)
 }
 
-// appendRow appends a·x̃_row (the row with its bias feature) to buf.
-func (g *gram) appendRow(buf []float64, row int, a float64) []float64 {
+// gramBlock is the number of gathered rows added to h at a time.
+const gramBlock = 64
+
+// appendRow appends a·x̃_row (the row with its bias feature) to buf, first
+// adding buf's rows to h with sign alpha when it holds gramBlock rows.
+func (g *gram) appendRow(buf []float64, row int, a, alpha float64) []float64 {
+	if len(buf) == gramBlock*g.d1 {
+		addOuter(g.h, g.d1, alpha, buf)
+		buf = buf[:0]
+	}
 	for _, v := range g.x.Row(row) {
 		buf = append(buf, a*v)
 	}
 	return append(buf, a)
 }
 
-// rankUpdate adds alpha·AᵀA to h, A the gathered rows.
-func (g *gram) rankUpdate(alpha float64, rows []float64) {
-	if len(rows) == 0 {
-		return
+// addOuter adds alpha·Σ_r a_r a_rᵀ to the upper triangle of the d1 × d1
+// row-major h, a_r the rows of rows; four rows at a time, so that each row
+// of h is loaded and stored once per four.
+func addOuter(h []float64, d1 int, alpha float64, rows []float64) {
+	n := len(rows) / d1
+	r := 0
+	for ; r+4 <= n; r += 4 {
+		a0 := rows[r*d1 : (r+1)*d1]
+		a1 := rows[(r+1)*d1 : (r+2)*d1]
+		a2 := rows[(r+2)*d1 : (r+3)*d1]
+		a3 := rows[(r+3)*d1 : (r+4)*d1]
+		for i := range d1 {
+			c0, c1, c2, c3 := alpha*a0[i], alpha*a1[i], alpha*a2[i], alpha*a3[i]
+			hi := h[i*d1+i : (i+1)*d1]
+			b0, b1, b2, b3 := a0[i:], a1[i:], a2[i:], a3[i:]
+			b0, b1, b2, b3 = b0[:len(hi)], b1[:len(hi)], b2[:len(hi)], b3[:len(hi)]
+			for j := range hi {
+				hi[j] += c0*b0[j] + c1*b1[j] + c2*b2[j] + c3*b3[j]
+			}
+		}
 	}
-	a := blas64.General{Rows: len(rows) / g.d1, Cols: g.d1, Stride: g.d1, Data: rows}
-	blas64.Syrk(blas.Trans, alpha, a, 1, blas64.Symmetric{Uplo: blas.Upper, N: g.d1, Stride: g.d1, Data: g.h})
+	for ; r < n; r++ {
+		a := rows[r*d1 : (r+1)*d1]
+		for i := range d1 {
+			floats.AddScaled(h[i*d1+i:(i+1)*d1], alpha*a[i], a[i:])
+		}
+	}
 }
