@@ -246,6 +246,9 @@ func (s *newton) newtonSystem() cglsSystem {
 		ws.prodTarget = append(ws.prodTarget, target[p])
 		ws.prodOut = append(ws.prodOut, s.o[p])
 	}
+	if ws.prodRows == nil {
+		ws.prodRows = []int{} // no active row; nil would mean every row
+	}
 	return cglsSystem{rows: ws.prodRows, cost: ws.prodCost, target: ws.prodTarget}
 }
 
