@@ -51,7 +51,7 @@ func (a Algorithm) usesGraph(lambdaI float64) bool {
 type Params struct {
 	Algorithm Algorithm // default SVM
 	Lambda    float64   // λ, weight of ‖w‖²/2; default 1e-3
-	LambdaU   float64   // λ_u, weight of the unlabeled loss (tsvm, da); default 1
+	LambdaU   float64   // λ_u, weight of the unlabeled loss (tsvm, da); default 1; Train scales it by 2/c for the one-versus-rest problems of c classes
 	LambdaI   float64   // λ_I, weight of the graph term; laprls and lapsvm need it > 0, tsvm and da use the graph when it is > 0
 	// R is the fraction of unlabeled rows that are positive (tsvm, da);
 	// 0 means the fraction of positives among the labeled rows. In a
