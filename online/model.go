@@ -243,7 +243,9 @@ func solveClass(ctx context.Context, data TrainData, params Params, m *Model, k 
 	case !m.Binary():
 		params.R = 0 // one versus rest estimates each class's fraction
 		params.reanneal = true
-		params.LambdaU = ovrLambdaU(params, len(m.Classes))
+		if params.Algorithm == TSVM {
+			params.LambdaU = ovrLambdaU(params, len(m.Classes))
+		}
 	case mirrored(m):
 		params = mirror(params)
 	}
@@ -251,7 +253,7 @@ func solveClass(ctx context.Context, data TrainData, params Params, m *Model, k 
 	return Solve(ctx, prob, params, warmFor(prev, m, k))
 }
 
-// ovrLambdaU returns λ_u for each one-versus-rest problem among c classes:
+// ovrLambdaU returns λ_u for each one-versus-rest TSVM problem among c classes:
 // λ_u·2/c, which is λ_u itself for two classes. It is measured, not
 // derived: hard transductive labels weigh on c problems at once, each with
 // a positive fraction r estimated from a few labels, and at the binary

@@ -68,23 +68,29 @@ func streamAccuracy(t *testing.T, params Params, seed uint64, n, dim, classes in
 // TestMultiClassStreamTSVMNotBelowSupervised streams seeded 6-class dense
 // data with 5% of the labels revealed 50 rows late. A warm TSVM re-solve
 // that keeps the transductive labels of rows still in the window and runs
-// at the final λ_u at once locked in the labels chosen while each class had
-// one or two labels, and fell 15-20 points below the supervised learner;
-// one-versus-rest problems now anneal λ_u again on every solve.
+// at the final λ_u at once (DA: at the last temperature) locked in the
+// labels chosen while each class had one or two labels, and fell below the
+// supervised learner; one-versus-rest problems now anneal again on every
+// solve.
 func TestMultiClassStreamTSVMNotBelowSupervised(t *testing.T) {
 	if testing.Short() {
 		t.Skip("streams three seeds")
 	}
 	const margin = 0.02
-	var ssl, sup float64
-	for seed := uint64(1); seed <= 3; seed++ {
-		a := streamAccuracy(t, Params{Algorithm: TSVM, LambdaU: 0.1}, seed, 1500, 16, 6, 0.05, 50)
-		b := streamAccuracy(t, Params{Algorithm: SVM}, seed, 1500, 16, 6, 0.05, 50)
-		t.Logf("seed %d: tsvm %.4f, svm %.4f", seed, a, b)
-		ssl, sup = ssl+a/3, sup+b/3
+	var sup [3]float64
+	for seed := range sup {
+		sup[seed] = streamAccuracy(t, Params{Algorithm: SVM}, uint64(seed+1), 1200, 16, 6, 0.05, 50)
 	}
-	if ssl < sup-margin {
-		t.Errorf("tsvm %.4f below supervised %.4f by more than %.2f", ssl, sup, margin)
+	for _, algo := range []Algorithm{TSVM, DA} {
+		var ssl, base float64
+		for seed := range sup {
+			a := streamAccuracy(t, Params{Algorithm: algo, LambdaU: 0.1}, uint64(seed+1), 1200, 16, 6, 0.05, 50)
+			t.Logf("seed %d: %s %.4f, svm %.4f", seed+1, algo, a, sup[seed])
+			ssl, base = ssl+a/3, base+sup[seed]/3
+		}
+		if ssl < base-margin {
+			t.Errorf("%s %.4f below supervised %.4f by more than %.2f", algo, ssl, base, margin)
+		}
 	}
 }
 
