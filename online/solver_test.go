@@ -402,7 +402,18 @@ func TestCSRMatchesVectorRows(t *testing.T) {
 	rows, _ := sparseProblem(9, 300, 500, 20, 0)
 	rows = append(rows, vector.Dense([]float64{1, 2, 3}))
 	v := NewVectorRows(rows, 600, 2)
-	c := NewCSR(rows, 600, 2)
+	for _, c := range []interface {
+		Matrix
+		ColumnMap
+	}{NewCSR(rows, 600, 2), NewDense(rows, 600, 2)} {
+		matchesVectorRows(t, rows, v, c)
+	}
+}
+
+// matchesVectorRows checks c's products over its columns against v's over
+// the feature space.
+func matchesVectorRows(t *testing.T, rows []vector.Vector, v *VectorRows, c Matrix) {
+	t.Helper()
 	space := newColumnSpace(c)
 	w := make([]float64, 601)
 	for j := range w {
@@ -419,7 +430,7 @@ func TestCSRMatchesVectorRows(t *testing.T) {
 		v.MulVec(a, sel, w)
 		c.MulVec(b, sel, wc[:c.Cols()])
 		if relDiff(b, a) > 1e-14 {
-			t.Fatalf("MulVec differs")
+			t.Fatalf("%T: MulVec differs", c)
 		}
 		z := make([]float64, n)
 		for k := range z {
@@ -431,7 +442,7 @@ func TestCSRMatchesVectorRows(t *testing.T) {
 		c.MulTransVec(tb, sel, z)
 		tb = space.expand(append(tb, 0))[:600]
 		if relDiff(tb, ta) > 1e-14 {
-			t.Fatalf("MulTransVec differs")
+			t.Fatalf("%T: MulTransVec differs", c)
 		}
 	}
 }
