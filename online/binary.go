@@ -89,9 +89,12 @@ func (b *binary) newton(kind lossKind, allRows bool) *newton {
 	}
 	if b.graph {
 		s.lap, s.kappa = b.prob.Laplacian, b.kappa
-	} else if !allRows {
+		return s
+	}
+	if !allRows {
 		s.rows = b.labeled
 	}
+	s.direct = newGram(b.prob.X)
 	return s
 }
 

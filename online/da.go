@@ -27,7 +27,9 @@ const (
 // A warm start re-solves at the temperature of the warm solution only, from
 // its soft labels for rows still present and hard labels thresholded at
 // ratio r for new rows: the cold path chose that temperature, and a small
-// change of the window moves its fixed point a little.
+// change of the window moves its fixed point a little. With
+// Params.reanneal (one-versus-rest problems) it walks the whole path again
+// from the warm weights.
 func (b *binary) da(ctx context.Context, warm *Solution) (*Solution, error) {
 	if len(b.unlabeled) == 0 {
 		return b.supervised(hingeLoss, warm), nil
@@ -38,7 +40,8 @@ func (b *binary) da(ctx context.Context, warm *Solution) (*Solution, error) {
 	u := len(b.unlabeled)
 	p := make([]float64, u)
 	temp := float64(daStartTemperature)
-	if warm == nil {
+	anneal := warm == nil || b.par.reanneal
+	if anneal {
 		for j := range p {
 			p[j] = b.r
 		}
@@ -61,7 +64,7 @@ func (b *binary) da(ctx context.Context, warm *Solution) (*Solution, error) {
 		}
 		best = best.offer(b, s, q, temp)
 		h := entropy(p)
-		if warm != nil || h < float64(u)*daEpsilon || prevEntropy-h < float64(u)*daEpsilon {
+		if !anneal || h < float64(u)*daEpsilon || prevEntropy-h < float64(u)*daEpsilon {
 			break
 		}
 		prevEntropy = h

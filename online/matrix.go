@@ -167,13 +167,22 @@ func chunk(n, workers, w int) (lo, hi int) {
 	return n * w / workers, n * (w + 1) / workers
 }
 
-// NewMatrix returns the matrix of rows that suits them: a CSR over compact
-// columns when any row is sparse, the rows as they are when all are dense.
+// NewMatrix returns the matrix of rows that suits them: a Dense one when
+// at least half of the entries up to the highest feature used are stored
+// (dense vectors, or LIBSVM files of dense data), else a CSR over compact
+// columns.
 func NewMatrix(rows []vector.Vector, features int) Matrix {
+	nnz, cols := 0, 0
 	for _, r := range rows {
-		if !r.IsDense() {
-			return NewCSR(rows, features, 0)
+		nnz += r.NNZ()
+		if r.IsDense() {
+			cols = max(cols, len(r.Values))
+		} else if len(r.Indices) > 0 {
+			cols = max(cols, int(r.Indices[len(r.Indices)-1])+1)
 		}
 	}
-	return NewVectorRows(rows, features, 0)
+	if 2*nnz >= len(rows)*cols {
+		return NewDense(rows, features, 0)
+	}
+	return NewCSR(rows, features, 0)
 }

@@ -60,6 +60,9 @@ type newton struct {
 	rows   []int // matrix row of each output position; nil: every row
 	terms  *terms
 	tol    Tolerances
+	// direct, when set, solves the Newton systems exactly instead of by
+	// CGLS (narrow dense problems without a graph term, see gram).
+	direct *gram
 	// trace, when set, sees the objective at the start of every run
 	// (start = true) and after every Newton step.
 	trace func(start bool, objective float64)
@@ -163,10 +166,12 @@ func (s *newton) gradient(dst []float64) {
 // minimize runs finite Newton steps from the current point. A warm run
 // trusts the point and solves to the final tolerance at once; a cold one
 // starts loose (coldEpsilon, coldMaxCGLS) and tightens when it converges.
+// With a direct solver every Newton point is exact, and CGLS only stands
+// in should a factorization fail.
 func (s *newton) minimize(warm bool) runStats {
 	tol := s.tol.withDefaults()
 	eps, tau, cgMax := tol.Epsilon, tol.Tau, tol.MaxCGLS
-	if !warm {
+	if !warm && s.direct == nil {
 		eps, tau, cgMax = coldEpsilon, coldEpsilon, coldMaxCGLS
 	}
 	var st runStats
@@ -178,16 +183,25 @@ func (s *newton) minimize(warm bool) runStats {
 		st.newtonSteps++
 		sys := s.newtonSystem()
 		wBar, oBar, boBar := s.trialPoint()
-		res := s.cgls(sys, wBar, s.work.prodOut, boBar, eps, cgMax)
-		st.cglsIters += res.iters
-		cgMax = tol.MaxCGLS
-		s.completeOutputs(oBar, wBar)
+		var res cglsResult
+		if s.direct != nil && s.direct.solve(s, s.work.cost, s.work.target, wBar) {
+			s.mulVec(oBar, s.rows, wBar)
+			res.converged = true
+		} else {
+			res = s.cgls(sys, wBar, s.work.prodOut, boBar, eps, cgMax)
+			st.cglsIters += res.iters
+			cgMax = tol.MaxCGLS
+			s.completeOutputs(oBar, wBar)
+		}
 		if res.converged && s.stable(oBar, tau) {
 			if eps > tol.Epsilon {
 				eps, tau = tol.Epsilon, tol.Tau
 			} else {
 				s.accept(wBar, oBar, boBar)
 				st.converged = true
+				if s.trace != nil {
+					s.trace(false, s.objective())
+				}
 				break
 			}
 		}
@@ -231,6 +245,9 @@ func (s *newton) newtonSystem() cglsSystem {
 		ws.prodCost = append(ws.prodCost, c)
 		ws.prodTarget = append(ws.prodTarget, target[p])
 		ws.prodOut = append(ws.prodOut, s.o[p])
+	}
+	if ws.prodRows == nil {
+		ws.prodRows = []int{} // no active row; nil would mean every row
 	}
 	return cglsSystem{rows: ws.prodRows, cost: ws.prodCost, target: ws.prodTarget}
 }

@@ -64,7 +64,7 @@ func (a Algorithm) UsesGraph(lambdaI float64) bool {
 type Params struct {
 	Algorithm Algorithm // default SVM
 	Lambda    float64   // λ, weight of ‖w‖²/2; default 1e-3
-	LambdaU   float64   // λ_u, weight of the unlabeled loss (tsvm, da); default 1
+	LambdaU   float64   // λ_u, weight of the unlabeled loss (tsvm, da); default 1; Train scales it by 2/c for the one-versus-rest tsvm problems of c classes
 	LambdaI   float64   // λ_I, weight of the graph term; laprls and lapsvm need it > 0, tsvm and da use the graph when it is > 0
 	// R is the fraction of unlabeled rows that are positive (tsvm, da);
 	// 0 means the fraction of positives among the labeled rows. In a
@@ -84,6 +84,13 @@ type Params struct {
 	// Lambda.
 	SRGamma float64
 	Tolerances
+
+	// reanneal makes a warm TSVM solve anneal λ_u again instead of running
+	// at its final value at once, and a warm DA solve walk its temperatures
+	// again. Train sets it for one-versus-rest problems: their transductive
+	// labels, set while a class had one or two labels, are mostly wrong,
+	// and at the final λ_u (or temperature) they stay wrong.
+	reanneal bool
 
 	// trace, for tests, sees every finite Newton run's objectives.
 	trace func(start bool, objective float64)

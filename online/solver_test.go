@@ -19,12 +19,18 @@ type testCase struct {
 	params Params
 	graph  bool
 	csr    bool
+	// packed holds the rows in a Dense matrix, whose Newton systems are
+	// solved directly when there is no graph term.
+	packed bool
 }
 
 func (tc testCase) problem() Problem {
 	var x Matrix = NewVectorRows(tc.rows, dimOf(tc.rows), 1)
 	if tc.csr {
 		x = NewCSR(tc.rows, dimOf(tc.rows)+3, 1)
+	}
+	if tc.packed {
+		x = NewDense(tc.rows, dimOf(tc.rows)+2, 1)
 	}
 	p := Problem{X: x, Y: tc.y}
 	if tc.graph {
@@ -59,18 +65,23 @@ func testCases() []testCase {
 			p = withGraph(a)
 		}
 		cases = append(cases,
-			testCase{"dense/" + string(a), dense, dy, p, graph, false},
-			testCase{"sparse/" + string(a), sparse, sy, p, graph, false},
-			testCase{"csr/" + string(a), sparse, sy, p, graph, true},
+			testCase{"dense/" + string(a), dense, dy, p, graph, false, false},
+			testCase{"sparse/" + string(a), sparse, sy, p, graph, false, false},
+			testCase{"csr/" + string(a), sparse, sy, p, graph, true, false},
+			testCase{"packed/" + string(a), dense, dy, p, graph, false, true},
+			testCase{"packed-sparse/" + string(a), sparse, sy, p, graph, false, true},
 		)
 	}
 	cases = append(cases,
-		testCase{"dense/tsvm+graph", dense, dy, withGraph(TSVM), true, false},
-		testCase{"dense/da+graph", dense, dy, withGraph(DA), true, false},
+		testCase{"dense/tsvm+graph", dense, dy, withGraph(TSVM), true, false, false},
+		testCase{"dense/da+graph", dense, dy, withGraph(DA), true, false, false},
 	)
 	costly := with(SVM)
 	costly.PositiveCost = 3
-	cases = append(cases, testCase{"dense/svm+costs", dense, dy, costly, false, false})
+	cases = append(cases,
+		testCase{"dense/svm+costs", dense, dy, costly, false, false, false},
+		testCase{"packed/svm+costs", dense, dy, costly, false, false, true},
+	)
 	return cases
 }
 
@@ -391,7 +402,18 @@ func TestCSRMatchesVectorRows(t *testing.T) {
 	rows, _ := sparseProblem(9, 300, 500, 20, 0)
 	rows = append(rows, vector.Dense([]float64{1, 2, 3}))
 	v := NewVectorRows(rows, 600, 2)
-	c := NewCSR(rows, 600, 2)
+	for _, c := range []interface {
+		Matrix
+		ColumnMap
+	}{NewCSR(rows, 600, 2), NewDense(rows, 600, 2)} {
+		matchesVectorRows(t, rows, v, c)
+	}
+}
+
+// matchesVectorRows checks c's products over its columns against v's over
+// the feature space.
+func matchesVectorRows(t *testing.T, rows []vector.Vector, v *VectorRows, c Matrix) {
+	t.Helper()
 	space := newColumnSpace(c)
 	w := make([]float64, 601)
 	for j := range w {
@@ -408,7 +430,7 @@ func TestCSRMatchesVectorRows(t *testing.T) {
 		v.MulVec(a, sel, w)
 		c.MulVec(b, sel, wc[:c.Cols()])
 		if relDiff(b, a) > 1e-14 {
-			t.Fatalf("MulVec differs")
+			t.Fatalf("%T: MulVec differs", c)
 		}
 		z := make([]float64, n)
 		for k := range z {
@@ -420,7 +442,7 @@ func TestCSRMatchesVectorRows(t *testing.T) {
 		c.MulTransVec(tb, sel, z)
 		tb = space.expand(append(tb, 0))[:600]
 		if relDiff(tb, ta) > 1e-14 {
-			t.Fatalf("MulTransVec differs")
+			t.Fatalf("%T: MulTransVec differs", c)
 		}
 	}
 }

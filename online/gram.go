@@ -1,0 +1,163 @@
+package online
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/lapack/lapack64"
+)
+
+// directMaxCols is the widest dense problem (columns plus the bias) whose
+// Newton systems are solved directly. Forming XᵀCX costs about d/4 CGLS
+// iterations from scratch and d/(2n) of one per row whose cost changed,
+// the Cholesky factorization d³/3; a Newton step of a d-column problem
+// takes CGLS some d/2 to d iterations. Below this width the direct solve
+// is the cheaper one even when every row changes.
+const directMaxCols = 129
+
+// gramRebuild bounds the rank-one updates applied to a Gram matrix, as a
+// multiple of its rows, before it is formed again from scratch, so that
+// rounding errors of the updates cannot accumulate.
+const gramRebuild = 4
+
+// gram solves the Newton system of eq. 6.4 for a narrow dense problem
+// without a graph term directly: (λI + X̃ᵀCX̃) w = X̃ᵀCY by Cholesky, X̃ the
+// rows with the constant bias feature. The exact Newton point is what CGLS
+// approximates to ε. X̃ᵀCX̃ is kept from one system to the next and updated
+// by rank-one terms for the positions whose cost C changed: a finite Newton
+// step changes the active set on a few rows, a TSVM switch on a few pairs,
+// and annealing λ_u rescales the unlabeled rows' costs.
+type gram struct {
+	x       *Dense
+	d1      int       // columns plus the bias
+	h       []float64 // upper triangle of X̃ᵀCX̃ at cost, d1 × d1 row-major
+	cost    []float64 // the cost per position that h holds
+	factor  []float64 // Cholesky factor of λI + h
+	rhs     []float64 // X̃ᵀCY
+	z       []float64 // C·Y per position
+	pos     []float64 // up to gramBlock rows √ΔC·x̃ of positions whose cost rose
+	neg     []float64 // up to gramBlock rows √-ΔC·x̃ of positions whose cost fell
+	updates int       // rank-one updates since h was last formed
+}
+
+// newGram returns the direct solver for x, or nil when x is too wide for
+// it or not dense.
+func newGram(x Matrix) *gram {
+	d, ok := x.(*Dense)
+	if !ok || d.Cols()+1 > directMaxCols {
+		return nil
+	}
+	d1 := d.Cols() + 1
+	return &gram{x: d, d1: d1, h: make([]float64, d1*d1), factor: make([]float64, d1*d1)}
+}
+
+// solve sets w to the Newton point of the system with per-position costs
+// cost and targets target at the solver s, and reports whether the
+// factorization succeeded (it can only fail on a numerically singular
+// system, when the caller falls back to CGLS).
+func (g *gram) solve(s *newton, cost, target, w []float64) bool {
+	g.update(s, cost)
+	copy(g.factor, g.h)
+	for j := range g.d1 {
+		g.factor[j*g.d1+j] += s.lambda
+	}
+	t, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: g.d1, Stride: g.d1, Data: g.factor})
+	if !ok {
+		g.cost = g.cost[:0] // form h again next time
+		return false
+	}
+	g.z = grow(&g.z, len(cost))
+	for p, c := range cost {
+		g.z[p] = c * target[p]
+	}
+	s.mulTransVec(w, s.rows, g.z)
+	lapack64.Potrs(t, blas64.General{Rows: g.d1, Cols: 1, Stride: 1, Data: w})
+	return true
+}
+
+// update brings h to the costs cost: by rank-one terms for the positions
+// whose cost changed, or from scratch when that is as cheap or when too
+// many updates were applied since h was formed.
+func (g *gram) update(s *newton, cost []float64) {
+	fresh := len(g.cost) != len(cost)
+	changed, held := 0, 0
+	if !fresh {
+		for p, c := range cost {
+			if c != g.cost[p] {
+				changed++
+			}
+			if c != 0 {
+				held++
+			}
+		}
+		fresh = changed >= held || g.updates+changed > gramRebuild*len(cost)
+	}
+	if fresh {
+		clear(g.h)
+		g.cost = append(g.cost[:0], make([]float64, len(cost))...)
+		g.updates = 0
+	}
+	g.pos, g.neg = g.pos[:0], g.neg[:0]
+	for p, c := range cost {
+		delta := c - g.cost[p]
+		switch {
+		case delta > 0:
+			g.pos = g.appendRow(g.pos, s.matrixRow(p), math.Sqrt(delta), 1)
+		case delta < 0:
+			g.neg = g.appendRow(g.neg, s.matrixRow(p), math.Sqrt(-delta), -1)
+		}
+	}
+	addOuter(g.h, g.d1, 1, g.pos)
+	addOuter(g.h, g.d1, -1, g.neg)
+	if !fresh {
+		g.updates += changed
+	}
+	copy(g.cost, cost)
+}
+
+// gramBlock is the number of gathered rows added to h at a time.
+const gramBlock = 64
+
+// appendRow appends a·x̃_row (the row with its bias feature) to buf, first
+// adding buf's rows to h with sign alpha when it holds gramBlock rows.
+func (g *gram) appendRow(buf []float64, row int, a, alpha float64) []float64 {
+	if len(buf) == gramBlock*g.d1 {
+		addOuter(g.h, g.d1, alpha, buf)
+		buf = buf[:0]
+	}
+	for _, v := range g.x.Row(row) {
+		buf = append(buf, a*v)
+	}
+	return append(buf, a)
+}
+
+// addOuter adds alpha·Σ_r a_r a_rᵀ to the upper triangle of the d1 × d1
+// row-major h, a_r the rows of rows; four rows at a time, so that each row
+// of h is loaded and stored once per four.
+func addOuter(h []float64, d1 int, alpha float64, rows []float64) {
+	n := len(rows) / d1
+	r := 0
+	for ; r+4 <= n; r += 4 {
+		a0 := rows[r*d1 : (r+1)*d1]
+		a1 := rows[(r+1)*d1 : (r+2)*d1]
+		a2 := rows[(r+2)*d1 : (r+3)*d1]
+		a3 := rows[(r+3)*d1 : (r+4)*d1]
+		for i := range d1 {
+			c0, c1, c2, c3 := alpha*a0[i], alpha*a1[i], alpha*a2[i], alpha*a3[i]
+			hi := h[i*d1+i : (i+1)*d1]
+			b0, b1, b2, b3 := a0[i:], a1[i:], a2[i:], a3[i:]
+			b0, b1, b2, b3 = b0[:len(hi)], b1[:len(hi)], b2[:len(hi)], b3[:len(hi)]
+			for j := range hi {
+				hi[j] += c0*b0[j] + c1*b1[j] + c2*b2[j] + c3*b3[j]
+			}
+		}
+	}
+	for ; r < n; r++ {
+		a := rows[r*d1 : (r+1)*d1]
+		for i := range d1 {
+			floats.AddScaled(h[i*d1+i:(i+1)*d1], alpha*a[i], a[i:])
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package online
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"streamer/anngraph"
+	"streamer/vector"
+)
+
+// streamAccuracy streams rows through a learner as `streamer eval` does:
+// each row is predicted on arrival, a fraction rate of the labels is
+// revealed delay rows later, and a re-solve runs whenever one is due. It
+// returns the accuracy over every row predicted, revealed or not.
+func streamAccuracy(t *testing.T, params Params, seed uint64, n, dim, classes int, rate float64, delay int) float64 {
+	t.Helper()
+	xs, _, truth := denseMultiClass(seed, n, dim, classes, 0)
+	l, err := NewLearner(LearnerConfig{
+		Features: dim, Window: anngraph.Config{MaxExamples: n}, Params: params,
+		SolveExamples: 250, SolveLabels: 10,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type reveal struct {
+		at int
+		id string
+	}
+	var queue []reveal
+	r := rand.New(rand.NewPCG(seed, 0x5bd1e995))
+	ok, predicted := 0, 0
+	for i, x := range xs {
+		id := fmt.Sprint("ex", i)
+		if p, m, _, ready := l.Predict(x); ready {
+			predicted++
+			if m.Classes[p.Class] == truth[i] {
+				ok++
+			}
+		}
+		if _, err := l.Observe(id, time.Unix(int64(i), 0), x, ""); err != nil {
+			t.Fatal(err)
+		}
+		if r.Float64() < rate {
+			queue = append(queue, reveal{at: i + delay, id: id})
+		}
+		for len(queue) > 0 && queue[0].at <= i {
+			var row int
+			fmt.Sscan(queue[0].id[2:], &row)
+			l.Label(queue[0].id, truth[row])
+			queue = queue[1:]
+		}
+		if l.Due() {
+			if _, err := l.Solve(context.Background()); err != nil && err != ErrOneClass && err != ErrUnchanged {
+				t.Fatal(err)
+			}
+		}
+	}
+	if predicted < n/2 {
+		t.Fatalf("only %d of %d rows predicted", predicted, n)
+	}
+	return float64(ok) / float64(predicted)
+}
+
+// TestMultiClassStreamTSVMNotBelowSupervised streams seeded 6-class dense
+// data with 5% of the labels revealed 50 rows late. A warm TSVM re-solve
+// that keeps the transductive labels of rows still in the window and runs
+// at the final λ_u at once (DA: at the last temperature) locked in the
+// labels chosen while each class had one or two labels, and fell below the
+// supervised learner; one-versus-rest problems now anneal again on every
+// solve.
+func TestMultiClassStreamTSVMNotBelowSupervised(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams three seeds")
+	}
+	const margin = 0.02
+	var sup [3]float64
+	for seed := range sup {
+		sup[seed] = streamAccuracy(t, Params{Algorithm: SVM}, uint64(seed+1), 1200, 16, 6, 0.05, 50)
+	}
+	for _, algo := range []Algorithm{TSVM, DA} {
+		var ssl, base float64
+		for seed := range sup {
+			a := streamAccuracy(t, Params{Algorithm: algo, LambdaU: 0.1}, uint64(seed+1), 1200, 16, 6, 0.05, 50)
+			t.Logf("seed %d: %s %.4f, svm %.4f", seed+1, algo, a, sup[seed])
+			ssl, base = ssl+a/3, base+sup[seed]/3
+		}
+		if ssl < base-margin {
+			t.Errorf("%s %.4f below supervised %.4f by more than %.2f", algo, ssl, base, margin)
+		}
+	}
+}
+
+// TestOneVersusRestLambdaU checks that each one-versus-rest problem of
+// Train is the binary TSVM problem of its class with λ_u scaled by 2/c and r
+// the fraction of the class among the labeled rows.
+func TestOneVersusRestLambdaU(t *testing.T) {
+	const classes = 4
+	xs, labels, _ := denseMultiClass(3, 400, 8, classes, 0.1)
+	x := NewMatrix(xs, 8)
+	params := Params{Algorithm: TSVM, LambdaU: 0.4}
+	m, _, err := Train(context.Background(), TrainData{X: x, Labels: labels}, params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, class := range m.Classes {
+		y := make([]float64, len(labels))
+		for i, l := range labels {
+			switch {
+			case l == class:
+				y[i] = 1
+			case l != "":
+				y[i] = -1
+			}
+		}
+		p := params
+		p.LambdaU = 0.4 * 2 / classes
+		sol, err := Solve(context.Background(), Problem{X: x, Y: y}, p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := m.Problems[k].Stats.Objective, sol.Stats.Objective
+		if math.Abs(got-want) > 1e-12*math.Abs(want) {
+			t.Errorf("class %s: objective %.15g, the binary problem with λ_u·2/c %.15g", class, got, want)
+		}
+	}
+}
+
+// TestWarmStartWithNoActiveRow re-solves from weights that put every
+// labeled row beyond the margin: the first Newton system has no active row
+// (an empty product, not a product over every row), and the solve must
+// still reach the cold solve's objective.
+func TestWarmStartWithNoActiveRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 1))
+	xs := make([]vector.Vector, 200)
+	y := make([]float64, len(xs))
+	for i := range xs {
+		x := make([]float64, 6)
+		for j := range x {
+			x[j] = r.NormFloat64()
+		}
+		if i%4 == 0 { // a quarter labeled, separable along x_0
+			y[i] = float64(1 - 2*(i/4%2))
+			x[0] = 4 * y[i]
+		}
+		xs[i] = vector.Dense(x)
+	}
+	for _, x := range []Matrix{NewDense(xs, 6, 1), NewVectorRows(xs, 6, 1), NewCSR(xs, 6, 1)} {
+		prob := Problem{X: x, Y: y}
+		for _, a := range []Algorithm{SVM, TSVM} {
+			cold, err := Solve(context.Background(), prob, Params{Algorithm: a}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			warm := &Solution{W: make([]float64, len(cold.W)), Unlabeled: cold.Unlabeled}
+			for j, w := range cold.W {
+				warm.W[j] = 1e3 * w
+			}
+			sol, err := Solve(context.Background(), prob, Params{Algorithm: a, reanneal: true}, warm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := math.Abs(sol.Stats.Objective - cold.Stats.Objective); d > 1e-6*cold.Stats.Objective {
+				t.Errorf("%T %s: warm objective %.10g, cold %.10g", x, a, sol.Stats.Objective, cold.Stats.Objective)
+			}
+		}
+	}
+}
