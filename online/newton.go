@@ -184,10 +184,18 @@ func (s *newton) minimize(warm bool) runStats {
 		sys := s.newtonSystem()
 		wBar, oBar, boBar := s.trialPoint()
 		var res cglsResult
-		if s.direct != nil && s.direct.solve(s, s.work.cost, s.work.target, wBar) {
+		if warm && st.newtonSteps == 1 && s.direct != nil {
+			// A warm seed that already solves the system to the tolerance
+			// needs no factorization (CGLS checks this before iterating).
+			res = s.cgls(sys, wBar, s.work.prodOut, boBar, eps, 0)
+		}
+		switch {
+		case res.converged:
+			s.completeOutputs(oBar, wBar)
+		case s.direct != nil && s.direct.solve(s, s.work.cost, s.work.target, wBar):
 			s.mulVec(oBar, s.rows, wBar)
 			res.converged = true
-		} else {
+		default:
 			res = s.cgls(sys, wBar, s.work.prodOut, boBar, eps, cgMax)
 			st.cglsIters += res.iters
 			cgMax = tol.MaxCGLS

@@ -314,6 +314,7 @@ func (p *srProblem) ridge(ctx context.Context, y []float64, warm *Solution) (*So
 	x := p.data.X
 	space := newColumnSpace(x)
 	s := &newton{x: x, d: x.Cols(), lambda: p.params.Lambda, terms: &terms{kind: squaredLoss}, tol: p.params.Tolerances}
+	s.direct = newGram(x) // exact for narrow dense windows, nil otherwise
 	g := p.params.SRGamma
 	for i, yi := range y {
 		switch {
