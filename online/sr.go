@@ -116,16 +116,7 @@ func trainSR(ctx context.Context, data TrainData, params Params, classes []strin
 	}
 	responses := p.responses(aff, eig.Vectors, nev)
 	m := &Model{Classes: classes, Dim: newColumnSpace(data.X).features, Problems: make([]Solution, nev)}
-	errs := make([]error, nev)
-	forEachProblem(nev, func(k int) {
-		sol, err := p.ridge(ctx, responses[k], srWarm(prev, m, k))
-		if err != nil {
-			errs[k] = fmt.Errorf("sr response %d: %w", k+1, err)
-			return
-		}
-		m.Problems[k] = *sol
-	})
-	if err := errors.Join(errs...); err != nil {
+	if err := p.regressions(ctx, m, responses, prev); err != nil {
 		return nil, TrainStats{}, err
 	}
 	rows, z := labeledEmbedding(m, data)
@@ -302,6 +293,26 @@ func (p *srProblem) responses(aff *srAffinity, v *mat.Dense, nev int) [][]float6
 		}
 	}
 	return ys
+}
+
+// regressions sets m's problems to the ridge regressions of the responses:
+// all at once through a shared Gram matrix on a dense window, else by CGLS
+// per response in parallel, warm-started from prev's weights.
+func (p *srProblem) regressions(ctx context.Context, m *Model, responses [][]float64, prev *Model) error {
+	if sols, ok := p.ridgeShared(responses); ok {
+		copy(m.Problems, sols)
+		return nil
+	}
+	errs := make([]error, len(responses))
+	forEachProblem(len(responses), func(k int) {
+		sol, err := p.ridge(ctx, responses[k], srWarm(prev, m, k))
+		if err != nil {
+			errs[k] = fmt.Errorf("sr response %d: %w", k+1, err)
+			return
+		}
+		m.Problems[k] = *sol
+	})
+	return errors.Join(errs...)
 }
 
 // ridge solves min_a Σ_L (x_i·a - y_i)² + Σ_U (γ x_i·a - y_i)² + α‖a‖²

@@ -1,0 +1,120 @@
+package online
+
+import "gonum.org/v1/gonum/mat"
+
+// srGramMaxCols is the widest dense window (columns plus the bias) whose
+// SR regressions are solved through one shared Gram matrix: every response
+// has the same costs, so λI + X̃ᵀCX̃ is formed and factored once (a BLAS-3
+// pass, n·d² flops) and all responses are back-substituted, instead of one
+// CGLS run per response (each some d/10 to d/5 passes over X at BLAS-2
+// speed; 85 iterations per response on 5,000 × 784 clustered rows).
+const srGramMaxCols = 2049
+
+// srGramBlock is the number of rows packed per rank-k update.
+const srGramBlock = 256
+
+// ridgeShared solves every response's ridge regression at once on a dense
+// window through the Cholesky factor of λI + X̃ᵀCX̃ (X̃ with the bias
+// column, C = 1 on labeled rows and γ² on unlabeled ones, targets y and
+// y/γ). It returns false when the window is not dense, too wide, or the
+// factorization fails; the caller then runs CGLS per response.
+func (p *srProblem) ridgeShared(ys [][]float64) ([]Solution, bool) {
+	x, ok := p.data.X.(*Dense)
+	if !ok || x.Cols()+1 > srGramMaxCols || len(ys) == 0 {
+		return nil, false
+	}
+	d := x.Cols() + 1
+	scale := p.rowScales()
+	gram, rhs := p.normalEquations(x, ys, scale)
+	for j := range d {
+		gram.SetSym(j, j, gram.At(j, j)+p.params.Lambda)
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(gram) {
+		return nil, false
+	}
+	var a mat.Dense
+	if err := chol.SolveTo(&a, rhs); err != nil {
+		return nil, false
+	}
+	space := newColumnSpace(x)
+	sols := make([]Solution, len(ys))
+	for k := range ys {
+		w := mat.Col(nil, k, &a)
+		sols[k] = Solution{W: space.expand(w)}
+		sols[k].Stats = Stats{Objective: p.ridgeObjective(x, w, ys[k], scale), NewtonSteps: 1, Runs: 1}
+	}
+	return sols, true
+}
+
+// rowScales returns √C per row: 1 labeled, γ unlabeled.
+func (p *srProblem) rowScales() []float64 {
+	s := make([]float64, len(p.class))
+	for i, c := range p.class {
+		s[i] = 1
+		if c < 0 {
+			s[i] = p.params.SRGamma
+		}
+	}
+	return s
+}
+
+// normalEquations returns X̃ᵀCX̃ and X̃ᵀ√C·Y (the unlabeled targets y/γ
+// scaled by √C = γ are y again), accumulated over row blocks on up to
+// GOMAXPROCS goroutines.
+func (p *srProblem) normalEquations(x *Dense, ys [][]float64, scale []float64) (*mat.SymDense, *mat.Dense) {
+	n, d, r := x.Rows(), x.Cols()+1, len(ys)
+	blocks := (n + srGramBlock - 1) / srGramBlock
+	workers := min(x.workers, blocks)
+	grams := make([]*mat.SymDense, workers)
+	rhss := make([]*mat.Dense, workers)
+	parallelRange(blocks, workers, func(w, lo, hi int) {
+		g, b := mat.NewSymDense(d, nil), mat.NewDense(d, r, nil)
+		a := mat.NewDense(srGramBlock, d, nil)
+		t := mat.NewDense(srGramBlock, r, nil)
+		for blk := lo; blk < hi; blk++ {
+			first, last := blk*srGramBlock, min(n, (blk+1)*srGramBlock)
+			rows := last - first
+			for i := first; i < last; i++ {
+				row := a.RawRowView(i - first)
+				floatsScaleTo(row[:d-1], scale[i], x.Row(i))
+				row[d-1] = scale[i]
+				trow := t.RawRowView(i - first)
+				for k, y := range ys {
+					trow[k] = y[i]
+					if scale[i] == 0 {
+						trow[k] = 0
+					}
+				}
+			}
+			ab := a.Slice(0, rows, 0, d)
+			g.SymRankK(g, 1, ab.T())
+			var part mat.Dense
+			part.Mul(ab.T(), t.Slice(0, rows, 0, r))
+			b.Add(b, &part)
+		}
+		grams[w], rhss[w] = g, b
+	})
+	for w := 1; w < workers; w++ {
+		grams[0].AddSym(grams[0], grams[w])
+		rhss[0].Add(rhss[0], rhss[w])
+	}
+	return grams[0], rhss[0]
+}
+
+// ridgeObjective returns ½(α‖w‖² + Σ_i C_i (t_i - x̃_i·w)²), the objective
+// the CGLS path reports.
+func (p *srProblem) ridgeObjective(x *Dense, w, y, scale []float64) float64 {
+	o := make([]float64, x.Rows())
+	x.MulVec(o, nil, w)
+	f := p.params.Lambda * dot(w, w)
+	bias := w[x.Cols()]
+	for i, oi := range o {
+		if scale[i] == 0 {
+			continue
+		}
+		e := scale[i]*(oi+bias) - y[i]
+		f += e * e
+	}
+	return f / 2
+}
