@@ -12,17 +12,20 @@ const (
 	autoMinHomophily = 0.7
 )
 
-// chooseAuto returns the algorithm auto stands for on data: sr when the
-// labels name three classes or more and the window's kNN graph follows
-// them, tsvm otherwise (two classes, no graph yet, or a graph whose edges
-// join classes as often as not).
+// chooseAuto returns the algorithm auto stands for on data: tsvm for two
+// classes (or without a graph); for three or more, sr when the window's
+// kNN graph follows the labels and tsvm when it does not, and the
+// supervised svm while too few labeled rows are neighbours to tell.
 func chooseAuto(data TrainData) Algorithm {
 	if data.Graph == nil || ClassCount(data.Labels) < 3 {
 		return TSVM
 	}
 	same, edges := Homophily(data.Graph, data.Labels)
+	switch {
+	case edges < autoMinEdges:
+		return SVM
 	// Laplace's rule keeps a handful of agreeing edges from deciding.
-	if edges < autoMinEdges || float64(same+1)/float64(edges+2) < autoMinHomophily {
+	case float64(same+1)/float64(edges+2) < autoMinHomophily:
 		return TSVM
 	}
 	return SR

@@ -13,7 +13,7 @@ import (
 
 // TestChooseAuto checks auto's choice: sr for several classes on a graph
 // that follows the labels, tsvm for two classes, without a graph, and on a
-// graph whose edges ignore the labels.
+// graph whose edges ignore the labels, svm while it cannot tell.
 func TestChooseAuto(t *testing.T) {
 	clustered, _, _ := srData(t, 600, 6, 5, 0.2, 4)
 	binary, _, _ := srData(t, 600, 6, 2, 0.2, 4)
@@ -26,6 +26,7 @@ func TestChooseAuto(t *testing.T) {
 	}
 	noGraph := clustered
 	noGraph.Graph = nil
+	fewLabels, _, _ := srData(t, 600, 6, 5, 0, 4) // two labels a class: too few neighbours to judge
 	for _, tt := range []struct {
 		name string
 		data TrainData
@@ -35,6 +36,7 @@ func TestChooseAuto(t *testing.T) {
 		{"two classes", binary, TSVM},
 		{"labels independent of the graph", shuffled, TSVM},
 		{"no graph", noGraph, TSVM},
+		{"too few labeled neighbours to tell", fewLabels, SVM},
 	} {
 		if got := chooseAuto(tt.data); got != tt.want {
 			same, edges := Homophily(tt.data.Graph, tt.data.Labels)
