@@ -151,15 +151,31 @@ func RestoreKernelMap(landmarks []vector.Vector, gamma float64, projection []flo
 	return km, nil
 }
 
-// dotClipped returns x·z, over the dimensions both have when two dense
-// vectors differ in length (an input of the wrong length must not crash
-// scoring; the decoder refuses it before it gets here).
+// dotClipped returns x·z over the dimensions both have: an input of
+// another length or kind than the landmarks (which the decoders refuse
+// before it gets here) must not crash scoring.
 func dotClipped(x, z vector.Vector) float64 {
-	if x.IsDense() && z.IsDense() && len(x.Values) != len(z.Values) {
+	switch {
+	case x.IsDense() && z.IsDense():
 		n := min(len(x.Values), len(z.Values))
 		return vector.DenseDot(x.Values[:n], z.Values[:n])
+	case x.IsDense():
+		return sparseDenseDot(z, x.Values)
+	case z.IsDense():
+		return sparseDenseDot(x, z.Values)
 	}
 	return vector.Dot(x, z)
+}
+
+// sparseDenseDot returns s·d over the indices of s that d has.
+func sparseDenseDot(s vector.Vector, d []float64) float64 {
+	var sum float64
+	for k, j := range s.Indices {
+		if int(j) < len(d) {
+			sum += s.Values[k] * d[j]
+		}
+	}
+	return sum
 }
 
 func squaredNorms(rows []vector.Vector) []float64 {

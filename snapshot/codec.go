@@ -161,6 +161,9 @@ func Decode(data []byte) (*Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
+		if km.Dim() != h.Dim {
+			return nil, fmt.Errorf("%w: kernel map of dimension %d for a model of %d", ErrNotSnapshot, km.Dim(), h.Dim)
+		}
 		s.Model.Map = km
 	}
 	if len(r.buf) != 0 {

@@ -246,24 +246,54 @@ func FuzzDecodeBody(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(good[len(Magic)+2 : len(good)-4])
+	for _, s := range []*Snapshot{srSnapshot(), kernelSnapshot(f)} {
+		data, err := Encode(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data[len(Magic)+2 : len(data)-4])
+	}
+	probes := []vector.Vector{vector.Dense([]float64{1, -2, 0.5}), vector.Sparse([]int32{0, 7, 90}, []float64{1, 2, 3})}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		data := withChecksum(body)
-		if s, err := Decode(data); err == nil {
-			if _, err := Encode(s); err != nil {
-				t.Fatalf("decoded snapshot does not encode: %v", err)
+		s, err := Decode(data)
+		if err != nil {
+			return
+		}
+		if _, err := Encode(s); err != nil {
+			t.Fatalf("decoded snapshot does not encode: %v", err)
+		}
+		if s.Model.Ready() {
+			for _, x := range probes {
+				s.Model.Predict(x) // must not panic, whatever the input's kind
 			}
 		}
 	})
+}
+
+func srSnapshot() *Snapshot {
+	s := testSnapshot(4, 30, 1, 3)
+	s.Params = Params{Algorithm: "sr", Lambda: 0.1, SRDelta: 0.2, SRGamma: 0.5}
+	s.Model.Problems = s.Model.Problems[:3]
+	s.Model.Centroids = [][]float64{{1, 2, 3}, nil, {-1, 0.5, 2}, {0, 0, 1}}
+	return s
+}
+
+func kernelSnapshot(f *testing.F) *Snapshot {
+	km, err := online.NewKernelMap([]vector.Vector{vector.Sparse([]int32{1, 70}, []float64{0.5, 1}), vector.Sparse([]int32{3}, []float64{2})}, 0)
+	if err != nil {
+		f.Fatal(err)
+	}
+	s := testSnapshot(3, km.Dim(), 1, 5)
+	s.Model.Map = km
+	return s
 }
 
 // TestSpectralRegressionModelRoundTrip checks that an SR model keeps its
 // centroids (one class without a centroid included) and its parameters,
 // and that centroids that do not fit the model are refused.
 func TestSpectralRegressionModelRoundTrip(t *testing.T) {
-	s := testSnapshot(4, 30, 1, 3)
-	s.Params = Params{Algorithm: "sr", Lambda: 0.1, SRDelta: 0.2, SRGamma: 0.5}
-	s.Model.Problems = s.Model.Problems[:3]
-	s.Model.Centroids = [][]float64{{1, 2, 3}, nil, {-1, 0.5, 2}, {0, 0, 1}}
+	s := srSnapshot()
 	data, err := Encode(s)
 	if err != nil {
 		t.Fatal(err)
