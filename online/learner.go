@@ -24,6 +24,13 @@ type LearnerConfig struct {
 	Graph anngraph.LaplacianConfig
 	// Params are the solver's hyper-parameters.
 	Params Params
+	// Queue bounds the hand-off of examples from Observe to Run's
+	// goroutine, which inserts them into the window; 0 means 4096.
+	Queue int
+	// Sample is the fraction of unlabeled examples the window takes while
+	// Run runs, chosen by a hash of the id; 0 means all that the hand-off
+	// queue has room for ("auto").
+	Sample float64
 	// Kernel, when enabled, maps the window's rows by a Nyström kernel
 	// map whose landmarks are drawn from the window at the first solve;
 	// the kNN graph stays on the input vectors.
@@ -40,6 +47,9 @@ func (c LearnerConfig) withDefaults() LearnerConfig {
 	}
 	if c.SolveLabels <= 0 {
 		c.SolveLabels = 20
+	}
+	if c.Queue <= 0 {
+		c.Queue = 4096
 	}
 	c.Params = c.Params.withDefaults()
 	return c
@@ -59,6 +69,9 @@ func (c LearnerConfig) Validate() error {
 	if err := c.Kernel.Validate(); err != nil {
 		return fmt.Errorf("features: %w", err)
 	}
+	if c.Queue < 0 || c.Sample < 0 || c.Sample > 1 {
+		return fmt.Errorf("window: queue must be >= 0 and sample in [0, 1], got %d and %v", c.Queue, c.Sample)
+	}
 	return nil
 }
 
@@ -70,8 +83,11 @@ func (c LearnerConfig) Validate() error {
 type Learner struct {
 	cfg LearnerConfig
 
-	mu            sync.Mutex // guards the fields below
+	mu            sync.Mutex // guards the fields below, but window (winMu)
+	winMu         sync.Mutex // guards window; taken after mu, never before
 	window        rowWindow
+	handoff       *handoff // set while Run runs
+	sampled       sampleCounts
 	keyOf         map[string]uint64
 	idOf          map[uint64]string
 	labels        map[uint64]string
@@ -118,23 +134,60 @@ func NewLearner(cfg LearnerConfig) (*Learner, error) {
 // room, oldest first; an example too old for the window by age is evicted
 // at once and returned itself. An id already in the window is a
 // redelivery: it is not added twice, and only a new label is taken.
+//
+// While Run runs, the window's insertion (the kNN graph's, the costly part)
+// is handed to Run's goroutine through a bounded queue, and Observe returns
+// no evicted ids: a labeled example waits for room in the queue, an
+// unlabeled one is dropped when the queue is full (or, with
+// LearnerConfig.Sample, kept at that fraction). The example is in the
+// window's bookkeeping (Contains, Label) as soon as Observe returns.
 func (l *Learner) Observe(id string, ts time.Time, v vector.Vector, label string) ([]string, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if key, ok := l.keyOf[id]; ok {
 		if label != "" {
 			l.setLabel(key, label)
 		}
+		l.mu.Unlock()
 		return nil, nil
 	}
 	if err := l.checkKind(v); err != nil {
+		l.mu.Unlock()
 		return nil, fmt.Errorf("observe %q: %w", id, err)
 	}
-	key := l.nextKey
-	evictedKeys, err := l.window.Insert(key, ts, v)
-	if err != nil {
-		return nil, fmt.Errorf("observe %q: %w", id, err)
+	item := insertion{key: l.nextKey, ts: ts, v: v}
+	if l.handoff == nil {
+		defer l.mu.Unlock()
+		evicted, err := l.insert(item)
+		if err != nil {
+			return nil, fmt.Errorf("observe %q: %w", id, err)
+		}
+		l.admit(id, item.key, label)
+		return l.forget(evicted), nil
 	}
+	if label == "" && !l.handoff.offerUnlabeled(id, item, &l.sampled) {
+		l.mu.Unlock()
+		return nil, nil
+	}
+	l.admit(id, item.key, label)
+	if label == "" {
+		l.mu.Unlock()
+		return nil, nil
+	}
+	h := l.handoff
+	h.senders.Add(1)
+	l.mu.Unlock()
+	defer h.senders.Done()
+	select {
+	case h.queue <- item:
+	case <-h.stopped:
+		l.insertAndForget(item)
+	}
+	return nil, nil
+}
+
+// admit records a new example under key: its id, its label, the triggers.
+// The caller holds mu.
+func (l *Learner) admit(id string, key uint64, label string) {
 	l.nextKey++
 	l.keyOf[id], l.idOf[key] = key, id
 	if label != "" {
@@ -144,7 +197,27 @@ func (l *Learner) Observe(id string, ts time.Time, v vector.Vector, label string
 	}
 	l.sinceExamples++
 	l.changed = true
-	return l.forget(evictedKeys), nil
+}
+
+// insert puts a row into the window under winMu and returns the keys the
+// window evicted.
+func (l *Learner) insert(it insertion) ([]uint64, error) {
+	l.winMu.Lock()
+	defer l.winMu.Unlock()
+	return l.window.Insert(it.key, it.ts, it.v)
+}
+
+// insertAndForget inserts a handed-off row and drops the bookkeeping of
+// what the window evicted. An error can only be a key inserted twice, a
+// bug: the row is forgotten so that the window and the bookkeeping agree.
+func (l *Learner) insertAndForget(it insertion) {
+	evicted, err := l.insert(it)
+	if err != nil {
+		evicted = append(evicted, it.key)
+	}
+	l.mu.Lock()
+	l.forget(evicted)
+	l.mu.Unlock()
 }
 
 // vectorKind is sparse, or dense of one length.
@@ -161,13 +234,31 @@ var ErrIncompatible = errors.New("vector incompatible with the window")
 
 // checkKind keeps the window to one kind of vector in the feature space.
 func (l *Learner) checkKind(v vector.Vector) error {
+	if err := l.compatible(v); err != nil {
+		return err
+	}
+	if !l.kind.set {
+		l.kind = vectorKind{set: true, dense: v.IsDense(), denseLen: len(v.Values)}
+	}
+	return nil
+}
+
+// Compatible reports, without taking v, whether Observe would refuse it as
+// incompatible with the window (ErrIncompatible).
+func (l *Learner) Compatible(v vector.Vector) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.compatible(v)
+}
+
+func (l *Learner) compatible(v vector.Vector) error {
 	switch {
 	case v.IsDense() && len(v.Values) > l.cfg.Features:
 		return fmt.Errorf("%w: dense vector of %d values in a space of %d", ErrIncompatible, len(v.Values), l.cfg.Features)
 	case !v.IsDense() && len(v.Indices) > 0 && int(v.Indices[len(v.Indices)-1]) >= l.cfg.Features:
 		return fmt.Errorf("%w: index %d beyond the feature space of %d", ErrIncompatible, v.Indices[len(v.Indices)-1], l.cfg.Features)
 	case !l.kind.set:
-		l.kind = vectorKind{set: true, dense: v.IsDense(), denseLen: len(v.Values)}
+		return nil
 	case l.kind.dense != v.IsDense():
 		return fmt.Errorf("%w: a %s vector among %s ones", ErrIncompatible, kindName(v.IsDense()), kindName(l.kind.dense))
 	case l.kind.dense && len(v.Values) != l.kind.denseLen:
@@ -218,6 +309,8 @@ func (l *Learner) Contains(id string) bool {
 func (l *Learner) WindowSize() (examples, labeled int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.winMu.Lock()
+	defer l.winMu.Unlock()
 	return l.window.Len(), len(l.labels)
 }
 
@@ -318,6 +411,8 @@ func (l *Learner) Solve(ctx context.Context) (SolveReport, error) {
 func (l *Learner) growGraph() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.winMu.Lock()
+	defer l.winMu.Unlock()
 	plain, ok := l.window.(*plainWindow)
 	if !ok || !l.cfg.Params.Algorithm.GrowsGraph() || len(l.classes) < 3 {
 		return nil
@@ -358,7 +453,9 @@ func (l *Learner) freeze() (windowView, []string, bool) {
 	if !l.changed {
 		return windowView{}, nil, false
 	}
+	l.winMu.Lock()
 	view := l.window.snapshot()
+	l.winMu.Unlock()
 	labels := make([]string, len(view.keys))
 	for i, k := range view.keys {
 		labels[i] = l.labels[k]

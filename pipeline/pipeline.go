@@ -119,14 +119,18 @@ func (p *Pipeline) Example(ex ingest.Example, src Source) (Prediction, error) {
 // baseline's ("" where there was no model yet).
 func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Prediction, error) {
 	out, stored := p.predict(ex, src)
-	if _, err := p.learner.Observe(ex.ID, ex.TS, ex.Vector, ex.Label); err != nil {
+	if err := p.learner.Compatible(ex.Vector); err != nil {
 		return out, stored, fmt.Errorf("example %q: %w", ex.ID, err)
 	}
 	waiting, early := p.join.Example(ex.ID, stored, ex.Labeled)
 	truth := ex.Label
 	if !ex.Labeled && early {
 		truth = waiting
-		p.learner.Label(ex.ID, waiting)
+	}
+	// With its waiting label, an example enters the window however busy
+	// the learner is.
+	if _, err := p.learner.Observe(ex.ID, ex.TS, ex.Vector, truth); err != nil {
+		return out, stored, fmt.Errorf("example %q: %w", ex.ID, err)
 	}
 	if p.baseline != nil {
 		if _, err := p.baseline.Observe(ex.ID, ex.TS, ex.Vector, truth); err != nil {
@@ -233,6 +237,15 @@ func (p *Pipeline) RestoreLabel(l ingest.Label, src Source) {
 	defer p.mu.Unlock()
 	p.labelLog.add(src.Topic, src.Partition, src.Offset, l.ID, true)
 }
+
+// Run hands the learner's window insertions (the kNN graph's) to a
+// goroutine of its own until ctx is done, so that scoring and publishing
+// never wait for them (online.Learner.Run). Without it every example is
+// inserted before Example returns, as eval and replay need.
+func (p *Pipeline) Run(ctx context.Context) error { return p.learner.Run(ctx) }
+
+// Flush waits until the examples handed to the learner are in its window.
+func (p *Pipeline) Flush(ctx context.Context) error { return p.learner.Flush(ctx) }
 
 // Due reports whether a re-solve is due by count of new examples or labels.
 func (p *Pipeline) Due() bool { return p.learner.Due() }

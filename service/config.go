@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -121,6 +122,20 @@ type WindowConfig struct {
 	EfConstruction int           `mapstructure:"ef_construction"`
 	EfSearch       int           `mapstructure:"ef_search"`
 	Exhaustive     bool          `mapstructure:"exhaustive"`
+	Queue          int           `mapstructure:"queue"`
+	Sample         string        `mapstructure:"sample"`
+}
+
+// sample returns window.sample as a fraction, 0 for auto.
+func (w WindowConfig) sample() (float64, error) {
+	if w.Sample == "auto" {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(w.Sample, 64)
+	if err != nil || !(f > 0 && f <= 1) {
+		return 0, fmt.Errorf("window.sample %q: want auto or a fraction in (0, 1]", w.Sample)
+	}
+	return f, nil
 }
 
 // GraphConfig is the graph section.
@@ -360,6 +375,7 @@ func (c Config) Validate() error {
 		{c.Log.Format == "json" || c.Log.Format == "text", "log.format", "must be json or text"},
 		{c.Shutdown.Timeout > 0, "shutdown.timeout", "must be > 0"},
 		{c.Features.Kernel == "none" || c.Features.Kernel == "rbf", "features.kernel", "must be none or rbf"},
+		{c.Window.Queue > 0, "window.queue", "must be > 0"},
 		{c.Features.Landmarks > 0, "features.landmarks", "must be > 0"},
 		{c.Features.Gamma >= 0, "features.gamma", "must be >= 0 (0 is the median heuristic)"},
 	}
@@ -369,6 +385,9 @@ func (c Config) Validate() error {
 		}
 	}
 	if err := c.Brokers().Validate(); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	if _, err := c.Window.sample(); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
 	if err := c.solverParams().Validate(); err != nil {

@@ -58,6 +58,10 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 	if err != nil {
 		return pipeline.Config{}, fmt.Errorf("graph.weights: %w", err)
 	}
+	sample, err := c.Window.sample()
+	if err != nil {
+		return pipeline.Config{}, err
+	}
 	return pipeline.Config{
 		Decoder: c.Decoder(),
 		Learner: online.LearnerConfig{
@@ -71,6 +75,8 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 				Normalized: c.Graph.Laplacian == "normalized", Degree: c.Graph.Degree, Weights: weights, Sigma: c.Graph.Sigma,
 			},
 			Params:        c.solverParams(),
+			Queue:         c.Window.Queue,
+			Sample:        sample,
 			Kernel:        online.KernelConfig{Kind: c.Features.Kernel, Landmarks: c.Features.Landmarks, Gamma: c.Features.Gamma},
 			SolveExamples: c.Schedule.SolveExamples,
 			SolveLabels:   c.Schedule.SolveLabels,

@@ -59,6 +59,7 @@ func TestHealthAndMetrics(t *testing.T) {
 		"streamer_solve_duration_seconds_bucket",
 		"streamer_model_version",
 		"streamer_window_examples",
+		"streamer_window_kept_ratio 1",
 		"streamer_snapshots_published_total",
 		"go_goroutines",
 	} {

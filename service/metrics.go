@@ -95,8 +95,12 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		Name: "streamer_prequential_accuracy_ratio",
 		Help: "Fraction of the last eval.horizon scored labels whose example's prediction was right (labels of predictions made before any model are not scored); snapshots carry it across restarts.",
 	}, func() float64 { return pipe.Stats().SSLRecent.Accuracy() })
+	kept := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "streamer_window_kept_ratio",
+		Help: "Fraction of the unlabeled examples handed to the learner since start that entered its window (window.sample; labeled examples always do); 1 before any.",
+	}, func() float64 { return pipe.Learner().Sampling().KeptFraction() })
 	m.Registry.MustRegister(m.Consumed, m.Published, joined, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.SolveTime, m.Solves,
-		version, window, labeled, m.Snapshots, accuracy, m.Retries,
+		version, window, labeled, kept, m.Snapshots, accuracy, m.Retries,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Restarts.WithLabelValues("stall")
 	for _, r := range append(ingest.Reasons(), "incompatible_vector", "rejected") {

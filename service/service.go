@@ -182,6 +182,11 @@ func (s *Service) stream(ctx context.Context) error {
 	solveCtx, stopSolver := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { s.solveLoop(solveCtx, trigger, snaps) })
+	wg.Go(func() {
+		if err := s.pipe.Run(solveCtx); err != nil {
+			s.log.Error("learner hand-off", "err", err)
+		}
+	})
 	wg.Go(func() { s.watchLiveness(solveCtx, restart) })
 	close(s.started)
 	s.log.Info("consuming", "group", s.cfg.Kafka.Group, "examples", s.cfg.Kafka.Topics.Examples, "labels", s.cfg.Kafka.Topics.Labels)

@@ -1,0 +1,179 @@
+package online
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"streamer/anngraph"
+	"streamer/synth"
+)
+
+func handoffLearner(t *testing.T, queue int, sample float64) *Learner {
+	t.Helper()
+	l, err := NewLearner(LearnerConfig{
+		Features: 4, Window: anngraph.Config{MaxExamples: 5000, K: 5, Metric: anngraph.Euclidean},
+		Params: Params{Algorithm: LapSVM, LambdaI: 1}, Queue: queue, Sample: sample,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// startRun runs l.Run until the returned stop is called or the test ends,
+// once Run has taken over the insertions; stop waits for Run to return.
+func startRun(t *testing.T, l *Learner) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l.mu.Lock()
+		running := l.handoff != nil
+		l.mu.Unlock()
+		if running {
+			return stop
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Run did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestHandoffDropsUnlabeledKeepsLabeled checks the hand-off under a busy
+// window: unlabeled examples beyond the queue's room are dropped and
+// counted, a labeled one waits for room and enters the window.
+func TestHandoffDropsUnlabeledKeepsLabeled(t *testing.T) {
+	l := handoffLearner(t, 4, 0)
+	xs, _ := synth.Clusters(synth.ClusterConfig{Points: 40, Dim: 4, Clusters: 2, Seed: 1})
+	startRun(t, l)
+	l.winMu.Lock() // the window is busy: the goroutine of Run cannot insert
+	for i := range 20 {
+		if _, err := l.Observe(fmt.Sprint("u", i), time.Unix(int64(i), 0), xs[i], ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	labeled := make(chan error, 1)
+	go func() {
+		_, err := l.Observe("labeled", time.Unix(30, 0), xs[30], "a")
+		labeled <- err
+	}()
+	select {
+	case err := <-labeled:
+		t.Fatalf("a labeled example did not wait for room in the queue (err %v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	l.winMu.Unlock()
+	if err := <-labeled; err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := l.Sampling()
+	n, lab := l.WindowSize()
+	// The goroutine may hold one row taken from the queue before the window
+	// was locked, and the queue holds 4.
+	if s.Offered != 20 || s.Kept < 4 || s.Kept > 5 || n != int(s.Kept)+1 || lab != 1 || !l.Contains("labeled") {
+		t.Fatalf("offered %d, kept %d; window %d rows (%d labeled), labeled example in it: %v", s.Offered, s.Kept, n, lab, l.Contains("labeled"))
+	}
+	for i := int(s.Kept); i < 20; i++ {
+		if l.Contains(fmt.Sprint("u", i)) {
+			t.Errorf("dropped example u%d is in the window's bookkeeping", i)
+		}
+	}
+}
+
+// TestHandoffSampleFraction checks that a fixed sample keeps about that
+// fraction of unlabeled examples, the same ones every run.
+func TestHandoffSampleFraction(t *testing.T) {
+	run := func() (Sampling, []bool) {
+		l := handoffLearner(t, 10000, 0.3)
+		stop := startRun(t, l)
+		defer stop()
+		xs, _ := synth.Clusters(synth.ClusterConfig{Points: 2000, Dim: 4, Clusters: 3, Seed: 2})
+		for i, x := range xs {
+			if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), x, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		kept := make([]bool, len(xs))
+		for i := range xs {
+			kept[i] = l.Contains(fmt.Sprint(i))
+		}
+		return l.Sampling(), kept
+	}
+	s, first := run()
+	if f := s.KeptFraction(); math.Abs(f-0.3) > 0.04 {
+		t.Errorf("kept %.3f of the unlabeled examples, want about 0.3", f)
+	}
+	_, second := run()
+	for i := range first {
+		if first[i] != second[i] {
+			t.Fatalf("example %d kept in one run and not the other", i)
+		}
+	}
+}
+
+// TestHandoffConcurrent runs Observe, Label, Predict and Solve beside the
+// goroutine of Run (for -race), then stops Run and checks that every
+// example handed off reached the window.
+func TestHandoffConcurrent(t *testing.T) {
+	l := handoffLearner(t, 64, 0)
+	stopRun := startRun(t, l)
+	xs, cs := synth.Clusters(synth.ClusterConfig{Points: 1500, Dim: 4, Clusters: 2, Spread: 0.3, Seed: 3})
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := l.Solve(context.Background()); err != nil && err != ErrUnchanged && err != ErrOneClass && err != ErrNoLabels {
+				t.Error(err)
+				return
+			}
+			l.Predict(xs[0])
+		}
+	})
+	for i, x := range xs {
+		label := ""
+		if i%10 == 0 {
+			label = fmt.Sprint(cs[i])
+		}
+		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), x, label); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 5 {
+			l.Label(fmt.Sprint(i-5), fmt.Sprint(cs[i-5]))
+		}
+	}
+	close(stop)
+	wg.Wait()
+	stopRun()
+	n, _ := l.WindowSize()
+	if s := l.Sampling(); n != int(s.Kept)+150 {
+		t.Errorf("window holds %d rows; kept %d unlabeled and 150 labeled", n, s.Kept)
+	}
+	if _, err := l.Observe("after", time.Unix(9999, 0), xs[1], "1"); err != nil || !l.Contains("after") {
+		t.Errorf("after Run, Observe inserts inline: err %v, in window %v", err, l.Contains("after"))
+	}
+}
