@@ -11,7 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// serveHTTP serves /metrics, /livez and /readyz on http.listen until ctx
+// serveHTTP serves /metrics, /livez, /readyz and /v1/predict (predict.go)
+// on http.listen until ctx
 // ends. The returned channel is closed once the server has stopped.
 func (s *Service) serveHTTP(ctx context.Context) (<-chan struct{}, error) {
 	ln, err := net.Listen("tcp", s.cfg.HTTP.Listen)
@@ -24,6 +25,7 @@ func (s *Service) serveHTTP(ctx context.Context) (<-chan struct{}, error) {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", s.readyz)
+	mux.HandleFunc("/v1/predict", s.predict)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	s.httpAddr.Store(ln.Addr().String())
 	s.log.Info("http", "listen", ln.Addr().String())
