@@ -35,7 +35,6 @@ type requestError struct {
 	// Index is the example's place in a batch; absent for a single
 	// example and for what is wrong with the whole request.
 	Index  *int   `json:"index,omitempty"`
-	ID     string `json:"id,omitempty"`
 	Reason string `json:"reason"`
 	Field  string `json:"field,omitempty"`
 	Error  string `json:"error"`
@@ -129,7 +128,7 @@ func (s *Service) decodeExamples(raws []json.RawMessage, batch bool, received ti
 			exs = append(exs, ex)
 			continue
 		}
-		bad := requestError{ID: ex.ID, Reason: rejectReason(err), Error: err.Error()}
+		bad := requestError{Reason: rejectReason(err), Error: err.Error()}
 		var de *ingest.DecodeError
 		if errors.As(err, &de) {
 			bad.Field = de.Field

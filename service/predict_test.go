@@ -36,7 +36,6 @@ func post(t *testing.T, url, body string) (int, []byte) {
 type refusal struct {
 	Errors []struct {
 		Index  *int   `json:"index"`
-		ID     string `json:"id"`
 		Reason string `json:"reason"`
 		Field  string `json:"field"`
 		Error  string `json:"error"`
