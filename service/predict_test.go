@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,16 +22,22 @@ import (
 // post sends body to url and returns the status and the answer.
 func post(t *testing.T, url, body string) (int, []byte) {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	code, answer, err := tryPost(url, body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return code, answer
+}
+
+// tryPost is post for goroutines other than the test's.
+func tryPost(url, body string) (int, []byte, error) {
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, answer
+	return resp.StatusCode, answer, err
 }
 
 // refusal is the body of a refused request.
@@ -244,5 +252,64 @@ func TestPredictLimitsNameTheirKeys(t *testing.T) {
 		if _, err := LoadConfig("", []string{c.set}); err == nil || !strings.Contains(err.Error(), c.key) {
 			t.Errorf("--set %s: err = %v, want it to name %s", c.set, err, c.key)
 		}
+	}
+}
+
+// TestPredictBesideTheStream scores batches from several clients while the
+// service learns and solves (run it with -race): every answer is a 503
+// before the first model and a 200 after, a batch is scored by one model,
+// and no client sees the model version go back.
+func TestPredictBesideTheStream(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	svc, stop := runService(t, testConfig(t, addrs, "kafka.partitions=1"))
+	<-svc.Started()
+	url := "http://" + svc.HTTPAddr() + "/v1/predict"
+	body := "[" + strings.Join(probes(20), ",") + "]"
+	stream := newStreamWriter(addrs, 11)
+	clientsCtx, stopClients := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var scored atomic.Int64
+	for c := range 3 {
+		wg.Go(func() {
+			var last uint64
+			for clientsCtx.Err() == nil {
+				code, answer, err := tryPost(url, body)
+				if code == http.StatusServiceUnavailable && last == 0 {
+					continue
+				}
+				var batch []pipeline.Prediction
+				if err == nil {
+					err = json.Unmarshal(answer, &batch)
+				}
+				if code != http.StatusOK || err != nil || len(batch) != 20 {
+					t.Errorf("client %d: %d %s: %v", c, code, answer, err)
+					return
+				}
+				scored.Add(1)
+				for _, p := range batch {
+					if p.ModelVersion != batch[0].ModelVersion || p.ModelVersion < last {
+						t.Errorf("client %d: model version %d in a batch of %d, after %d", c, p.ModelVersion, batch[0].ModelVersion, last)
+						return
+					}
+				}
+				last = batch[0].ModelVersion
+			}
+		})
+	}
+	for range 6 {
+		_, v := svc.Pipeline().Learner().Model()
+		stream.write(t, ctx, 100)
+		waitFor(t, "a solve", 30*time.Second, func() bool { _, now := svc.Pipeline().Learner().Model(); return now > v })
+	}
+	stopClients()
+	wg.Wait()
+	if scored.Load() == 0 {
+		t.Error("no batch was scored")
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }
