@@ -26,7 +26,9 @@ func (s *Service) serveHTTP(ctx context.Context) (<-chan struct{}, error) {
 	})
 	mux.HandleFunc("/readyz", s.readyz)
 	mux.HandleFunc("/v1/predict", s.predict)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	// Without an idle timeout, an application's keep-alive connections
+	// would stay open for as long as it keeps them.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
 	s.httpAddr.Store(ln.Addr().String())
 	s.log.Info("http", "listen", ln.Addr().String())
 	done := make(chan struct{})
