@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"streamer/ingest"
@@ -49,43 +50,45 @@ type requestError struct {
 // it; 413 when the body is over limits.max_request_bytes; 503 before the
 // first model.
 func (s *Service) predict(w http.ResponseWriter, r *http.Request) {
+	received := time.Now()
+	code, scored := s.servePredict(w, r, received)
+	s.metrics.PredictRequests.WithLabelValues(strconv.Itoa(code)).Inc()
+	s.metrics.PredictExamples.Add(float64(scored))
+	s.metrics.PredictTime.Observe(time.Since(received).Seconds())
+}
+
+// servePredict answers a request and returns the status and the number of
+// examples scored.
+func (s *Service) servePredict(w http.ResponseWriter, r *http.Request, received time.Time) (int, int) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		refuse(w, http.StatusMethodNotAllowed, requestError{Reason: reasonMethodNotAllowed, Error: r.Method + " /v1/predict: only POST"})
-		return
+		return refuse(w, http.StatusMethodNotAllowed, requestError{Reason: reasonMethodNotAllowed, Error: r.Method + " /v1/predict: only POST"}), 0
 	}
-	received := time.Now()
 	body, err := s.readBody(w, r)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			refuse(w, http.StatusRequestEntityTooLarge, requestError{Reason: string(ingest.ReasonOversized),
-				Error: fmt.Sprintf("request body over limits.max_request_bytes %d", tooLarge.Limit)})
-			return
+			return refuse(w, http.StatusRequestEntityTooLarge, requestError{Reason: string(ingest.ReasonOversized),
+				Error: fmt.Sprintf("request body over limits.max_request_bytes %d", tooLarge.Limit)}), 0
 		}
-		refuse(w, http.StatusBadRequest, requestError{Reason: reasonUnreadableBody, Error: err.Error()})
-		return
+		return refuse(w, http.StatusBadRequest, requestError{Reason: reasonUnreadableBody, Error: err.Error()}), 0
 	}
 	raws, batch, bad := s.splitBatch(body)
 	if bad != nil {
-		refuse(w, http.StatusBadRequest, *bad)
-		return
+		return refuse(w, http.StatusBadRequest, *bad), 0
 	}
 	exs, bads := s.decodeExamples(raws, batch, received)
 	if len(bads) > 0 {
-		refuse(w, http.StatusBadRequest, bads...)
-		return
+		return refuse(w, http.StatusBadRequest, bads...), 0
 	}
 	preds, err := s.pipe.Score(exs, httpSource)
 	if err != nil {
-		refuse(w, http.StatusServiceUnavailable, requestError{Reason: reasonNoModel, Error: err.Error()})
-		return
+		return refuse(w, http.StatusServiceUnavailable, requestError{Reason: reasonNoModel, Error: err.Error()}), 0
 	}
 	if batch {
-		answer(w, http.StatusOK, preds)
-		return
+		return answer(w, http.StatusOK, preds), len(preds)
 	}
-	answer(w, http.StatusOK, preds[0])
+	return answer(w, http.StatusOK, preds[0]), 1
 }
 
 func (s *Service) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
@@ -141,20 +144,22 @@ func (s *Service) decodeExamples(raws []json.RawMessage, batch bool, received ti
 	return exs, bads
 }
 
-// refuse answers code with {"errors": [...]}.
-func refuse(w http.ResponseWriter, code int, errs ...requestError) {
-	answer(w, code, struct {
+// refuse answers code with {"errors": [...]} and returns the status sent.
+func refuse(w http.ResponseWriter, code int, errs ...requestError) int {
+	return answer(w, code, struct {
 		Errors []requestError `json:"errors"`
 	}{errs})
 }
 
-func answer(w http.ResponseWriter, code int, v any) {
+// answer sends v as JSON with code and returns the status sent.
+func answer(w http.ResponseWriter, code int, v any) int {
 	b, err := json.Marshal(v)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+		return http.StatusInternalServerError
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	w.Write(append(b, '\n')) //nolint:errcheck // the client may be gone
+	return code
 }

@@ -239,6 +239,20 @@ func TestPredictOverHTTP(t *testing.T) {
 		!reflect.DeepEqual(after.SSL, before.SSL) || after.Join != before.Join || !pipe.Progress().Solved {
 		t.Errorf("the pipeline moved: %+v\nbefore: %+v", after, before)
 	}
+	base := "http://" + svc.HTTPAddr()
+	for sample, want := range map[string]float64{
+		`streamer_http_predict_requests_total{code="200"}`: 4,
+		`streamer_http_predict_requests_total{code="400"}`: 11,
+		`streamer_http_predict_requests_total{code="405"}`: 1,
+		`streamer_http_predict_requests_total{code="413"}`: 1,
+		`streamer_http_predict_requests_total{code="503"}`: 1,
+		`streamer_http_predicted_examples_total`:           float64(1 + len(probe) + 2),
+		`streamer_http_predict_duration_seconds_count`:     18,
+	} {
+		if got := metric(t, base, sample); got != want {
+			t.Errorf("%s %v, want %v", sample, got, want)
+		}
+	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
