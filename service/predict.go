@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -21,6 +22,12 @@ var httpSource = pipeline.Source{Topic: "http", Partition: -1, Offset: -1}
 // predictBodyTimeout bounds reading a request body, so that a client that
 // sends slowly cannot hold a handler.
 const predictBodyTimeout = 30 * time.Second
+
+// predictSlots is how many /v1/predict requests are read and scored at
+// once; the others wait for a slot before their body is read, so that the
+// bodies held at once stay under predictSlots × limits.max_request_bytes.
+// Scoring is bound by the CPU, so more would not answer sooner.
+func predictSlots() int { return 4 * runtime.GOMAXPROCS(0) }
 
 // Reasons of a refused request that are about the request, not about one
 // example; the others are the dead letters' (rejectReason).
@@ -63,6 +70,12 @@ func (s *Service) servePredict(w http.ResponseWriter, r *http.Request, received 
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		return refuse(w, http.StatusMethodNotAllowed, requestError{Reason: reasonMethodNotAllowed, Error: r.Method + " /v1/predict: only POST"}), 0
+	}
+	select {
+	case s.scoring <- struct{}{}:
+		defer func() { <-s.scoring }()
+	case <-r.Context().Done():
+		return refuse(w, http.StatusBadRequest, requestError{Reason: reasonUnreadableBody, Error: "the client went away before its body was read"}), 0
 	}
 	body, err := s.readBody(w, r)
 	if err != nil {
