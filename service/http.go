@@ -12,8 +12,8 @@ import (
 )
 
 // serveHTTP serves /metrics, /livez, /readyz and /v1/predict (predict.go)
-// on http.listen until ctx
-// ends. The returned channel is closed once the server has stopped.
+// on http.listen until ctx ends. The returned channel is closed once the
+// server has stopped.
 func (s *Service) serveHTTP(ctx context.Context) (<-chan struct{}, error) {
 	ln, err := net.Listen("tcp", s.cfg.HTTP.Listen)
 	if err != nil {
