@@ -95,7 +95,6 @@ type Learner struct {
 	sinceExamples int
 	sinceLabels   int
 	changed       bool
-	kind          vectorKind // of the first vector observed; the window holds one kind
 	// classes holds every class labeled so far; with auto, the window
 	// grows its kNN graph once it holds three.
 	classes map[string]bool
@@ -103,6 +102,10 @@ type Learner struct {
 	solving sync.Mutex // one solve at a time
 	mapped  mappedRows // guarded by solving
 	current atomic.Pointer[versionedModel]
+	// kind is that of the first vector observed, nil before: the window
+	// holds one kind. It is set once, under mu, and read without it by
+	// Compatible.
+	kind atomic.Pointer[vectorKind]
 }
 
 type versionedModel struct {
@@ -222,7 +225,6 @@ func (l *Learner) insertAndForget(it insertion) {
 
 // vectorKind is sparse, or dense of one length.
 type vectorKind struct {
-	set      bool
 	dense    bool
 	denseLen int
 }
@@ -232,37 +234,35 @@ type vectorKind struct {
 // index beyond the feature space.
 var ErrIncompatible = errors.New("vector incompatible with the window")
 
-// checkKind keeps the window to one kind of vector in the feature space.
+// checkKind keeps the window to one kind of vector in the feature space;
+// l.mu is held.
 func (l *Learner) checkKind(v vector.Vector) error {
-	if err := l.compatible(v); err != nil {
+	if err := l.Compatible(v); err != nil {
 		return err
 	}
-	if !l.kind.set {
-		l.kind = vectorKind{set: true, dense: v.IsDense(), denseLen: len(v.Values)}
+	if l.kind.Load() == nil {
+		l.kind.Store(&vectorKind{dense: v.IsDense(), denseLen: len(v.Values)})
 	}
 	return nil
 }
 
-// Compatible reports, without taking v, whether Observe would refuse it as
-// incompatible with the window (ErrIncompatible).
+// Compatible reports whether the window could take v, changing nothing: an
+// error wrapping ErrIncompatible when v is of another kind than the
+// vectors observed so far, or beyond the feature space. It takes no lock,
+// for scoring beside the stream.
 func (l *Learner) Compatible(v vector.Vector) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.compatible(v)
-}
-
-func (l *Learner) compatible(v vector.Vector) error {
+	k := l.kind.Load()
 	switch {
 	case v.IsDense() && len(v.Values) > l.cfg.Features:
 		return fmt.Errorf("%w: dense vector of %d values in a space of %d", ErrIncompatible, len(v.Values), l.cfg.Features)
 	case !v.IsDense() && len(v.Indices) > 0 && int(v.Indices[len(v.Indices)-1]) >= l.cfg.Features:
 		return fmt.Errorf("%w: index %d beyond the feature space of %d", ErrIncompatible, v.Indices[len(v.Indices)-1], l.cfg.Features)
-	case !l.kind.set:
+	case k == nil:
 		return nil
-	case l.kind.dense != v.IsDense():
-		return fmt.Errorf("%w: a %s vector among %s ones", ErrIncompatible, kindName(v.IsDense()), kindName(l.kind.dense))
-	case l.kind.dense && len(v.Values) != l.kind.denseLen:
-		return fmt.Errorf("%w: dense vector of %d values among vectors of %d", ErrIncompatible, len(v.Values), l.kind.denseLen)
+	case k.dense != v.IsDense():
+		return fmt.Errorf("%w: a %s vector among %s ones", ErrIncompatible, kindName(v.IsDense()), kindName(k.dense))
+	case k.dense && len(v.Values) != k.denseLen:
+		return fmt.Errorf("%w: dense vector of %d values among vectors of %d", ErrIncompatible, len(v.Values), k.denseLen)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/vector"
 )
 
 // Config describes a Pipeline. Zero fields mean the defaults of the types
@@ -172,13 +173,42 @@ func (p *Pipeline) predict(ex ingest.Example, src Source) (Prediction, ingest.Pr
 	return out, stored
 }
 
-func (p *Pipeline) noModelReason() string {
+func (p *Pipeline) noModelReason() string { return p.noModel().Error() }
+
+// ErrNoModel is returned by Score while no model is in force; the error
+// says why, in the words of a prediction's reason.
+var ErrNoModel = errors.New("no model yet")
+
+func (p *Pipeline) noModel() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if errors.Is(p.lastErr, online.ErrOneClass) || errors.Is(p.lastErr, online.ErrNoLabels) {
-		return "no model yet: labels of at least two classes are needed"
+		return fmt.Errorf("%w: labels of at least two classes are needed", ErrNoModel)
 	}
-	return "no model yet: waiting for the first solve"
+	return fmt.Errorf("%w: waiting for the first solve", ErrNoModel)
+}
+
+// Compatible reports whether the window could take v (Example would
+// accept it), changing nothing: an error wrapping online.ErrIncompatible
+// when it could not.
+func (p *Pipeline) Compatible(v vector.Vector) error { return p.learner.Compatible(v) }
+
+// Score scores examples with the model in force, all with the same model,
+// and learns nothing: no example enters the window or the join, and no
+// count or prequential score moves. Each prediction is the one Example
+// would have made with that model. It returns an error wrapping ErrNoModel
+// while there is no model. It is safe for concurrent use, beside the
+// stream and solves.
+func (p *Pipeline) Score(exs []ingest.Example, src Source) ([]Prediction, error) {
+	m, version := p.learner.Model()
+	if !m.Ready() {
+		return nil, p.noModel()
+	}
+	out := make([]Prediction, len(exs))
+	for i, ex := range exs {
+		out[i] = NewPrediction(ex, src, m, version, m.Predict(ex.Vector))
+	}
+	return out, nil
 }
 
 // Label joins a late label: it labels the example if it is still in the

@@ -2,8 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"testing"
 
 	"streamer/anngraph"
@@ -183,6 +185,42 @@ func TestPositionsTrackTheWindow(t *testing.T) {
 		// The window keeps the last 200 examples: 100 per partition.
 		if ps.Next != 250 || ps.Start != 150 {
 			t.Fatalf("partition %d: start %d next %d, want 150 and 250", ps.Partition, ps.Start, ps.Next)
+		}
+	}
+}
+
+// TestScoreLearnsNothing checks that Score answers what Example would with
+// the same model, and moves nothing: window, join, counts, solve trigger.
+func TestScoreLearnsNothing(t *testing.T) {
+	p := testPipeline(t, false)
+	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 5, Topics: 2})
+	probe := decoded(t, p, gen.Next(), true)
+	if _, err := p.Score([]ingest.Example{probe}, Source{Topic: "http"}); !errors.Is(err, ErrNoModel) || err.Error() != p.noModelReason() {
+		t.Fatalf("before a model: %v", err)
+	}
+	for i := range 300 {
+		if _, err := p.Example(decoded(t, p, gen.Next(), i%4 == 0), Source{Topic: "examples", Offset: int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Solve(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before, progress := p.Stats(), p.Progress()
+	got, err := p.Score([]ingest.Example{probe, probe}, Source{Topic: "http"})
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Score: %v, %d predictions", err, len(got))
+	}
+	if p.Learner().Contains(probe.ID) || !reflect.DeepEqual(p.Stats(), before) || !reflect.DeepEqual(p.Progress(), progress) || p.Due() {
+		t.Fatalf("Score moved the pipeline: %+v\nbefore: %+v", p.Stats(), before)
+	}
+	want, err := p.Example(probe, Source{Topic: "http"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range got {
+		if !reflect.DeepEqual(g, want) {
+			t.Fatalf("Score %+v, Example %+v", g, want)
 		}
 	}
 }

@@ -110,6 +110,9 @@ type LimitsConfig struct {
 	MaxFeatures       int      `mapstructure:"max_features"`
 	MaxClassNameBytes int      `mapstructure:"max_class_name_bytes"`
 	Classes           []string `mapstructure:"classes"`
+	// MaxBatchExamples and MaxRequestBytes bound a POST /v1/predict.
+	MaxBatchExamples int `mapstructure:"max_batch_examples"`
+	MaxRequestBytes  int `mapstructure:"max_request_bytes"`
 }
 
 // WindowConfig is the window section.
@@ -351,6 +354,8 @@ func (c Config) Validate() error {
 		{c.Limits.MaxTextBytes > 0, "limits.max_text_bytes", "must be > 0"},
 		{c.Limits.MaxFeatures > 0, "limits.max_features", "must be > 0"},
 		{c.Limits.MaxClassNameBytes > 0, "limits.max_class_name_bytes", "must be > 0"},
+		{c.Limits.MaxBatchExamples > 0, "limits.max_batch_examples", "must be > 0"},
+		{c.Limits.MaxRequestBytes >= c.Limits.MaxMessageBytes, "limits.max_request_bytes", "must be at least limits.max_message_bytes"},
 		{c.Window.MaxExamples > 1, "window.max_examples", "must be > 1"},
 		{c.Window.MaxAge >= 0, "window.max_age", "must be >= 0"},
 		{c.Window.K > 0, "window.k", "must be > 0"},

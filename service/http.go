@@ -11,8 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// serveHTTP serves /metrics, /livez and /readyz on http.listen until ctx
-// ends. The returned channel is closed once the server has stopped.
+// serveHTTP serves /metrics, /livez, /readyz and /v1/predict (predict.go)
+// on http.listen until ctx ends. The returned channel is closed once the
+// server has stopped.
 func (s *Service) serveHTTP(ctx context.Context) (<-chan struct{}, error) {
 	ln, err := net.Listen("tcp", s.cfg.HTTP.Listen)
 	if err != nil {
@@ -24,7 +25,10 @@ func (s *Service) serveHTTP(ctx context.Context) (<-chan struct{}, error) {
 		fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", s.readyz)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	mux.HandleFunc("/v1/predict", s.predict)
+	// Without an idle timeout, an application's keep-alive connections
+	// would stay open for as long as it keeps them.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
 	s.httpAddr.Store(ln.Addr().String())
 	s.log.Info("http", "listen", ln.Addr().String())
 	done := make(chan struct{})

@@ -27,6 +27,11 @@ type Metrics struct {
 	Solves       *prometheus.CounterVec
 	Snapshots    prometheus.Counter
 	Retries      *prometheus.CounterVec
+	// PredictRequests, PredictExamples and PredictTime measure POST
+	// /v1/predict (predict.go).
+	PredictRequests *prometheus.CounterVec
+	PredictExamples prometheus.Counter
+	PredictTime     prometheus.Histogram
 }
 
 func newMetrics(pipe *pipeline.Pipeline) *Metrics {
@@ -77,6 +82,19 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 			Name: "streamer_broker_retries_total",
 			Help: "Broker operations that failed and were retried, by operation.",
 		}, []string{"op"}),
+		PredictRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "streamer_http_predict_requests_total",
+			Help: "Requests to /v1/predict, by HTTP status (400 and 413: bad input; 503: no model yet).",
+		}, []string{"code"}),
+		PredictExamples: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "streamer_http_predicted_examples_total",
+			Help: "Examples scored for /v1/predict requests answered 200; none of them is learned from.",
+		}),
+		PredictTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "streamer_http_predict_duration_seconds",
+			Help:    "Wall time of /v1/predict requests, from the request's headers to the answer written, body read included.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
+		}),
 	}
 	joined := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "streamer_labels_joined_total",
@@ -100,7 +118,7 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		Help: "Fraction of the unlabeled examples handed to the learner since start that entered its window (window.sample; labeled examples always do); 1 before any.",
 	}, func() float64 { return pipe.Learner().Sampling().KeptFraction() })
 	m.Registry.MustRegister(m.Consumed, m.Published, joined, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.SolveTime, m.Solves,
-		version, window, labeled, kept, m.Snapshots, accuracy, m.Retries,
+		version, window, labeled, kept, m.Snapshots, accuracy, m.Retries, m.PredictRequests, m.PredictExamples, m.PredictTime,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Restarts.WithLabelValues("stall")
 	for _, r := range append(ingest.Reasons(), "incompatible_vector", "rejected") {

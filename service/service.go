@@ -34,6 +34,7 @@ type Service struct {
 	deadLetters atomic.Int64
 	httpAddr    atomic.Value  // string
 	started     chan struct{} // closed once the consumer runs
+	scoring     chan struct{} // a slot per /v1/predict request read or scored at once
 }
 
 // New prepares a service; nothing connects before Run.
@@ -49,7 +50,10 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{cfg: cfg, log: log, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{})}, nil
+	return &Service{
+		cfg: cfg, log: log, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{}),
+		scoring: make(chan struct{}, predictSlots()),
+	}, nil
 }
 
 // Pipeline returns the core loop, for its statistics.

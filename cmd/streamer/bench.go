@@ -11,5 +11,6 @@ func newBenchCommand() *cobra.Command {
 	cmd.AddCommand(newBenchSolveCommand())
 	cmd.AddCommand(newBenchReplayCommand())
 	cmd.AddCommand(newBenchLoadCommand())
+	cmd.AddCommand(newBenchHTTPCommand())
 	return cmd
 }
