@@ -1,4 +1,4 @@
-package service
+package bench
 
 import (
 	"bufio"
@@ -22,9 +22,9 @@ import (
 	"streamer/synth"
 )
 
-// LoadBenchConfig describes `streamer bench load`: a producer going as fast as it
+// LoadConfig describes `streamer bench load`: a producer going as fast as it
 // can against a `streamer run` process.
-type LoadBenchConfig struct {
+type LoadConfig struct {
 	Executable string        // the streamer binary to run
 	Duration   time.Duration // how long the producer runs
 	Producers  int           // concurrent producers
@@ -32,8 +32,8 @@ type LoadBenchConfig struct {
 	Set        []string      // more --set overrides for the service
 }
 
-// LoadBenchReport is what `streamer bench load` prints.
-type LoadBenchReport struct {
+// LoadReport is what `streamer bench load` prints.
+type LoadReport struct {
 	Produced        int64     `json:"produced"`
 	Predictions     int64     `json:"predictions"`
 	Seconds         float64   `json:"seconds"`
@@ -45,12 +45,12 @@ type LoadBenchReport struct {
 	Window          int       `json:"window"`
 }
 
-// BenchLoad runs the load benchmark: an embedded cluster in this process,
+// Load runs the load benchmark: an embedded cluster in this process,
 // the service in a child process (so that its memory is its own), and
 // producers writing generated text as fast as the cluster takes it. It
 // samples the child's resident memory and scrapes its metrics.
-func BenchLoad(ctx context.Context, cfg LoadBenchConfig) (LoadBenchReport, error) {
-	rep := LoadBenchReport{Window: cfg.Window}
+func Load(ctx context.Context, cfg LoadConfig) (LoadReport, error) {
+	rep := LoadReport{Window: cfg.Window}
 	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 4})
 	if err != nil {
 		return rep, err
