@@ -136,8 +136,10 @@ func (p Params) Validate() error {
 		return fmt.Errorf("r must be in [0, 1), got %v", p.R)
 	case p.MaxSwitch < 0:
 		return fmt.Errorf("max_switch must be >= 0, got %d", p.MaxSwitch)
-	case p.PositiveCost < 0 || p.NegativeCost < 0:
-		return errors.New("class costs must be >= 0")
+	case p.PositiveCost < 0:
+		return fmt.Errorf("cost_pos must be >= 0, got %v", p.PositiveCost)
+	case p.NegativeCost < 0:
+		return fmt.Errorf("cost_neg must be >= 0, got %v", p.NegativeCost)
 	case p.SRDelta < 0 || p.SRDelta > 1:
 		return fmt.Errorf("sr_delta must be in (0, 1], got %v", p.SRDelta)
 	case p.SRGamma < 0 || p.SRGamma > 1:
