@@ -78,13 +78,15 @@ func Load(ctx context.Context, cfg LoadConfig) (LoadReport, error) {
 	defer stopProducers()
 	var wg sync.WaitGroup
 	for p := range max(cfg.Producers, 1) {
-		wg.Add(1)
-		go func() { defer wg.Done(); loadProducer(prodCtx, cluster.Addrs(), uint64(p), &produced) }()
+		wg.Go(func() { loadProducer(prodCtx, cluster.Addrs(), uint64(p), &produced) })
 	}
 	start := time.Now()
 	samples := sampleRSS(prodCtx, child.Process.Pid)
 	wg.Wait()
 	rep.Seconds = time.Since(start).Seconds()
+	// The producers stop only when prodCtx ends, and so does the sampler:
+	// it is joined here, before any return.
+	rss := <-samples
 	rep.Produced = produced.Load()
 	rep.ProducedPerSec = float64(rep.Produced) / rep.Seconds
 	m, err := scrape(metricsURL)
@@ -94,7 +96,6 @@ func Load(ctx context.Context, cfg LoadConfig) (LoadReport, error) {
 	rep.Predictions = int64(m["streamer_predictions_published_total"])
 	rep.SustainedPerSec = float64(rep.Predictions) / rep.Seconds
 	rep.Backlog = rep.Produced - rep.Predictions
-	rss := <-samples
 	for _, r := range rss {
 		rep.PeakRSSMB = max(rep.PeakRSSMB, r)
 	}
