@@ -13,8 +13,8 @@ import (
 // ExactDistances returns, for each of rows, the distances of its k nearest
 // other rows of the view by brute force, nearest first, in the Metric's
 // units and computed as the kNN lists' are: the reference that the lists'
-// recall is measured against. It runs on two goroutines, joined before it
-// returns.
+// recall is measured against. It runs on up to two goroutines, joined
+// before it returns.
 func (v *View) ExactDistances(ctx context.Context, rows []int, k int) ([][]float64, error) {
 	out := make([][]float64, len(rows))
 	workers := min(runtime.GOMAXPROCS(0), 2)
