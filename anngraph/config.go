@@ -87,35 +87,50 @@ type Config struct {
 	Seed uint64
 }
 
-// Validate reports the first field of c that is out of range.
+// Validate reports the first field of c that is out of range, as a
+// *ConfigError.
 func (c Config) Validate() error {
 	switch {
 	case c.MaxExamples <= 0:
-		return fmt.Errorf("anngraph: MaxExamples = %d, must be positive", c.MaxExamples)
+		return &ConfigError{"MaxExamples", c.MaxExamples, "must be positive"}
 	case c.MaxExamples > maxSlots:
-		return fmt.Errorf("anngraph: MaxExamples = %d, must be at most %d", c.MaxExamples, maxSlots)
+		return &ConfigError{"MaxExamples", c.MaxExamples, fmt.Sprintf("must be at most %d", maxSlots)}
 	case c.MaxAge < 0:
-		return fmt.Errorf("anngraph: MaxAge = %v, must not be negative", c.MaxAge)
+		return &ConfigError{"MaxAge", c.MaxAge, "must not be negative"}
 	case c.K < 0:
-		return fmt.Errorf("anngraph: K = %d, must not be negative", c.K)
+		return &ConfigError{"K", c.K, "must not be negative"}
 	case c.ListDepth < 0:
-		return fmt.Errorf("anngraph: ListDepth = %d, must not be negative", c.ListDepth)
+		return &ConfigError{"ListDepth", c.ListDepth, "must not be negative"}
 	case c.ListDepth > maxListDepth:
-		return fmt.Errorf("anngraph: ListDepth = %d, must be at most %d", c.ListDepth, maxListDepth)
+		return &ConfigError{"ListDepth", c.ListDepth, fmt.Sprintf("must be at most %d", maxListDepth)}
 	case c.K > maxListDepth:
-		return fmt.Errorf("anngraph: K = %d, must be at most %d", c.K, maxListDepth)
+		return &ConfigError{"K", c.K, fmt.Sprintf("must be at most %d", maxListDepth)}
 	case c.Metric != Cosine && c.Metric != Euclidean:
-		return fmt.Errorf("anngraph: Metric = %d, must be Cosine or Euclidean", int(c.Metric))
+		return &ConfigError{"Metric", int(c.Metric), "must be Cosine or Euclidean"}
 	case c.M < 0 || c.M == 1:
-		return fmt.Errorf("anngraph: M = %d, must be 0 (default) or at least 2", c.M)
+		return &ConfigError{"M", c.M, "must be 0 (default) or at least 2"}
 	case c.M > maxM:
-		return fmt.Errorf("anngraph: M = %d, must be at most %d", c.M, maxM)
+		return &ConfigError{"M", c.M, fmt.Sprintf("must be at most %d", maxM)}
 	case c.EfConstruction < 0:
-		return fmt.Errorf("anngraph: EfConstruction = %d, must not be negative", c.EfConstruction)
+		return &ConfigError{"EfConstruction", c.EfConstruction, "must not be negative"}
 	case c.EfSearch < 0:
-		return fmt.Errorf("anngraph: EfSearch = %d, must not be negative", c.EfSearch)
+		return &ConfigError{"EfSearch", c.EfSearch, "must not be negative"}
 	}
 	return nil
+}
+
+// ConfigError names the field of a Config or LaplacianConfig that is out
+// of range, so that a caller can name the setting it came from.
+type ConfigError struct {
+	// Field is the field's name: "K" of Config, "Laplacian.Sigma" of
+	// LaplacianConfig.
+	Field  string
+	Value  any
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("anngraph: %s = %v, %s", e.Field, e.Value, e.Reason)
 }
 
 const (

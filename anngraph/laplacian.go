@@ -59,15 +59,16 @@ type LaplacianConfig struct {
 	Sigma float64
 }
 
-// Validate reports the first field of c that is out of range.
+// Validate reports the first field of c that is out of range, as a
+// *ConfigError.
 func (c LaplacianConfig) Validate() error {
 	switch {
 	case c.Degree < 0:
-		return fmt.Errorf("anngraph: Laplacian Degree = %d, must not be negative", c.Degree)
+		return &ConfigError{"Laplacian.Degree", c.Degree, "must not be negative"}
 	case c.Weights != Heat && c.Weights != CosineSimilarity && c.Weights != Binary:
-		return fmt.Errorf("anngraph: Laplacian Weights = %d, must be Heat, CosineSimilarity or Binary", int(c.Weights))
+		return &ConfigError{"Laplacian.Weights", int(c.Weights), "must be Heat, CosineSimilarity or Binary"}
 	case c.Sigma < 0 || math.IsNaN(c.Sigma) || math.IsInf(c.Sigma, 0):
-		return fmt.Errorf("anngraph: Laplacian Sigma = %v, must be finite and not negative", c.Sigma)
+		return &ConfigError{"Laplacian.Sigma", c.Sigma, "must be finite and not negative"}
 	}
 	return nil
 }

@@ -1,5 +1,6 @@
 // Package brokers connects the service to Kafka clusters: the dialer and
 // transport (TLS, SASL) shared by readers and writers, topic creation, offset
-// lookups, and the embedded in-process cluster (franz-go's kfake) used by the
-// demo, the tests and `streamer broker`.
+// lookups, direct reads of partitions outside any group (a range of offsets,
+// the snapshot topic to its end), and the embedded in-process cluster
+// (franz-go's kfake) used by the demo, the tests and `streamer broker`.
 package brokers

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -111,10 +112,18 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	// The service runs until the predictions are in, and is stopped and
+	// waited for on every return, before the cluster closes.
 	svcCtx, stopService := context.WithCancel(ctx)
-	defer stopService()
-	svcDone := make(chan error, 1)
-	go func() { svcDone <- svc.Run(svcCtx) }()
+	var (
+		running sync.WaitGroup
+		svcErr  error
+	)
+	running.Go(func() { svcErr = svc.Run(svcCtx) })
+	defer func() {
+		stopService()
+		running.Wait()
+	}()
 
 	conn, err := scfg.Brokers().Connect(cluster.Addrs())
 	if err != nil {
@@ -129,8 +138,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Report, error) {
 		return Report{}, err
 	}
 	stopService()
-	if err := <-svcDone; err != nil {
-		return Report{}, fmt.Errorf("service: %w", err)
+	running.Wait()
+	if svcErr != nil {
+		return Report{}, fmt.Errorf("service: %w", svcErr)
 	}
 	st := svc.Status()
 	return Report{

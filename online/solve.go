@@ -24,6 +24,9 @@ const (
 	Auto Algorithm = "auto"
 )
 
+// DefaultAlgorithm is the algorithm of Params whose Algorithm is empty.
+const DefaultAlgorithm = SVM
+
 // Objectives lists the binary objectives that Solve minimizes, in the
 // order of docs/MATH.md; multi-class models are one versus rest over them.
 var Objectives = []Algorithm{RLS, SVM, LapRLS, LapSVM, TSVM, DA}
@@ -62,7 +65,7 @@ func (a Algorithm) UsesGraph(lambdaI float64) bool {
 // Params are the hyper-parameters of one binary solve. The zero value of a
 // field means the default written beside it.
 type Params struct {
-	Algorithm Algorithm // default SVM
+	Algorithm Algorithm // default DefaultAlgorithm (SVM)
 	Lambda    float64   // λ, weight of ‖w‖²/2; default 1e-3
 	LambdaU   float64   // λ_u, weight of the unlabeled loss (tsvm, da); default 1; Train scales it by 2/c for the one-versus-rest tsvm problems of c classes
 	LambdaI   float64   // λ_I, weight of the graph term; laprls and lapsvm need it > 0, tsvm and da use the graph when it is > 0
@@ -98,7 +101,7 @@ type Params struct {
 
 func (p Params) withDefaults() Params {
 	if p.Algorithm == "" {
-		p.Algorithm = SVM
+		p.Algorithm = DefaultAlgorithm
 	}
 	if p.Lambda == 0 {
 		p.Lambda = 1e-3
@@ -140,8 +143,10 @@ func (p Params) Validate() error {
 		return fmt.Errorf("r must be in [0, 1), got %v", p.R)
 	case p.MaxSwitch < 0:
 		return fmt.Errorf("max_switch must be >= 0, got %d", p.MaxSwitch)
-	case p.PositiveCost < 0 || p.NegativeCost < 0:
-		return errors.New("class costs must be >= 0")
+	case p.PositiveCost < 0:
+		return fmt.Errorf("cost_pos must be >= 0, got %v", p.PositiveCost)
+	case p.NegativeCost < 0:
+		return fmt.Errorf("cost_neg must be >= 0, got %v", p.NegativeCost)
 	case p.SRDelta < 0 || p.SRDelta > 1:
 		return fmt.Errorf("sr_delta must be in (0, 1], got %v", p.SRDelta)
 	case p.SRGamma < 0 || p.SRGamma > 1:

@@ -2,7 +2,6 @@ package publish
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -142,64 +141,3 @@ func (s *SnapshotWriter) Publish(ctx context.Context, name string, version uint6
 
 // Close flushes and closes the writer.
 func (s *SnapshotWriter) Close() error { return s.w.Close() }
-
-// ReadSnapshots reads the snapshot topic from its start to its current end
-// and returns the newest complete snapshot of model name; ok is false when
-// there is none. Records that cannot be used are counted in skipped.
-func ReadSnapshots(ctx context.Context, conn *brokers.Connection, topic, name string) (c snapshot.Complete, ok bool, skipped int, err error) {
-	asm := snapshot.NewAssembler()
-	if skipped, err = scanSnapshots(ctx, conn, topic, asm); err != nil {
-		return c, false, skipped, err
-	}
-	c, ok = asm.Latest(name)
-	return c, ok, skipped, nil
-}
-
-// ReadSnapshotVersion returns the encoded snapshot of model name at
-// version from the snapshot topic.
-func ReadSnapshotVersion(ctx context.Context, conn *brokers.Connection, topic, name string, version uint64) ([]byte, error) {
-	var found []byte
-	asm := snapshot.NewAssembler()
-	asm.OnComplete = func(n string, c snapshot.Complete) {
-		if n == name && c.Version == version {
-			found = c.Data
-		}
-	}
-	if _, err := scanSnapshots(ctx, conn, topic, asm); err != nil {
-		return nil, err
-	}
-	if found == nil {
-		return nil, fmt.Errorf("%w: model %q version %d is not on topic %s (compaction keeps the newest two)", ErrNoSnapshot, name, version, topic)
-	}
-	return found, nil
-}
-
-// scanSnapshots feeds every record of the snapshot topic, up to its end
-// when the scan starts, to asm.
-func scanSnapshots(ctx context.Context, conn *brokers.Connection, topic string, asm *snapshot.Assembler) (skipped int, err error) {
-	ranges, err := conn.Offsets(ctx, topic, []int{0})
-	if err != nil {
-		return 0, err
-	}
-	r := ranges[0]
-	if r.End <= r.First {
-		return 0, nil
-	}
-	err = conn.ReadRange(ctx, topic, 0, r.First, r.End, func(m kafka.Message) error {
-		rec := snapshot.Record{Key: string(m.Key), Value: m.Value, Headers: map[string]string{}}
-		for _, h := range m.Headers {
-			rec.Headers[h.Key] = string(h.Value)
-		}
-		if asm.Add(rec) != nil {
-			skipped++
-		}
-		return nil
-	})
-	if err != nil {
-		return skipped, fmt.Errorf("read snapshots: %w", err)
-	}
-	return skipped, nil
-}
-
-// ErrNoSnapshot says that no snapshot of the model was found.
-var ErrNoSnapshot = errors.New("no snapshot")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -82,16 +83,22 @@ func Run(ctx context.Context, conn *brokers.Connection, cfg Config) (Summary, er
 	for _, s := range srcs {
 		total += s.part.To - s.part.From
 	}
-	readCtx, stopReading := context.WithCancel(ctx)
-	defer stopReading()
-	for _, s := range srcs {
-		go readRange(readCtx, conn, s)
-	}
 	h, err := newHandler(cfg, conn)
 	if err != nil {
 		return sum, err
 	}
 	defer h.dlq.Close()
+	// The readers end when their range does or when they are stopped; every
+	// return of Run stops and waits for them.
+	readCtx, stopReading := context.WithCancel(ctx)
+	var readers sync.WaitGroup
+	defer func() {
+		stopReading()
+		readers.Wait()
+	}()
+	for _, s := range srcs {
+		readers.Go(func() { readRange(readCtx, conn, s) })
+	}
 	mg := newMerger(srcs)
 	for ctx.Err() == nil {
 		m, ok, err := mg.next()

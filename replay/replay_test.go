@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -310,5 +313,40 @@ func TestReplayCreatesItsOutputTopic(t *testing.T) {
 	}
 	if written != sum.Predictions || written == 0 {
 		t.Fatalf("%d records on the new topic, %d predictions", written, sum.Predictions)
+	}
+}
+
+// refusingOutput refuses every prediction.
+type refusingOutput struct{}
+
+func (refusingOutput) Write(context.Context, *pipeline.Prediction) error {
+	return errors.New("output refused")
+}
+func (refusingOutput) Close(context.Context) error { return nil }
+
+// TestFailedReplayJoinsItsReaders: a replay that returns early on an error
+// has stopped and waited for its partition readers.
+func TestFailedReplayJoinsItsReaders(t *testing.T) {
+	f := newFixture(t, 2000)
+	cfg := f.config(t)
+	cfg.Retrain = true
+	cfg.Out = refusingOutput{}
+	if _, err := Run(context.Background(), f.conn, cfg); err == nil || !strings.Contains(err.Error(), "output refused") {
+		t.Fatalf("err = %v, want the output's", err)
+	}
+	if n := runningIn("streamer/replay.readRange("); n > 0 {
+		t.Fatalf("%d partition readers outlive Run", n)
+	}
+}
+
+// runningIn counts the goroutines whose stack has a frame of fn.
+func runningIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), fn)
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 
+	"streamer/anngraph"
 	"streamer/brokers"
 	"streamer/configs"
 )
@@ -395,10 +396,75 @@ func (c Config) Validate() error {
 	if _, err := c.Window.sample(); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	if err := c.solverParams().Validate(); err != nil {
+	return c.validateLayers()
+}
+
+// validateLayers runs the checks of the packages the configuration is
+// given to (ranges that only they know, combinations of values) on what
+// they will be given, and names in their errors the key the user wrote:
+// the service must not fail at start with a message about a Go field.
+func (c Config) validateLayers() error {
+	pc, err := c.Pipeline()
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	for _, err := range []error{pc.Learner.Window.Validate(), pc.Learner.Graph.Validate()} {
+		var fe *anngraph.ConfigError
+		if errors.As(err, &fe) && graphKey(fe.Field) != "" {
+			return fmt.Errorf("configuration: %s %s, got %v", graphKey(fe.Field), fe.Reason, fe.Value)
+		}
+		if err != nil {
+			return fmt.Errorf("configuration: window: %w", err)
+		}
+	}
+	// online names the fields of Params and KernelConfig as the keys of
+	// the solver section and the kernel keys of the features section.
+	if err := pc.Learner.Params.Validate(); err != nil {
 		return fmt.Errorf("configuration: solver.%w", err)
 	}
+	if err := pc.Learner.Kernel.Validate(); err != nil {
+		return fmt.Errorf("configuration: features.%w", err)
+	}
+	if err := pc.Decoder.Featurizer.Validate(); err != nil {
+		return fmt.Errorf("configuration: features: %w", err)
+	}
+	// The checks above leave only the classes for Limits to refuse.
+	if err := pc.Decoder.Limits.Validate(); err != nil {
+		return fmt.Errorf("configuration: limits.classes: %w", err)
+	}
+	if err := pc.Join.Validate(); err != nil {
+		return fmt.Errorf("configuration: join: %w", err)
+	}
 	return nil
+}
+
+// graphKey returns the key that a field of anngraph.Config or
+// LaplacianConfig comes from, or "" for a field the configuration does not
+// set.
+func graphKey(field string) string {
+	switch field {
+	case "MaxExamples":
+		return "window.max_examples"
+	case "MaxAge":
+		return "window.max_age"
+	case "K":
+		return "window.k"
+	case "Metric":
+		return "window.metric"
+	case "M":
+		return "window.m"
+	case "EfConstruction":
+		return "window.ef_construction"
+	case "EfSearch":
+		return "window.ef_search"
+	case "Laplacian.Degree":
+		return "graph.degree"
+	case "Laplacian.Weights":
+		return "graph.weights"
+	case "Laplacian.Sigma":
+		return "graph.sigma"
+	}
+	return ""
 }
 
 // Brokers returns the connection settings.

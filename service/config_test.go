@@ -79,6 +79,37 @@ func TestBadValuesNameTheKey(t *testing.T) {
 	}
 }
 
+// TestLowerLayerErrorsNameTheKey sets values that only the packages the
+// configuration is given to refuse (anngraph's bounds, online's
+// combinations, ingest's classes): LoadConfig refuses them and names the
+// key, not the Go field.
+func TestLowerLayerErrorsNameTheKey(t *testing.T) {
+	tests := []struct {
+		set []string
+		key string
+	}{
+		{[]string{"window.k=5000"}, "window.k must be at most 4096"},
+		{[]string{"window.m=5000"}, "window.m must be at most 1024"},
+		{[]string{"window.max_examples=3000000000"}, "window.max_examples must be at most"},
+		{[]string{"graph.sigma=+Inf"}, "graph.sigma must be finite"},
+		{[]string{"solver.algorithm=laprls", "solver.lambda_i=0"}, "solver.lambda_i must be > 0 for laprls"},
+		{[]string{"solver.sr_delta=2"}, "solver.sr_delta must be in (0, 1]"},
+		{[]string{"solver.cost_neg=-1"}, "solver.cost_neg must be >= 0"},
+		{[]string{"solver.r=1"}, "solver.r must be in [0, 1)"},
+		{[]string{"features.gamma=+Inf"}, "features.gamma must be finite"},
+		{[]string{"limits.classes=spam,spam"}, "limits.classes:"},
+	}
+	for _, tt := range tests {
+		_, err := LoadConfig("", tt.set)
+		if err == nil || !strings.Contains(err.Error(), "configuration: "+tt.key) {
+			t.Errorf("--set %v: err = %v, want it to say %q", tt.set, err, tt.key)
+		}
+		if err != nil && strings.Contains(err.Error(), "anngraph") {
+			t.Errorf("--set %v: %v speaks of a package, not of the key", tt.set, err)
+		}
+	}
+}
+
 func TestUnknownEnvironmentVariableNamesIt(t *testing.T) {
 	t.Setenv("STREAMER_SOLVER_LAMDA", "1")
 	_, err := LoadConfig("", nil)

@@ -20,7 +20,6 @@ import (
 
 	"streamer/brokers"
 	"streamer/pipeline"
-	"streamer/publish"
 	"streamer/synth"
 )
 
@@ -404,7 +403,7 @@ func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 // newestSnapshot returns the version of the newest complete snapshot on
 // the topic, 0 when there is none.
 func newestSnapshot(ctx context.Context, conn *brokers.Connection) (uint64, error) {
-	c, ok, _, err := publish.ReadSnapshots(ctx, conn, "model-snapshots", "default")
+	c, ok, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
 	if err != nil && !strings.Contains(err.Error(), "Unknown Topic") {
 		return 0, err
 	}

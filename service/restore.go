@@ -10,7 +10,6 @@ import (
 
 	"streamer/brokers"
 	"streamer/pipeline"
-	"streamer/publish"
 	"streamer/snapshot"
 )
 
@@ -63,7 +62,7 @@ func (s *Service) loadSnapshot(ctx context.Context) (*snapshot.Snapshot, error) 
 			s.log.Error("snapshot file refused", "file", path, "error", err)
 		}
 	}
-	c, ok, skipped, err := publish.ReadSnapshots(ctx, s.conn, s.cfg.Kafka.Topics.Snapshots, s.cfg.Model.Name)
+	c, ok, skipped, err := s.conn.ReadSnapshots(ctx, s.cfg.Kafka.Topics.Snapshots, s.cfg.Model.Name)
 	if err != nil {
 		return nil, err
 	}

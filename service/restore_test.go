@@ -11,7 +11,6 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"streamer/publish"
 	"streamer/snapshot"
 )
 
@@ -35,7 +34,7 @@ func TestRestoreRefusesCorruptSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	good, ok, _, err := publish.ReadSnapshots(ctx, conn, "model-snapshots", "default")
+	good, ok, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
 	if err != nil || !ok {
 		t.Fatalf("no snapshot on the topic: %v", err)
 	}

@@ -6,12 +6,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"streamer/service"
+	"streamer/bench"
 )
 
 func newBenchLoadCommand() *cobra.Command {
 	var (
-		cfg    service.LoadBenchConfig
+		cfg    bench.LoadConfig
 		report string
 	)
 	cmd := &cobra.Command{
@@ -30,7 +30,7 @@ bounded by the window and the queues while the producers run ahead.`,
 				return err
 			}
 			cfg.Executable = exe
-			rep, err := service.BenchLoad(cmd.Context(), cfg)
+			rep, err := bench.Load(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}

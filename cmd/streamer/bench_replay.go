@@ -3,12 +3,12 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"streamer/replay"
+	"streamer/bench"
 )
 
 func newBenchReplayCommand() *cobra.Command {
 	var (
-		cfg    replay.BenchConfig
+		cfg    bench.ReplayConfig
 		report string
 	)
 	cmd := &cobra.Command{
@@ -21,7 +21,7 @@ decoding, featurizing, scoring and encoding the predictions (which are
 discarded).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := replay.Bench(cmd.Context(), cfg)
+			rep, err := bench.Replay(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}

@@ -6,13 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"streamer/bench"
 	"streamer/online"
 )
 
 func newBenchSolveCommand() *cobra.Command {
 	var (
-		cfg     online.BenchConfig
-		classes online.ClassBenchConfig
+		cfg     bench.SolveConfig
+		classes bench.ClassesConfig
 		algo    string
 		report  string
 		export  string
@@ -49,7 +50,7 @@ solvers against the same data, SVMlin or 'streamer fit --data PREFIX.svm
 			if classes.Classes > 0 {
 				return benchClasses(cmd, cfg, classes, report)
 			}
-			rep, err := online.BenchSolve(cmd.Context(), cfg)
+			rep, err := bench.Solve(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
@@ -81,7 +82,7 @@ type exportedProblem struct {
 	Rows   int    `json:"rows"`
 }
 
-func exportBenchProblem(cfg online.BenchConfig, prefix string) (exportedProblem, error) {
+func exportBenchProblem(cfg bench.SolveConfig, prefix string) (exportedProblem, error) {
 	out := exportedProblem{Data: prefix + ".svm", Labels: prefix + ".labels", Rows: cfg.Rows}
 	data, err := os.Create(out.Data)
 	if err != nil {
@@ -92,7 +93,7 @@ func exportBenchProblem(cfg online.BenchConfig, prefix string) (exportedProblem,
 		data.Close()
 		return out, fmt.Errorf("export: %w", err)
 	}
-	err = online.ExportBenchProblem(cfg, data, labels)
+	err = bench.ExportProblem(cfg, data, labels)
 	for _, f := range []*os.File{data, labels} {
 		if cerr := f.Close(); err == nil && cerr != nil {
 			err = cerr
@@ -105,12 +106,12 @@ func exportBenchProblem(cfg online.BenchConfig, prefix string) (exportedProblem,
 }
 
 // benchClasses runs the multi-class bench with the shared flags of cfg.
-func benchClasses(cmd *cobra.Command, cfg online.BenchConfig, c online.ClassBenchConfig, report string) error {
+func benchClasses(cmd *cobra.Command, cfg bench.SolveConfig, c bench.ClassesConfig, report string) error {
 	c.Rows, c.NNZ, c.LabeledFrac, c.ReplaceFrac, c.Seed, c.Params = cfg.Rows, cfg.NNZ, cfg.LabeledFrac, cfg.ReplaceFrac, cfg.Seed, cfg.Params
 	if !c.Dense {
 		c.Dim = cfg.Features
 	}
-	rep, err := online.BenchClasses(cmd.Context(), c)
+	rep, err := bench.Classes(cmd.Context(), c)
 	if err != nil {
 		return err
 	}

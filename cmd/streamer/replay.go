@@ -14,7 +14,6 @@ import (
 	"golang.org/x/term"
 
 	"streamer/brokers"
-	"streamer/publish"
 	"streamer/replay"
 	"streamer/service"
 	"streamer/snapshot"
@@ -143,7 +142,7 @@ func pinnedSnapshot(ctx context.Context, conn *brokers.Connection, cfg service.C
 	case fl.snapshotFile != "":
 		return snapshot.ReadFile(fl.snapshotFile)
 	case fl.snapshotVersion != 0:
-		data, err := publish.ReadSnapshotVersion(ctx, conn, cfg.Kafka.Topics.Snapshots, cfg.Model.Name, fl.snapshotVersion)
+		data, err := conn.ReadSnapshotVersion(ctx, cfg.Kafka.Topics.Snapshots, cfg.Model.Name, fl.snapshotVersion)
 		if err != nil {
 			return nil, err
 		}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"streamer/publish"
 	"streamer/snapshot"
 )
 
@@ -61,7 +60,7 @@ func latestOnTopic(cmd *cobra.Command, conf *configFlags) (*snapshot.Snapshot, e
 	if err != nil {
 		return nil, err
 	}
-	c, ok, _, err := publish.ReadSnapshots(cmd.Context(), conn, cfg.Kafka.Topics.Snapshots, cfg.Model.Name)
+	c, ok, _, err := conn.ReadSnapshots(cmd.Context(), cfg.Kafka.Topics.Snapshots, cfg.Model.Name)
 	if err != nil {
 		return nil, err
 	}

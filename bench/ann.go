@@ -1,4 +1,4 @@
-package anngraph
+package bench
 
 import (
 	"context"
@@ -7,27 +7,40 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
+	"streamer/anngraph"
+	"streamer/ingest"
+	"streamer/synth"
 	"streamer/vector"
 )
 
-// BenchConfig describes a run of RunBench.
-type BenchConfig struct {
+// ANNConfig describes `streamer bench ann`.
+type ANNConfig struct {
+	// Data is a file of examples to stream (JSONL example schema or
+	// LIBSVM, read by the default decoder, in file order), exclusive with
+	// Generate: "dense" (clustered Gaussian points, synth.Clusters) or
+	// "sparse" (text-like rows, synth.GenerateSparseText).
+	Data, Generate string
+	// Points, Dim and NNZ size generated points; 0 means six window
+	// lengths, 784 dense or 2^18 sparse dimensions, and 80 non-zeros.
+	Points, Dim, NNZ int
+	// Metric is cosine or euclidean; empty means euclidean for dense
+	// generated points and cosine otherwise. It sets Window.Metric.
+	Metric string
 	// Window configures the window the points stream through; its
 	// MaxExamples is the window length.
-	Window Config
+	Window anngraph.Config
 	// Sample is the number of live points whose kNN lists are checked
 	// against brute force at the end; 0 means 1000.
 	Sample int
-	// Seed chooses the sample.
+	// Seed seeds the generated points, the graph's levels (it sets
+	// Window.Seed) and the sample.
 	Seed uint64
 }
 
-// BenchReport is what RunBench measured. The first eight fields are those
-// of `streamer bench ann`'s report.
-type BenchReport struct {
+// ANNReport is what `streamer bench ann` prints.
+type ANNReport struct {
 	Points int `json:"points"` // points streamed
 	Window int `json:"window"` // window length (MaxExamples)
 	K      int `json:"k"`
@@ -69,34 +82,88 @@ type BenchReport struct {
 	Exhaustive          bool    `json:"exhaustive"`
 }
 
-// RunBench streams points through a window in order (key i, event time
+// ANN reads or generates the points of cfg and streams them through the
+// sliding-window kNN graph: it measures recall@k of the lists against
+// brute force over the live window, insert, eviction and query rates, and
+// memory per point.
+func ANN(ctx context.Context, cfg ANNConfig) (ANNReport, error) {
+	xs, metric, err := annPoints(cfg)
+	if err != nil {
+		return ANNReport{}, err
+	}
+	if cfg.Metric != "" {
+		metric = cfg.Metric
+	}
+	if cfg.Window.Metric, err = anngraph.ParseMetric(metric); err != nil {
+		return ANNReport{}, err
+	}
+	cfg.Window.Seed = cfg.Seed
+	return streamANN(ctx, cfg, xs)
+}
+
+// annPoints returns the points of cfg and the metric that suits them.
+func annPoints(cfg ANNConfig) ([]vector.Vector, string, error) {
+	points := orDefault(cfg.Points, 6*cfg.Window.MaxExamples)
+	switch {
+	case cfg.Data != "" && cfg.Generate != "":
+		return nil, "", fmt.Errorf("--data and --generate exclude each other")
+	case cfg.Data != "":
+		recs, err := ingest.ReadAll(cfg.Data, nil)
+		if err != nil {
+			return nil, "", err
+		}
+		xs := make([]vector.Vector, len(recs))
+		for i, r := range recs {
+			xs[i] = r.Vector
+		}
+		return xs, "cosine", nil
+	case cfg.Generate == "dense":
+		xs, _ := synth.Clusters(synth.ClusterConfig{Points: points, Dim: orDefault(cfg.Dim, 784), Seed: cfg.Seed})
+		return xs, "euclidean", nil
+	case cfg.Generate == "sparse":
+		return synth.GenerateSparseText(synth.SparseTextConfig{
+			Rows: points, Dim: orDefault(cfg.Dim, 1<<18), NNZ: cfg.NNZ, Seed: cfg.Seed,
+		}).Rows, "cosine", nil
+	}
+	return nil, "", fmt.Errorf("--generate %q: want dense or sparse (or give --data)", cfg.Generate)
+}
+
+// orDefault returns v when it is positive, def otherwise.
+func orDefault(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// streamANN streams points through a window in order (key i, event time
 // i milliseconds after the Unix epoch), then measures the kNN lists of a
 // sample of the live points against exact brute-force kNN over the live
 // window, and the rate of searches. Give it at least six window lengths of
 // points for the lists to be measured after the window slid five lengths.
-func RunBench(ctx context.Context, cfg BenchConfig, points []vector.Vector) (BenchReport, error) {
+func streamANN(ctx context.Context, cfg ANNConfig, points []vector.Vector) (ANNReport, error) {
 	if cfg.Sample == 0 {
 		cfg.Sample = 1000
 	}
 	if cfg.Sample < 0 {
-		return BenchReport{}, fmt.Errorf("anngraph: bench: Sample = %d, must not be negative", cfg.Sample)
+		return ANNReport{}, fmt.Errorf("bench ann: Sample = %d, must not be negative", cfg.Sample)
 	}
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	w, err := New(cfg.Window)
+	w, err := anngraph.New(cfg.Window)
 	if err != nil {
-		return BenchReport{}, err
+		return ANNReport{}, err
 	}
 	start := time.Now()
 	for i, p := range points {
 		if i%1024 == 0 {
 			if err := ctx.Err(); err != nil {
-				return BenchReport{}, err
+				return ANNReport{}, err
 			}
 		}
 		if _, err := w.Insert(uint64(i), time.UnixMilli(int64(i)), p); err != nil {
-			return BenchReport{}, fmt.Errorf("anngraph: bench: point %d: %w", i, err)
+			return ANNReport{}, fmt.Errorf("bench ann: point %d: %w", i, err)
 		}
 	}
 	streamed := time.Since(start)
@@ -106,7 +173,7 @@ func RunBench(ctx context.Context, cfg BenchConfig, points []vector.Vector) (Ben
 	view := w.Snapshot()
 	st := w.Stats()
 	c := w.Config()
-	r := BenchReport{
+	r := ANNReport{
 		Points:             len(points),
 		Window:             c.MaxExamples,
 		K:                  c.K,
@@ -141,9 +208,9 @@ func RunBench(ctx context.Context, cfg BenchConfig, points []vector.Vector) (Ben
 
 	rows := sampleRows(n, cfg.Sample, cfg.Seed)
 	r.Sample = len(rows)
-	exact, err := exactKNN(ctx, view, rows, c.K)
+	exact, err := view.ExactDistances(ctx, rows, c.K)
 	if err != nil {
-		return BenchReport{}, err
+		return ANNReport{}, err
 	}
 	var hits, total float64
 	for s, i := range rows {
@@ -158,12 +225,12 @@ func RunBench(ctx context.Context, cfg BenchConfig, points []vector.Vector) (Ben
 	for s, i := range rows {
 		got, err := w.Search(view.Vector(i), c.K+1)
 		if err != nil {
-			return BenchReport{}, err
+			return ANNReport{}, err
 		}
-		var nb []Neighbor
+		var nb []anngraph.Neighbor
 		for _, m := range got {
 			if m.Key != view.Key(i) && len(nb) < c.K {
-				nb = append(nb, Neighbor{Distance: m.Distance})
+				nb = append(nb, anngraph.Neighbor{Distance: m.Distance})
 			}
 		}
 		h, t := recall(nb, exact[s], c.K)
@@ -199,7 +266,7 @@ func sampleRows(n, s int, seed uint64) []int {
 }
 
 // recall counts the listed neighbours within the exact K-th distance.
-func recall(listed []Neighbor, exact []float64, k int) (hits, total float64) {
+func recall(listed []anngraph.Neighbor, exact []float64, k int) (hits, total float64) {
 	want := min(k, len(exact))
 	if want == 0 {
 		return 0, 0
@@ -212,91 +279,4 @@ func recall(listed []Neighbor, exact []float64, k int) (hits, total float64) {
 		}
 	}
 	return hits, float64(want)
-}
-
-// exactKNN returns, for each of rows, the distances of its k nearest other
-// rows of the view by brute force, nearest first, in the Metric's units.
-func exactKNN(ctx context.Context, v *View, rows []int, k int) ([][]float64, error) {
-	out := make([][]float64, len(rows))
-	workers := min(runtime.GOMAXPROCS(0), 2)
-	var wg sync.WaitGroup
-	errs := make([]error, workers)
-	for g := range workers {
-		wg.Go(func() {
-			b := bruteForce{v: v}
-			for s := g; s < len(rows); s += workers {
-				if err := ctx.Err(); err != nil {
-					errs[g] = err
-					return
-				}
-				out[s] = b.nearest(rows[s], k)
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// bruteForce computes exact distances from one row to all others. A sparse
-// query is scattered into a dense buffer so that each distance costs one
-// pass over the other row.
-type bruteForce struct {
-	v       *View
-	scatter []float64
-	ds      []float64
-}
-
-func (b *bruteForce) nearest(i, k int) []float64 {
-	v := b.v
-	q := v.vecs[i]
-	if !q.IsDense() {
-		for _, j := range q.Indices {
-			if int(j) >= len(b.scatter) {
-				b.scatter = slices.Grow(b.scatter, int(j)+1-len(b.scatter))[:int(j)+1]
-			}
-		}
-		q.AddScaledTo(b.scatter, 1)
-		defer func() {
-			for _, j := range q.Indices {
-				b.scatter[j] = 0
-			}
-		}()
-	}
-	b.ds = b.ds[:0]
-	for j := range v.Len() {
-		if j == i {
-			continue
-		}
-		var dot float64
-		if q.IsDense() {
-			dot = vector.Dot(q, v.vecs[j])
-		} else {
-			x := v.vecs[j]
-			for t, idx := range x.Indices {
-				if int(idx) < len(b.scatter) {
-					dot += x.Values[t] * b.scatter[idx]
-				}
-			}
-		}
-		b.ds = append(b.ds, v.distance(v.sq[i], v.sq[j], dot))
-	}
-	slices.Sort(b.ds)
-	return slices.Clone(b.ds[:min(k, len(b.ds))])
-}
-
-// distance returns the distance in the Metric's units of two rows with the
-// given squared norms and inner product.
-func (v *View) distance(sqA, sqB, dot float64) float64 {
-	if v.metric == Euclidean {
-		return math.Sqrt(max(sqA+sqB-2*dot, 0))
-	}
-	if sqA == 0 || sqB == 0 {
-		return 1
-	}
-	return min(max(1-dot/math.Sqrt(sqA*sqB), 0), 2)
 }

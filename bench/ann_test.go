@@ -1,4 +1,4 @@
-package anngraph
+package bench
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"streamer/anngraph"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -18,7 +19,7 @@ func envInt(name string, def int) int {
 	return def
 }
 
-func reportBench(b *testing.B, r BenchReport) {
+func reportANN(b *testing.B, r ANNReport) {
 	b.ReportMetric(r.RecallAtK, "recall@k")
 	b.ReportMetric(r.InsertsPerSec, "inserts/s")
 	b.ReportMetric(r.EvictionsPerSec, "evictions/s")
@@ -33,7 +34,7 @@ func reportBench(b *testing.B, r BenchReport) {
 func BenchmarkSlidingDense(b *testing.B) {
 	window := envInt("ANN_WINDOW", 2000)
 	xs, _ := synth.Clusters(synth.ClusterConfig{Points: 6 * window, Dim: envInt("ANN_DIM", 784), Seed: 1})
-	runSliding(b, xs, Config{MaxExamples: window, Metric: Euclidean})
+	runSliding(b, xs, anngraph.Config{MaxExamples: window, Metric: anngraph.Euclidean})
 }
 
 // BenchmarkSlidingSparse is BenchmarkSlidingDense for sparse text-like rows
@@ -41,19 +42,19 @@ func BenchmarkSlidingDense(b *testing.B) {
 func BenchmarkSlidingSparse(b *testing.B) {
 	window := envInt("ANN_WINDOW", 5000)
 	xs := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 6 * window, Seed: 1}).Rows
-	runSliding(b, xs, Config{MaxExamples: window, Metric: Cosine})
+	runSliding(b, xs, anngraph.Config{MaxExamples: window, Metric: anngraph.Cosine})
 }
 
-func runSliding(b *testing.B, xs []vector.Vector, cfg Config) {
+func runSliding(b *testing.B, xs []vector.Vector, cfg anngraph.Config) {
 	cfg.EfConstruction = envInt("ANN_EFC", 0)
 	cfg.M = envInt("ANN_M", 0)
-	var r BenchReport
+	var r ANNReport
 	for b.Loop() {
 		var err error
-		r, err = RunBench(context.Background(), BenchConfig{Window: cfg, Sample: envInt("ANN_SAMPLE", 500)}, xs)
+		r, err = streamANN(context.Background(), ANNConfig{Window: cfg, Sample: envInt("ANN_SAMPLE", 500)}, xs)
 		if err != nil {
 			b.Fatal(err)
 		}
 	}
-	reportBench(b, r)
+	reportANN(b, r)
 }

@@ -1,4 +1,4 @@
-package service
+package bench
 
 import (
 	"bufio"
@@ -22,9 +22,9 @@ import (
 	"streamer/synth"
 )
 
-// LoadBenchConfig describes `streamer bench load`: a producer going as fast as it
+// LoadConfig describes `streamer bench load`: a producer going as fast as it
 // can against a `streamer run` process.
-type LoadBenchConfig struct {
+type LoadConfig struct {
 	Executable string        // the streamer binary to run
 	Duration   time.Duration // how long the producer runs
 	Producers  int           // concurrent producers
@@ -32,8 +32,8 @@ type LoadBenchConfig struct {
 	Set        []string      // more --set overrides for the service
 }
 
-// LoadBenchReport is what `streamer bench load` prints.
-type LoadBenchReport struct {
+// LoadReport is what `streamer bench load` prints.
+type LoadReport struct {
 	Produced        int64     `json:"produced"`
 	Predictions     int64     `json:"predictions"`
 	Seconds         float64   `json:"seconds"`
@@ -45,12 +45,12 @@ type LoadBenchReport struct {
 	Window          int       `json:"window"`
 }
 
-// BenchLoad runs the load benchmark: an embedded cluster in this process,
+// Load runs the load benchmark: an embedded cluster in this process,
 // the service in a child process (so that its memory is its own), and
 // producers writing generated text as fast as the cluster takes it. It
 // samples the child's resident memory and scrapes its metrics.
-func BenchLoad(ctx context.Context, cfg LoadBenchConfig) (LoadBenchReport, error) {
-	rep := LoadBenchReport{Window: cfg.Window}
+func Load(ctx context.Context, cfg LoadConfig) (LoadReport, error) {
+	rep := LoadReport{Window: cfg.Window}
 	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 4})
 	if err != nil {
 		return rep, err
@@ -78,13 +78,15 @@ func BenchLoad(ctx context.Context, cfg LoadBenchConfig) (LoadBenchReport, error
 	defer stopProducers()
 	var wg sync.WaitGroup
 	for p := range max(cfg.Producers, 1) {
-		wg.Add(1)
-		go func() { defer wg.Done(); loadProducer(prodCtx, cluster.Addrs(), uint64(p), &produced) }()
+		wg.Go(func() { loadProducer(prodCtx, cluster.Addrs(), uint64(p), &produced) })
 	}
 	start := time.Now()
 	samples := sampleRSS(prodCtx, child.Process.Pid)
 	wg.Wait()
 	rep.Seconds = time.Since(start).Seconds()
+	// The producers stop only when prodCtx ends, and so does the sampler:
+	// it is joined here, before any return.
+	rss := <-samples
 	rep.Produced = produced.Load()
 	rep.ProducedPerSec = float64(rep.Produced) / rep.Seconds
 	m, err := scrape(metricsURL)
@@ -94,7 +96,6 @@ func BenchLoad(ctx context.Context, cfg LoadBenchConfig) (LoadBenchReport, error
 	rep.Predictions = int64(m["streamer_predictions_published_total"])
 	rep.SustainedPerSec = float64(rep.Predictions) / rep.Seconds
 	rep.Backlog = rep.Produced - rep.Predictions
-	rss := <-samples
 	for _, r := range rss {
 		rep.PeakRSSMB = max(rep.PeakRSSMB, r)
 	}

@@ -1,4 +1,4 @@
-package replay
+package bench
 
 import (
 	"context"
@@ -12,22 +12,23 @@ import (
 	"streamer/ingest"
 	"streamer/online"
 	"streamer/pipeline"
+	"streamer/replay"
 	"streamer/service"
 	"streamer/snapshot"
 	"streamer/synth"
 	"streamer/vector"
 )
 
-// BenchConfig describes `streamer bench replay`.
-type BenchConfig struct {
+// ReplayConfig describes `streamer bench replay`.
+type ReplayConfig struct {
 	Examples   int // generated text examples on the embedded broker
 	Partitions int
 	Retrain    bool // retrain instead of scoring with a pinned model
 	Seed       uint64
 }
 
-// BenchReport is what `streamer bench replay` prints.
-type BenchReport struct {
+// ReplayReport is what `streamer bench replay` prints.
+type ReplayReport struct {
 	Examples         int     `json:"examples"`
 	Partitions       int     `json:"partitions"`
 	Mode             string  `json:"mode"`
@@ -37,17 +38,17 @@ type BenchReport struct {
 	Accuracy         float64 `json:"accuracy"`
 }
 
-// discard is an Output that counts.
+// discard is a replay Output that counts.
 type discard struct{ n int64 }
 
 func (d *discard) Write(context.Context, *pipeline.Prediction) error { d.n++; return nil }
 func (d *discard) Close(context.Context) error                       { return nil }
 
-// Bench produces cfg.Examples generated examples to an embedded broker and
+// Replay produces cfg.Examples generated examples to an embedded broker and
 // measures a replay of all of them, with a model trained on the first
 // thousands pinned (or retraining).
-func Bench(ctx context.Context, cfg BenchConfig) (BenchReport, error) {
-	rep := BenchReport{Examples: cfg.Examples, Partitions: max(cfg.Partitions, 1), Mode: "pinned"}
+func Replay(ctx context.Context, cfg ReplayConfig) (ReplayReport, error) {
+	rep := ReplayReport{Examples: cfg.Examples, Partitions: max(cfg.Partitions, 1), Mode: "pinned"}
 	if cfg.Retrain {
 		rep.Mode = "retrain"
 	}
@@ -74,9 +75,9 @@ func Bench(ctx context.Context, cfg BenchConfig) (BenchReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	rc := Config{
-		Topics:   Topics{Examples: "examples", Labels: "labels", ExamplesDLQ: "examples-dlq", LabelsDLQ: "labels-dlq"},
-		To:       Bound{End: true},
+	rc := replay.Config{
+		Topics:   replay.Topics{Examples: "examples", Labels: "labels", ExamplesDLQ: "examples-dlq", LabelsDLQ: "labels-dlq"},
+		To:       replay.Bound{End: true},
 		Retrain:  cfg.Retrain,
 		Pipeline: pc,
 		Out:      &discard{},
@@ -86,7 +87,7 @@ func Bench(ctx context.Context, cfg BenchConfig) (BenchReport, error) {
 			return rep, err
 		}
 	}
-	sum, err := Run(ctx, conn, rc)
+	sum, err := replay.Run(ctx, conn, rc)
 	if err != nil {
 		return rep, err
 	}
@@ -99,7 +100,7 @@ func Bench(ctx context.Context, cfg BenchConfig) (BenchReport, error) {
 
 // produceBench writes the examples (a tenth carrying their label) and
 // returns the first few thousand as training data.
-func produceBench(ctx context.Context, conn *brokers.Connection, cfg BenchConfig) ([]synth.Document, error) {
+func produceBench(ctx context.Context, conn *brokers.Connection, cfg ReplayConfig) ([]synth.Document, error) {
 	w := &kafka.Writer{Addr: kafka.TCP(conn.Addrs...), Transport: conn.Transport, Topic: "examples",
 		Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond,
 		BatchSize: 5000, BatchBytes: 16 << 20, AllowAutoTopicCreation: true}

@@ -1,18 +1,20 @@
-package online
+package bench
 
 import (
 	"context"
 	"testing"
+
+	"streamer/online"
 )
 
-func TestBenchSolveSmall(t *testing.T) {
+func TestSolveSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("numerical; no concurrency to race")
 	}
-	for _, a := range []Algorithm{SVM, TSVM, DA} {
-		rep, err := BenchSolve(context.Background(), BenchConfig{
+	for _, a := range []online.Algorithm{online.SVM, online.TSVM, online.DA} {
+		rep, err := Solve(context.Background(), SolveConfig{
 			Rows: 3000, Features: 1 << 14, NNZ: 30, LabeledFrac: 0.05, Noise: 0.02, Seed: 1,
-			Params: Params{Algorithm: a, Lambda: 1e-3},
+			Params: online.Params{Algorithm: a, Lambda: 1e-3},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -29,12 +31,12 @@ func TestBenchSolveSmall(t *testing.T) {
 // BenchmarkSolve measures cold solves of a text-like problem; run with
 // -bench Solve -benchtime 1x for one of each.
 func BenchmarkSolve(b *testing.B) {
-	for _, a := range []Algorithm{SVM, TSVM, DA} {
+	for _, a := range []online.Algorithm{online.SVM, online.TSVM, online.DA} {
 		b.Run(string(a), func(b *testing.B) {
 			for b.Loop() {
-				rep, err := BenchSolve(context.Background(), BenchConfig{
+				rep, err := Solve(context.Background(), SolveConfig{
 					Rows: 20000, Features: 1 << 18, NNZ: 80, LabeledFrac: 0.01, Noise: 0.05, Seed: 1,
-					Params: Params{Algorithm: a, Lambda: 1e-4},
+					Params: online.Params{Algorithm: a, Lambda: 1e-4},
 				})
 				if err != nil {
 					b.Fatal(err)

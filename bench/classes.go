@@ -1,4 +1,4 @@
-package online
+package bench
 
 import (
 	"cmp"
@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online"
 	"streamer/synth"
 	"streamer/vector"
 )
 
-// ClassBenchConfig describes `streamer bench solve --classes C`: a
+// ClassesConfig describes `streamer bench solve --classes C`: a
 // generated multi-class window, solved cold by the algorithm and by a
 // supervised svm on the same rows, then re-solved warm after a fraction of
 // its rows is replaced.
-type ClassBenchConfig struct {
+type ClassesConfig struct {
 	Rows        int
 	Classes     int
 	Dense       bool    // dense clustered rows of Dim values; else sparse text-like rows
@@ -25,34 +26,34 @@ type ClassBenchConfig struct {
 	ReplaceFrac float64 // rows replaced before the warm re-solve; 0 means 0.01
 	K           int     // neighbours of the kNN graph; 0 means 10
 	Seed        uint64
-	Params      Params
+	Params      online.Params
 }
 
-// ClassBenchReport is what the multi-class bench prints. Graph building
+// ClassesReport is what the multi-class bench prints. Graph building
 // is timed apart from the solves.
-type ClassBenchReport struct {
-	Algorithm         Algorithm `json:"algo"`
-	Rows              int       `json:"rows"`
-	Classes           int       `json:"classes"`
-	Labeled           int       `json:"labeled"`
-	GraphSeconds      float64   `json:"graph_seconds"`
-	ColdSeconds       float64   `json:"cold_seconds"`
-	SVMColdSeconds    float64   `json:"svm_cold_seconds"`
-	ColdOverSVM       float64   `json:"cold_over_svm"`
-	WarmSeconds       float64   `json:"warm_seconds"`
-	WarmOverCold      float64   `json:"warm_over_cold"`
-	EigenIters        int       `json:"eigen_iters"`
-	WarmEigenIters    int       `json:"warm_eigen_iters"`
-	CGLSIters         int       `json:"cgls_iters"`
-	WarmCGLSIters     int       `json:"warm_cgls_iters"`
-	UnlabeledAccuracy float64   `json:"unlabeled_accuracy"`
-	SVMAccuracy       float64   `json:"svm_unlabeled_accuracy"`
+type ClassesReport struct {
+	Algorithm         online.Algorithm `json:"algo"`
+	Rows              int              `json:"rows"`
+	Classes           int              `json:"classes"`
+	Labeled           int              `json:"labeled"`
+	GraphSeconds      float64          `json:"graph_seconds"`
+	ColdSeconds       float64          `json:"cold_seconds"`
+	SVMColdSeconds    float64          `json:"svm_cold_seconds"`
+	ColdOverSVM       float64          `json:"cold_over_svm"`
+	WarmSeconds       float64          `json:"warm_seconds"`
+	WarmOverCold      float64          `json:"warm_over_cold"`
+	EigenIters        int              `json:"eigen_iters"`
+	WarmEigenIters    int              `json:"warm_eigen_iters"`
+	CGLSIters         int              `json:"cgls_iters"`
+	WarmCGLSIters     int              `json:"warm_cgls_iters"`
+	UnlabeledAccuracy float64          `json:"unlabeled_accuracy"`
+	SVMAccuracy       float64          `json:"svm_unlabeled_accuracy"`
 }
 
-// BenchClasses runs the multi-class bench of cfg.
-func BenchClasses(ctx context.Context, cfg ClassBenchConfig) (ClassBenchReport, error) {
+// Classes runs the multi-class bench of cfg.
+func Classes(ctx context.Context, cfg ClassesConfig) (ClassesReport, error) {
 	if cfg.Rows <= 0 || cfg.Classes < 2 || cfg.Dim <= 0 || cfg.LabeledFrac <= 0 {
-		return ClassBenchReport{}, fmt.Errorf("bench needs positive rows, dim and labeled fraction and two classes or more: %+v", cfg)
+		return ClassesReport{}, fmt.Errorf("bench needs positive rows, dim and labeled fraction and two classes or more: %+v", cfg)
 	}
 	replaced := max(1, int(float64(cfg.Rows)*cmp.Or(cfg.ReplaceFrac, 0.01)))
 	rows, truth := classBenchRows(cfg, cfg.Rows+replaced)
@@ -62,21 +63,21 @@ func BenchClasses(ctx context.Context, cfg ClassBenchConfig) (ClassBenchReport, 
 			labels[i] = truth[i]
 		}
 	}
-	rep := ClassBenchReport{Algorithm: cfg.Params.withDefaults().Algorithm, Rows: cfg.Rows, Classes: cfg.Classes}
+	rep := ClassesReport{Algorithm: cmp.Or(cfg.Params.Algorithm, online.DefaultAlgorithm), Rows: cfg.Rows, Classes: cfg.Classes}
 	cold, err := classBenchWindow(cfg, rows, labels, 0, &rep.GraphSeconds)
 	if err != nil {
 		return rep, err
 	}
 	rep.Labeled = labeledCount(cold.Labels)
-	m, st, err := Train(ctx, cold, cfg.Params, nil)
+	m, st, err := online.Train(ctx, cold, cfg.Params, nil)
 	if err != nil {
 		return rep, fmt.Errorf("cold solve: %w", err)
 	}
 	rep.ColdSeconds, rep.EigenIters, rep.CGLSIters = st.Seconds, st.EigenIters, st.CGLSIters
 	rep.UnlabeledAccuracy = benchAccuracy(m, rows[:cfg.Rows], labels, truth)
 	svm := cfg.Params
-	svm.Algorithm, svm.LambdaU, svm.LambdaI = SVM, 0, 0
-	sm, sst, err := Train(ctx, cold, svm, nil)
+	svm.Algorithm, svm.LambdaU, svm.LambdaI = online.SVM, 0, 0
+	sm, sst, err := online.Train(ctx, cold, svm, nil)
 	if err != nil {
 		return rep, fmt.Errorf("svm solve: %w", err)
 	}
@@ -87,7 +88,7 @@ func BenchClasses(ctx context.Context, cfg ClassBenchConfig) (ClassBenchReport, 
 	if err != nil {
 		return rep, err
 	}
-	_, wst, err := Train(ctx, next, cfg.Params, m)
+	_, wst, err := online.Train(ctx, next, cfg.Params, m)
 	if err != nil {
 		return rep, fmt.Errorf("warm solve: %w", err)
 	}
@@ -99,7 +100,7 @@ func BenchClasses(ctx context.Context, cfg ClassBenchConfig) (ClassBenchReport, 
 // classBenchRows draws n rows and their classes: dense Gaussian clusters
 // (three per class), or sparse text-like rows whose topics (two per class)
 // give the class.
-func classBenchRows(cfg ClassBenchConfig, n int) ([]vector.Vector, []string) {
+func classBenchRows(cfg ClassesConfig, n int) ([]vector.Vector, []string) {
 	truth := make([]string, n)
 	if cfg.Dense {
 		xs, cs := synth.Clusters(synth.ClusterConfig{Points: n, Dim: cfg.Dim, Clusters: 3 * cfg.Classes, Spread: 0.8, Seed: cfg.Seed})
@@ -118,15 +119,15 @@ func classBenchRows(cfg ClassBenchConfig, n int) ([]vector.Vector, []string) {
 // classBenchWindow returns the window of cfg.Rows rows starting at first,
 // with its kNN graph when the algorithm needs one (its build time added to
 // graphSeconds).
-func classBenchWindow(cfg ClassBenchConfig, rows []vector.Vector, labels []string, first int, graphSeconds *float64) (TrainData, error) {
+func classBenchWindow(cfg ClassesConfig, rows []vector.Vector, labels []string, first int, graphSeconds *float64) (online.TrainData, error) {
 	win := rows[first : first+cfg.Rows]
 	keys := make([]uint64, cfg.Rows)
 	for i := range keys {
 		keys[i] = uint64(first + i)
 	}
-	data := TrainData{X: NewMatrix(win, cfg.Dim), Labels: labels[first : first+cfg.Rows], Keys: keys}
-	p := cfg.Params.withDefaults()
-	if !p.Algorithm.UsesGraph(p.LambdaI) && !p.Algorithm.GrowsGraph() {
+	data := online.TrainData{X: online.NewMatrix(win, cfg.Dim), Labels: labels[first : first+cfg.Rows], Keys: keys}
+	algo := cmp.Or(cfg.Params.Algorithm, online.DefaultAlgorithm)
+	if !algo.UsesGraph(cfg.Params.LambdaI) && !algo.GrowsGraph() {
 		return data, nil
 	}
 	start := time.Now()
@@ -147,7 +148,7 @@ func classBenchWindow(cfg ClassBenchConfig, rows []vector.Vector, labels []strin
 	return data, nil
 }
 
-func benchAccuracy(m *Model, rows []vector.Vector, labels, truth []string) float64 {
+func benchAccuracy(m *online.Model, rows []vector.Vector, labels, truth []string) float64 {
 	ok, n := 0, 0
 	for i, x := range rows {
 		if labels[i] != "" {

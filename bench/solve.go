@@ -1,7 +1,8 @@
-package online
+package bench
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -9,14 +10,15 @@ import (
 	"strconv"
 	"time"
 
+	"streamer/online"
 	"streamer/synth"
 	"streamer/vector"
 )
 
-// BenchConfig describes `streamer bench solve`: a generated text-like
+// SolveConfig describes `streamer bench solve`: a generated text-like
 // problem, solved cold and then re-solved warm after a fraction of its rows
 // is replaced, as a sliding window does.
-type BenchConfig struct {
+type SolveConfig struct {
 	Rows        int     // rows in the window
 	Features    int     // feature space size
 	NNZ         int     // mean non-zeros per row
@@ -24,50 +26,50 @@ type BenchConfig struct {
 	Noise       float64 // label noise of the planted separator
 	ReplaceFrac float64 // fraction of rows replaced before the warm re-solve; 0 means 0.01
 	Seed        uint64
-	Params      Params
+	Params      online.Params
 }
 
-// BenchReport is what `streamer bench solve` prints.
-type BenchReport struct {
-	Algorithm     Algorithm `json:"algo"`
-	Rows          int       `json:"rows"`
-	Features      int       `json:"features"`
-	NNZ           int       `json:"nnz"`
-	Labeled       int       `json:"labeled"`
-	ColdSeconds   float64   `json:"cold_seconds"`
-	WarmSeconds   float64   `json:"warm_seconds"`
-	Objective     float64   `json:"objective"`
-	WarmObjective float64   `json:"warm_objective"`
-	NewtonSteps   int       `json:"newton_steps"`
-	CGLSIters     int       `json:"cgls_iters"`
-	WarmNewton    int       `json:"warm_newton_steps"`
-	WarmCGLS      int       `json:"warm_cgls_iters"`
-	RowsPerSecond float64   `json:"rows_per_second"`
+// SolveReport is what `streamer bench solve` prints.
+type SolveReport struct {
+	Algorithm     online.Algorithm `json:"algo"`
+	Rows          int              `json:"rows"`
+	Features      int              `json:"features"`
+	NNZ           int              `json:"nnz"`
+	Labeled       int              `json:"labeled"`
+	ColdSeconds   float64          `json:"cold_seconds"`
+	WarmSeconds   float64          `json:"warm_seconds"`
+	Objective     float64          `json:"objective"`
+	WarmObjective float64          `json:"warm_objective"`
+	NewtonSteps   int              `json:"newton_steps"`
+	CGLSIters     int              `json:"cgls_iters"`
+	WarmNewton    int              `json:"warm_newton_steps"`
+	WarmCGLS      int              `json:"warm_cgls_iters"`
+	RowsPerSecond float64          `json:"rows_per_second"`
 	// UnlabeledAccuracy is the accuracy on the unlabeled rows against the
 	// planted labels, after the cold solve.
 	UnlabeledAccuracy float64 `json:"unlabeled_accuracy"`
 	GenerateSeconds   float64 `json:"generate_seconds"`
 }
 
-// BenchSolve generates the problem of cfg and measures a cold solve and a
+// Solve generates the problem of cfg and measures a cold solve and a
 // warm re-solve after cfg.ReplaceFrac of the rows (the oldest) are replaced
 // by new ones.
-func BenchSolve(ctx context.Context, cfg BenchConfig) (BenchReport, error) {
+func Solve(ctx context.Context, cfg SolveConfig) (SolveReport, error) {
 	if err := cfg.validate(); err != nil {
-		return BenchReport{}, err
+		return SolveReport{}, err
 	}
 	genStart := time.Now()
 	replaced := cfg.replaced()
 	data, y := benchData(cfg)
-	rep := BenchReport{Algorithm: cfg.Params.withDefaults().Algorithm, Rows: cfg.Rows, Features: cfg.Features, NNZ: cfg.NNZ}
+	rep := SolveReport{Algorithm: cmp.Or(cfg.Params.Algorithm, online.DefaultAlgorithm), Rows: cfg.Rows, Features: cfg.Features, NNZ: cfg.NNZ}
 	rep.GenerateSeconds = time.Since(genStart).Seconds()
-	window := func(first int) Problem {
+	window := func(first int) online.Problem {
 		rows := data.Rows[first : first+cfg.Rows]
 		keys := make([]uint64, cfg.Rows)
 		for i := range keys {
 			keys[i] = uint64(first + i)
 		}
-		return Problem{X: NewMatrix(rows, cfg.Features), Y: y[first : first+cfg.Rows], Keys: keys}
+		return online.Problem{X: online.NewMatrix(rows, cfg.Features), Y: y[first : first+cfg.Rows], Keys: keys}
 	}
 	cold := window(0)
 	for _, v := range cold.Y {
@@ -75,7 +77,7 @@ func BenchSolve(ctx context.Context, cfg BenchConfig) (BenchReport, error) {
 			rep.Labeled++
 		}
 	}
-	sol, err := Solve(ctx, cold, cfg.Params, nil)
+	sol, err := online.Solve(ctx, cold, cfg.Params, nil)
 	if err != nil {
 		return rep, fmt.Errorf("cold solve: %w", err)
 	}
@@ -83,7 +85,7 @@ func BenchSolve(ctx context.Context, cfg BenchConfig) (BenchReport, error) {
 	rep.NewtonSteps, rep.CGLSIters = sol.Stats.NewtonSteps, sol.Stats.CGLSIters
 	rep.RowsPerSecond = float64(cfg.Rows) / sol.Stats.Seconds
 	rep.UnlabeledAccuracy = unlabeledAccuracy(data.Rows[:cfg.Rows], cold.Y, data.Labels, sol.W, cfg.Features)
-	warm, err := Solve(ctx, window(replaced), cfg.Params, sol)
+	warm, err := online.Solve(ctx, window(replaced), cfg.Params, sol)
 	if err != nil {
 		return rep, fmt.Errorf("warm solve: %w", err)
 	}
@@ -92,7 +94,7 @@ func BenchSolve(ctx context.Context, cfg BenchConfig) (BenchReport, error) {
 	return rep, nil
 }
 
-func (cfg BenchConfig) validate() error {
+func (cfg SolveConfig) validate() error {
 	if cfg.Rows <= 0 || cfg.Features <= 0 || cfg.NNZ <= 0 || cfg.LabeledFrac <= 0 {
 		return fmt.Errorf("bench solve needs positive rows, features, nnz and labeled fraction: %+v", cfg)
 	}
@@ -100,7 +102,7 @@ func (cfg BenchConfig) validate() error {
 }
 
 // replaced returns the number of rows replaced before the warm re-solve.
-func (cfg BenchConfig) replaced() int {
+func (cfg SolveConfig) replaced() int {
 	frac := cfg.ReplaceFrac
 	if frac <= 0 {
 		frac = 0.01
@@ -111,18 +113,18 @@ func (cfg BenchConfig) replaced() int {
 // benchData generates the rows of cfg's problem (the window and the rows
 // that replace its oldest), their planted labels, and the labels revealed
 // to the learner (0 for the others).
-func benchData(cfg BenchConfig) (synth.SparseText, []float64) {
+func benchData(cfg SolveConfig) (synth.SparseText, []float64) {
 	data := synth.GenerateSparseText(synth.SparseTextConfig{
 		Rows: cfg.Rows + cfg.replaced(), Dim: cfg.Features, NNZ: cfg.NNZ, Noise: cfg.Noise, Seed: cfg.Seed,
 	})
 	return data, revealLabels(data.Labels, cfg.LabeledFrac, cfg.Seed)
 }
 
-// ExportBenchProblem writes the rows of the cold solve of cfg, so that
+// ExportProblem writes the rows of the cold solve of cfg, so that
 // other solvers (SVMlin, `streamer fit`) can be held against it on the same
 // data: to data a LIBSVM file with the planted labels, to labels SVMlin's
 // labels file (1, -1, or 0 for a row whose label is not revealed).
-func ExportBenchProblem(cfg BenchConfig, data, labels io.Writer) error {
+func ExportProblem(cfg SolveConfig, data, labels io.Writer) error {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
