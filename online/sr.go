@@ -232,7 +232,6 @@ func (p *srProblem) key(row int) uint64 {
 // fillFromNeighbours sets each unknown row of x to the weighted mean of its
 // known neighbours along the kNN edges.
 func fillFromNeighbours(aff *srAffinity, x *mat.Dense, known []bool) {
-	_, b := x.Dims()
 	weight := make([]float64, aff.n)
 	for e, w := range aff.w {
 		i, j := int(aff.ea[e]), int(aff.eb[e])
@@ -250,7 +249,6 @@ func fillFromNeighbours(aff *srAffinity, x *mat.Dense, known []bool) {
 			floatsScaleTo(x.RawRowView(i), 1/w, x.RawRowView(i))
 		}
 	}
-	_ = b
 }
 
 // alignBlock rotates the first nev columns of x, within their span, to be

@@ -185,7 +185,7 @@ func rdaReference(data TrainData, class []int, c int, deg []float64, alpha float
 	for i := range u0 {
 		u0[i] = math.Sqrt(deg[i])
 	}
-	scale := 1 / math.Sqrt(floatsDot(u0, u0))
+	scale := 1 / math.Sqrt(dot(u0, u0))
 	for i := range u0 {
 		u0[i] *= scale
 	}
@@ -256,7 +256,6 @@ func (m rdaModel) scores(x vector.Vector) []float64 {
 	return out
 }
 
-func floatsDot(a, b []float64) float64 { return dot(a, b) }
 
 // TestSRWarmStartOnUnchangedWindow checks that a re-solve of an unchanged
 // window, warm-started from the last model, costs no eigensolver and no
