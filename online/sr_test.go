@@ -256,7 +256,6 @@ func (m rdaModel) scores(x vector.Vector) []float64 {
 	return out
 }
 
-
 // TestSRWarmStartOnUnchangedWindow checks that a re-solve of an unchanged
 // window, warm-started from the last model, costs no eigensolver and no
 // CGLS iteration, and returns the same classifier.
