@@ -12,5 +12,6 @@ func newBenchCommand() *cobra.Command {
 	cmd.AddCommand(newBenchReplayCommand())
 	cmd.AddCommand(newBenchLoadCommand())
 	cmd.AddCommand(newBenchHTTPCommand())
+	cmd.AddCommand(newBenchDrainCommand())
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +13,10 @@ import (
 )
 
 func newRunCommand() *cobra.Command {
-	var conf configFlags
+	var (
+		conf       configFlags
+		cpuProfile string
+	)
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the streaming service",
@@ -32,10 +36,20 @@ stops cleanly on SIGINT or SIGTERM.`,
 			if err != nil {
 				return err
 			}
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			return svc.Run(cmd.Context())
 		},
 	}
 	conf.register(cmd.Flags())
+	// For `bench drain --cpuprofile`; not part of the service's interface.
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
+	cmd.Flags().MarkHidden("cpuprofile")
 	return cmd
 }
 
@@ -68,4 +82,18 @@ address). Topics are created on first use. It stops on SIGINT or SIGTERM.`,
 	f.IntVar(&cfg.Partitions, "partitions", 1, "partitions of topics created on first use")
 	f.StringVar(&cfg.DataDir, "data-dir", "", "keep the broker's data in this directory across restarts")
 	return cmd
+}
+
+// startCPUProfile profiles the process into path until the returned
+// function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -1,0 +1,335 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"streamer/brokers"
+	"streamer/ingest"
+	"streamer/service"
+	"streamer/synth"
+)
+
+// DrainConfig describes `streamer bench drain`: a catch-up drain of a topic
+// filled before the service starts.
+type DrainConfig struct {
+	Executable string  // the streamer binary to run
+	Examples   int     // examples written before the service starts
+	TextFrom   string  // a JSONL file (.gz allowed) whose texts are cycled; "" generates text
+	LabelRate  float64 // fraction of the examples that also get a label on the labels topic
+	Partitions int     // partitions of the input topics; 0 means 4
+	Set        []string
+	// Timeout bounds the drain, from the service's start to its last
+	// commit; 0 means 10 minutes.
+	Timeout time.Duration
+	// CPUProfile, when set, is passed to the service's hidden --cpuprofile.
+	CPUProfile string
+}
+
+// DrainReport is what `streamer bench drain` prints. Latency is the time
+// from the service's start to the Kafka timestamp of each prediction (the
+// writer stamps a record when it sends it): every example of a pre-filled
+// topic has arrived by the start, so this is its arrival-to-publish time.
+type DrainReport struct {
+	Examples       int     `json:"examples"`
+	Seconds        float64 `json:"seconds"`
+	ExamplesPerSec float64 `json:"examples_per_sec"`
+	P50Ms          float64 `json:"p50_ms"`
+	P99Ms          float64 `json:"p99_ms"`
+	RSSBytes       int64   `json:"rss_bytes"`
+	KeptFraction   float64 `json:"kept_fraction"`
+	Predictions    int     `json:"predictions"`
+}
+
+// Drain fills an embedded broker with cfg.Examples examples, then starts
+// the service as a child process and times it from its start until the
+// group has committed the end of every input partition.
+func Drain(ctx context.Context, cfg DrainConfig) (rep DrainReport, err error) {
+	rep.Examples = cfg.Examples
+	if cfg.Examples <= 0 {
+		return rep, errors.New("examples must be positive")
+	}
+	if cfg.Partitions <= 0 {
+		cfg.Partitions = 4
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Minute
+	}
+	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: cfg.Partitions})
+	if err != nil {
+		return rep, err
+	}
+	defer cluster.Close()
+	port, err := freeLocalPort()
+	if err != nil {
+		return rep, err
+	}
+	sets := append([]string{"kafka.brokers=" + cluster.Addrs()[0], "http.listen=127.0.0.1:" + strconv.Itoa(port),
+		"log.level=warn", "kafka.partitions=" + strconv.Itoa(cfg.Partitions)}, cfg.Set...)
+	// The service's own configuration, to learn its topics and group and
+	// to refuse a bad --set before filling anything.
+	sc, err := service.LoadConfig("", sets)
+	if err != nil {
+		return rep, err
+	}
+	conn, err := sc.Brokers().Connect(cluster.Addrs())
+	if err != nil {
+		return rep, err
+	}
+	topics := sc.Kafka.Topics
+	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: topics.Examples, Partitions: sc.Kafka.Partitions},
+		brokers.Topic{Name: topics.Labels, Partitions: sc.Kafka.Partitions}); err != nil {
+		return rep, err
+	}
+	if err := fillDrain(ctx, conn, cfg, topics.Examples, topics.Labels); err != nil {
+		return rep, err
+	}
+
+	args := []string{"run"}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	if cfg.CPUProfile != "" {
+		args = append(args, "--cpuprofile", cfg.CPUProfile)
+	}
+	child := exec.Command(cfg.Executable, args...)
+	child.Stderr = os.Stderr
+	start := time.Now()
+	if err := child.Start(); err != nil {
+		return rep, fmt.Errorf("start service: %w", err)
+	}
+	// One goroutine waits for the child; exited is closed once it has.
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = child.Wait(); close(exited) }()
+	stop := func() error {
+		select {
+		case <-exited:
+			return waitErr
+		default:
+		}
+		child.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+			return waitErr
+		case <-time.After(sc.Shutdown.Timeout + 10*time.Second):
+			child.Process.Kill()
+			<-exited
+			return errors.New("service did not stop on SIGTERM; killed")
+		}
+	}
+	defer func() {
+		if serr := stop(); err == nil && serr != nil {
+			err = fmt.Errorf("stop service: %w", serr)
+		}
+	}()
+
+	if err := waitCommitted(ctx, conn, sc.Kafka.Group, []string{topics.Examples, topics.Labels}, cfg.Timeout, exited); err != nil {
+		return rep, err
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	rep.ExamplesPerSec = float64(cfg.Examples) / rep.Seconds
+	if kb, err := statusKB(child.Process.Pid, "VmHWM"); err == nil {
+		rep.RSSBytes = int64(kb) * 1024
+	}
+	m, err := scrape(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		return rep, err
+	}
+	rep.KeptFraction = m["streamer_window_kept_ratio"]
+	if err := stop(); err != nil {
+		return rep, fmt.Errorf("stop service: %w", err)
+	}
+	// A connection of its own: kafka-go's transport caches metadata from
+	// before the service created the predictions topic.
+	out, err := sc.Brokers().Connect(cluster.Addrs())
+	if err != nil {
+		return rep, err
+	}
+	lat, err := publishTimes(ctx, out, topics.Predictions, start)
+	if err != nil {
+		return rep, err
+	}
+	rep.Predictions = len(lat)
+	rep.P50Ms, rep.P99Ms = quantile(lat, 0.50), quantile(lat, 0.99)
+	return rep, nil
+}
+
+// drainText is one example's text and, when the source has one, its label.
+type drainText struct {
+	id, text, label string
+}
+
+// drainTexts returns a function giving the i-th example: generated, or the
+// texts of a JSONL file cycled, each cycle's ids made distinct.
+func drainTexts(path string) (func(i int) drainText, error) {
+	if path == "" {
+		gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 1})
+		return func(int) drainText {
+			d := gen.Next()
+			return drainText{id: d.ID, text: d.Text, label: d.Label}
+		}, nil
+	}
+	f, err := ingest.OpenDecompressed(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var recs []drainText
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for line := 1; sc.Scan(); line++ {
+		var r struct {
+			ID    string          `json:"id"`
+			Text  string          `json:"text"`
+			Label json.RawMessage `json:"label"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if r.Text == "" {
+			continue
+		}
+		if r.ID == "" {
+			r.ID = "line-" + strconv.Itoa(line)
+		}
+		label := string(r.Label)
+		if s, err := strconv.Unquote(label); err == nil {
+			label = s
+		} else if label == "null" {
+			label = ""
+		}
+		recs = append(recs, drainText{id: r.ID, text: r.Text, label: label})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s: no record with a text", path)
+	}
+	return func(i int) drainText {
+		r := recs[i%len(recs)]
+		if c := i / len(recs); c > 0 {
+			r.id += "~" + strconv.Itoa(c)
+		}
+		return r
+	}, nil
+}
+
+// fillDrain writes the examples, and the labels of a LabelRate fraction of
+// them spread evenly, and returns once the brokers acknowledged them all.
+func fillDrain(ctx context.Context, conn *brokers.Connection, cfg DrainConfig, examples, labels string) error {
+	next, err := drainTexts(cfg.TextFrom)
+	if err != nil {
+		return err
+	}
+	w := &kafka.Writer{Addr: kafka.TCP(conn.Addrs...), Transport: conn.Transport, Balancer: &kafka.Hash{},
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 5000, BatchBytes: 16 << 20}
+	defer w.Close()
+	batch := make([]kafka.Message, 0, 5500)
+	for i := range cfg.Examples {
+		d := next(i)
+		v, _ := json.Marshal(map[string]string{"id": d.id, "text": d.text})
+		batch = append(batch, kafka.Message{Topic: examples, Key: []byte(d.id), Value: v})
+		// Exactly ⌊n·rate⌋ of the first n examples are labeled.
+		if d.label != "" && math.Floor(float64(i+1)*cfg.LabelRate) > math.Floor(float64(i)*cfg.LabelRate) {
+			l, _ := json.Marshal(map[string]string{"id": d.id, "label": d.label})
+			batch = append(batch, kafka.Message{Topic: labels, Key: []byte(d.id), Value: l})
+		}
+		if len(batch) >= 5000 || i == cfg.Examples-1 {
+			if err := w.WriteMessages(ctx, batch...); err != nil {
+				return fmt.Errorf("fill %s: %w", examples, err)
+			}
+			batch = batch[:0]
+		}
+	}
+	return nil
+}
+
+// waitCommitted polls until group has committed the end of every partition
+// of topics, the service exits, or timeout passes.
+func waitCommitted(ctx context.Context, conn *brokers.Connection, group string, topics []string, timeout time.Duration, exited <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		done, behind := true, int64(0)
+		for _, t := range topics {
+			ps, err := conn.Positions(ctx, group, t)
+			if err != nil && ctx.Err() == nil {
+				return err
+			}
+			for _, p := range ps {
+				if p.End > p.First && p.Committed < p.End {
+					done = false
+					behind += p.End - max(p.Committed, p.First)
+				}
+			}
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("drain: %d records not committed after %v: %w", behind, timeout, ctx.Err())
+		case <-exited:
+			return errors.New("service exited before the drain ended")
+		case <-tick.C:
+		}
+	}
+}
+
+// publishTimes reads the predictions topic and returns, per example (its
+// first prediction, should one be published twice), the time from start to
+// the prediction's Kafka timestamp, in milliseconds, sorted.
+func publishTimes(ctx context.Context, conn *brokers.Connection, topic string, start time.Time) ([]float64, error) {
+	parts, err := conn.Partitions(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	ranges, err := conn.Offsets(ctx, topic, parts)
+	if err != nil {
+		return nil, err
+	}
+	first := map[string]time.Time{}
+	for _, p := range parts {
+		r := ranges[p]
+		err := conn.ReadRange(ctx, topic, p, r.First, r.End, func(m kafka.Message) error {
+			if t, ok := first[string(m.Key)]; !ok || m.Time.Before(t) {
+				first[string(m.Key)] = m.Time
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make([]float64, 0, len(first))
+	for _, t := range first {
+		out = append(out, float64(t.Sub(start))/float64(time.Millisecond))
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// quantile is the nearest-rank q-quantile of sorted values; 0 when empty.
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"streamer/bench"
+)
+
+func newBenchDrainCommand() *cobra.Command {
+	var (
+		cfg    bench.DrainConfig
+		report string
+	)
+	cmd := &cobra.Command{
+		Use:   "drain",
+		Short: "Measure how fast the service catches up with a topic filled before it starts",
+		Long: `drain starts an embedded broker, first writes --examples examples to the
+examples topic (generated text, or the texts of --text-from, a JSONL file
+such as data/debian-sections.jsonl.gz, cycled until there are enough), a
+--label-rate fraction of them with a label on the labels topic, and only
+then starts the service as a child process. It times the service from its
+start until the group's committed offsets reach the end of every input
+partition, and prints examples/s, the peak resident memory of the service
+(rss_bytes, the kernel's VmHWM), and kept_fraction, the fraction of the
+unlabeled examples its learner kept (streamer_window_kept_ratio).
+
+p50_ms and p99_ms are quantiles of arrival-to-publish latency as a
+catch-up drain has it: every example has arrived before the service
+starts, so an example's latency is the time from the service's start to
+the Kafka timestamp of its prediction (set when the service's writer sends
+it). Process start and the group join are included; p99 is close to the
+drain's length by construction.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			cfg.Executable = exe
+			rep, err := bench.Drain(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			return writeReport(cmd.OutOrStdout(), report, rep)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Examples, "examples", 200000, "examples written before the service starts")
+	f.StringVar(&cfg.TextFrom, "text-from", "", "JSONL file (.gz allowed) whose text fields are cycled; empty generates text")
+	f.Float64Var(&cfg.LabelRate, "label-rate", 0.05, "fraction of the examples that also get a label on the labels topic")
+	f.IntVar(&cfg.Partitions, "partitions", 4, "partitions of the input topics (kafka.partitions of the service)")
+	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "longest the drain may take")
+	f.StringArrayVar(&cfg.Set, "set", nil, "more configuration overrides for the service (key=value)")
+	f.StringVar(&report, "report", "", "also write the JSON report to this file")
+	f.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the service to this file")
+	f.MarkHidden("cpuprofile")
+	return cmd
+}
