@@ -45,10 +45,16 @@ func (s Sampling) KeptFraction() float64 {
 }
 
 // offerUnlabeled hands an unlabeled example to the queue when the sample
-// keeps it and the queue has room, and counts it. The caller holds mu.
+// keeps it and the queue is less than half full, and counts it. The other
+// half is kept for labeled examples, which wait for room: were unlabeled
+// ones to fill the queue, every labeled one would wait for an insertion
+// and scoring would run at the graph's pace. The caller holds mu.
 func (h *handoff) offerUnlabeled(id string, it insertion, counts *sampleCounts) bool {
 	counts.offered.Add(1)
 	if h.sample > 0 && h.sample < 1 && unitHash(id) >= h.sample {
+		return false
+	}
+	if 2*len(h.queue) >= cap(h.queue) {
 		return false
 	}
 	select {
