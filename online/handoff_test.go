@@ -194,3 +194,42 @@ func TestHandoffConcurrent(t *testing.T) {
 		t.Errorf("after Run, Observe inserts inline: err %v, in window %v", err, l.Contains("after"))
 	}
 }
+
+// TestHandedOffRowsTriggerASolve checks that a row that lands in the
+// window after a solve froze it counts toward the next solve: the solve
+// that missed it must not leave the window marked unchanged.
+func TestHandedOffRowsTriggerASolve(t *testing.T) {
+	l := handoffLearner(t, 64, 0)
+	xs, cs := synth.Clusters(synth.ClusterConfig{Points: 60, Dim: 4, Clusters: 2, Spread: 0.3, Seed: 4})
+	for i := range 40 { // inline, before Run
+		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), xs[i], fmt.Sprint(cs[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startRun(t, l)
+	l.winMu.Lock() // the rows observed now cannot land yet
+	for i := 40; i < 60; i++ {
+		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), xs[i], ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frozen := make(chan struct{})
+	go func() {
+		defer close(frozen)
+		l.mu.Lock() // what freeze does, without the window's lock
+		l.changed, l.sinceExamples, l.sinceLabels = false, 0, 0
+		l.mu.Unlock()
+	}()
+	<-frozen
+	l.winMu.Unlock()
+	if err := l.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := l.Solve(context.Background())
+	if err != nil {
+		t.Fatalf("solve after the rows landed: %v (they must count as a change)", err)
+	}
+	if rep.Window != 60 {
+		t.Errorf("the solve saw %d rows, want 60", rep.Window)
+	}
+}

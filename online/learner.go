@@ -165,6 +165,7 @@ func (l *Learner) Observe(id string, ts time.Time, v vector.Vector, label string
 			return nil, fmt.Errorf("observe %q: %w", id, err)
 		}
 		l.admit(id, item.key, label)
+		l.landed()
 		return l.forget(evicted), nil
 	}
 	if label == "" && !l.handoff.offerUnlabeled(id, item, &l.sampled) {
@@ -188,8 +189,8 @@ func (l *Learner) Observe(id string, ts time.Time, v vector.Vector, label string
 	return nil, nil
 }
 
-// admit records a new example under key: its id, its label, the triggers.
-// The caller holds mu.
+// admit records a new example under key: its id and its label. The caller
+// holds mu, and calls landed once the row is in the window.
 func (l *Learner) admit(id string, key uint64, label string) {
 	l.nextKey++
 	l.keyOf[id], l.idOf[key] = key, id
@@ -198,6 +199,13 @@ func (l *Learner) admit(id string, key uint64, label string) {
 		l.classes[label] = true
 		l.sinceLabels++
 	}
+}
+
+// landed counts a row that entered the window toward the next solve: a
+// solve that froze the window before a handed-off row landed did not see
+// it, so the row counts when it lands, not when it was observed. The
+// caller holds mu.
+func (l *Learner) landed() {
 	l.sinceExamples++
 	l.changed = true
 }
@@ -219,6 +227,7 @@ func (l *Learner) insertAndForget(it insertion) {
 		evicted = append(evicted, it.key)
 	}
 	l.mu.Lock()
+	l.landed()
 	l.forget(evicted)
 	l.mu.Unlock()
 }
