@@ -3,6 +3,7 @@ package service
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,9 +48,15 @@ func TestRestoreRefusesCorruptSnapshot(t *testing.T) {
 		for k, v := range r.Headers {
 			msg.Headers = append(msg.Headers, kafka.Header{Key: k, Value: []byte(v)})
 		}
-		if err := w.WriteMessages(ctx, msg); err != nil {
-			t.Fatal(err)
-		}
+		// kafka-go's transport may answer from metadata it cached before
+		// the service created the topic: retry until the deadline.
+		waitFor(t, "the corrupt snapshot written", 20*time.Second, func() bool {
+			err := w.WriteMessages(ctx, msg)
+			if err != nil && !errors.Is(err, kafka.UnknownTopicOrPartition) && !strings.Contains(err.Error(), "Unknown Topic Or Partition") {
+				t.Fatal(err)
+			}
+			return err == nil
+		})
 	}
 	file := filepath.Join(t.TempDir(), "model.snap")
 	os.WriteFile(file, bad, 0o644)
