@@ -17,23 +17,9 @@ func (p Platt) Prob(o float64) float64 {
 // backtracking on the regularized targets of Platt (Lin, Lin and Weng 2007).
 // Without both classes it returns the identity-like A = -1, B = 0.
 func FitPlatt(outputs, labels []float64) Platt {
-	var npos, nneg float64
-	for _, y := range labels {
-		if y > 0 {
-			npos++
-		} else {
-			nneg++
-		}
-	}
+	target, npos, nneg := plattTargets(labels)
 	if npos == 0 || nneg == 0 {
 		return Platt{A: -1}
-	}
-	hi, lo := (npos+1)/(npos+2), 1/(nneg+2)
-	target := func(i int) float64 {
-		if labels[i] > 0 {
-			return hi
-		}
-		return lo
 	}
 	a, b := 0.0, math.Log((nneg+1)/(npos+1))
 	f := plattLoss(outputs, target, a, b)
@@ -83,23 +69,9 @@ func FitPlatt(outputs, labels []float64) Platt {
 // which the solve has pushed past the margins). A stays ≤ 0: a sigmoid
 // that falls with the output would reverse the decision.
 func fitPlattSlope(outputs, labels []float64) Platt {
-	var npos, nneg float64
-	for _, y := range labels {
-		if y > 0 {
-			npos++
-		} else {
-			nneg++
-		}
-	}
+	target, npos, nneg := plattTargets(labels)
 	if npos == 0 || nneg == 0 {
 		return Platt{A: -1}
-	}
-	hi, lo := (npos+1)/(npos+2), 1/(nneg+2)
-	target := func(i int) float64 {
-		if labels[i] > 0 {
-			return hi
-		}
-		return lo
 	}
 	a := 0.0
 	f := plattLoss(outputs, target, a, 0)
@@ -126,6 +98,27 @@ func fitPlattSlope(outputs, labels []float64) Platt {
 		}
 	}
 	return Platt{A: min(a, 0)}
+}
+
+// plattTargets counts the positive and negative labels and returns Platt's
+// regularized target of each row: (n₊+1)/(n₊+2) for a positive one,
+// 1/(n₋+2) for a negative one.
+func plattTargets(labels []float64) (target func(i int) float64, npos, nneg float64) {
+	for _, y := range labels {
+		if y > 0 {
+			npos++
+		} else {
+			nneg++
+		}
+	}
+	hi, lo := (npos+1)/(npos+2), 1/(nneg+2)
+	target = func(i int) float64 {
+		if labels[i] > 0 {
+			return hi
+		}
+		return lo
+	}
+	return target, npos, nneg
 }
 
 // plattPQ returns p = 1/(1+exp(z)) and q = 1 - p without overflow.
