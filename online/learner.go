@@ -493,7 +493,7 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 	if km != nil {
 		rows, features = l.mapped.rows(km, view), km.Dim()
 	}
-	data := TrainData{X: NewMatrix(rows, features), Labels: labels, Keys: view.keys}
+	data := TrainData{X: NewMatrix(rows, features), Labels: labels, Keys: view.keys, Rows: rows}
 	if lap != nil { // a nil *anngraph.Laplacian must not become a non-nil interface
 		data.Laplacian, data.Graph = lap, lap
 	}

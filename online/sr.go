@@ -51,6 +51,9 @@ type Spectral struct {
 	// S = D^{-1/2} W D^{-1/2} first, then the guard vectors.
 	Vectors []float64
 	Block   int
+	// gram is the regressions' X̃ᵀCX̃ on a dense window, for the next
+	// solve to update.
+	gram *srGram
 }
 
 // srProblem is one SR solve: the window's rows mapped to classes.
@@ -58,8 +61,9 @@ type srProblem struct {
 	data    TrainData
 	params  Params
 	classes []string
-	class   []int // per row: index into classes, -1 unlabeled
-	present []int // classes with a labeled row in the window
+	class   []int   // per row: index into classes, -1 unlabeled
+	present []int   // classes with a labeled row in the window
+	gram    *srGram // set by ridgeShared
 }
 
 func newSRProblem(data TrainData, params Params, classes []string) (*srProblem, error) {
@@ -306,7 +310,11 @@ func (p *srProblem) responses(aff *srAffinity, v *mat.Dense, nev int) [][]float6
 // all at once through a shared Gram matrix on a dense window, else by CGLS
 // per response in parallel, warm-started from prev's weights.
 func (p *srProblem) regressions(ctx context.Context, m *Model, responses [][]float64, prev *Model) error {
-	if sols, ok := p.ridgeShared(responses); ok {
+	var prevGram *srGram
+	if prev != nil && prev.Spectral != nil {
+		prevGram = prev.Spectral.gram
+	}
+	if sols, ok := p.ridgeShared(responses, prevGram); ok {
 		copy(m.Problems, sols)
 		return nil
 	}
@@ -441,7 +449,7 @@ func calibrateCentroids(m *Model, rows []int, z [][]float64, labels []string) []
 // solve's warm start.
 func (p *srProblem) spectralState(v *mat.Dense) *Spectral {
 	n, b := v.Dims()
-	sp := &Spectral{Keys: make([]uint64, n), Vectors: make([]float64, 0, n*b), Block: b}
+	sp := &Spectral{Keys: make([]uint64, n), Vectors: make([]float64, 0, n*b), Block: b, gram: p.gram}
 	for i := range n {
 		sp.Keys[i] = p.key(i)
 		sp.Vectors = append(sp.Vectors, v.RawRowView(i)...)
