@@ -1,9 +1,11 @@
 package brokers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/segmentio/kafka-go"
 
@@ -61,6 +63,43 @@ func (conn *Connection) FindSnapshotVersion(ctx context.Context, name string, ve
 		searched = append(searched, topic)
 	}
 	return nil, fmt.Errorf("%w: model %q version %d is on none of the topics %v", ErrNoSnapshot, name, version, searched)
+}
+
+// SnapshotHistory returns the history entry of every version of model
+// name on topics, by version; a version on several topics (the history
+// topic and the compacted one) is described once, as the first topic has
+// it. Topics that do not exist are passed over. Snapshots that cannot be
+// used or decoded are counted in skipped.
+func (conn *Connection) SnapshotHistory(ctx context.Context, name string, topics ...string) (entries []snapshot.Entry, skipped int, err error) {
+	byVersion := map[uint64]snapshot.Entry{}
+	for _, topic := range topics {
+		if topic == "" {
+			continue
+		}
+		seen := map[uint64]bool{}
+		n, err := conn.EachSnapshot(ctx, topic, func(model string, c snapshot.Complete) {
+			if _, known := byVersion[c.Version]; model != name || (known && !seen[c.Version]) {
+				return
+			}
+			snap, err := snapshot.Decode(c.Data)
+			if err != nil {
+				skipped++
+				return
+			}
+			// A version written again (a restart's final snapshot) is
+			// described as last written.
+			byVersion[c.Version], seen[c.Version] = snapshot.Describe(snap, len(c.Data)), true
+		})
+		skipped += n
+		if err != nil && !errors.Is(err, ErrUnknownTopic) {
+			return nil, skipped, err
+		}
+	}
+	for _, e := range byVersion {
+		entries = append(entries, e)
+	}
+	slices.SortFunc(entries, func(a, b snapshot.Entry) int { return cmp.Compare(a.Version, b.Version) })
+	return entries, skipped, nil
 }
 
 // EachSnapshot reads topic from its start to its current end and calls fn

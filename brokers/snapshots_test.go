@@ -130,6 +130,15 @@ func TestSnapshotHistory(t *testing.T) {
 	if _, err := conn.FindSnapshotVersion(ctx, "m", 9, "history", "snaps"); !errors.Is(err, ErrNoSnapshot) {
 		t.Fatalf("version 9: %v, want ErrNoSnapshot", err)
 	}
+	entries, skipped, err := conn.SnapshotHistory(ctx, "m", "history", "snaps", "missing")
+	if err != nil || skipped != 0 || len(entries) != 5 {
+		t.Fatalf("history of m: %d entries, skipped %d, err %v", len(entries), skipped, err)
+	}
+	for i, e := range entries {
+		if e.Version != uint64(i+1) || e.Name != "m" || e.Bytes == 0 {
+			t.Fatalf("entry %d: %+v", i, e)
+		}
+	}
 	if _, err := conn.EachSnapshot(ctx, "missing", func(string, snapshot.Complete) {}); !errors.Is(err, ErrUnknownTopic) {
 		t.Fatalf("a missing topic: %v, want ErrUnknownTopic", err)
 	}
