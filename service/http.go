@@ -57,7 +57,7 @@ func (s *Service) HTTPAddr() string {
 // partitions, 503 with the reason before, and 503 while an input partition
 // is stalled (liveness.go). A pinned model (pin.go) is said in the body.
 func (s *Service) readyz(w http.ResponseWriter, _ *http.Request) {
-	m, _ := s.pipe.Learner().Model()
+	m, _ := s.pipe.Learner().Scoring() // a pinned model scores without a newest one
 	stall, _ := s.stall.Load().(string)
 	switch {
 	case !m.Ready():
