@@ -119,6 +119,9 @@ func (s *Service) pinnedModel(ctx context.Context, version uint64) (*online.Mode
 	if err != nil {
 		return nil, fmt.Errorf("snapshot of version %d: %w", version, err)
 	}
+	if snap.Version != version {
+		return nil, fmt.Errorf("snapshot of version %d holds version %d", version, snap.Version)
+	}
 	if err := s.compatible(snap); err != nil {
 		return nil, fmt.Errorf("snapshot of version %d: %w", version, err)
 	}

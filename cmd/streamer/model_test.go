@@ -117,6 +117,10 @@ func TestModelListPinUnpin(t *testing.T) {
 		}
 	}
 
+	if out := run(t, "snapshot", "inspect", "--topic", "--version", "1", "--set", set); !strings.Contains(out, "version") || !strings.Contains(out, "100 examples") {
+		t.Fatalf("snapshot inspect --version 1 printed %q", out)
+	}
+
 	run(t, "model", "unpin", "--set", set)
 	for _, r := range listVersions(t, set) {
 		if r.Pinned {
