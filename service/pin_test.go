@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,15 @@ func TestPinAndRollback(t *testing.T) {
 		}
 	}
 
-	// Pinned to version 1: predictions stay on it while solves go on.
+	// Compacted, the snapshot topic keeps the newest version only: version
+	// 1 is in the history alone.
+	cluster.Compact()
+	if _, err := conn.ReadSnapshotVersion(ctx, cfg.Kafka.Topics.Snapshots, "default", 1); !errors.Is(err, brokers.ErrNoSnapshot) {
+		t.Fatalf("version 1 on the compacted snapshot topic: %v", err)
+	}
+
+	// Pinned to version 1 (a rollback, from the history): predictions stay
+	// on it while solves go on.
 	pin(t, ctx, conn, cfg, 1)
 	waitFor(t, "version 1 pinned", 30*time.Second, func() bool { v, ok := learner.Pinned(); return ok && v == 1 })
 	if code, body := get(t, "http://"+svc.HTTPAddr()+"/readyz"); code != 200 || !strings.Contains(body, "pinned to version 1") {
