@@ -33,11 +33,12 @@ type Service struct {
 	restored    atomic.Uint64 // version of the snapshot restored from, 0 if none
 	rebuilt     atomic.Int64  // examples replayed into the window at restore
 	deadLetters atomic.Int64
-	httpAddr    atomic.Value            // string
-	started     chan struct{}           // closed once the consumer runs
-	scoring     chan struct{}           // a slot per /v1/predict request read or scored at once
-	pin         pinning                 // the pin order obeyed (pin.go)
-	history     *publish.SnapshotWriter // of the history topic (history.go); nil without one
+	httpAddr    atomic.Value  // string
+	started     chan struct{} // closed once the consumer runs
+	scoring     chan struct{} // a slot per /v1/predict request read or scored at once
+
+	pin     pinning                 // the pin order obeyed (pin.go)
+	history *publish.SnapshotWriter // of the history topic (history.go); nil without one
 }
 
 // New prepares a service; nothing connects before Run.
