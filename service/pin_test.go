@@ -61,8 +61,10 @@ func TestPinAndRollback(t *testing.T) {
 
 	// Pinned to version 1 (a rollback, from the history): predictions stay
 	// on it while solves go on.
+	ordered := time.Now()
 	pin(t, ctx, conn, cfg, 1)
 	waitFor(t, "version 1 pinned", 30*time.Second, func() bool { v, ok := learner.Pinned(); return ok && v == 1 })
+	t.Logf("rolled back to version 1 %v after the order was written", time.Since(ordered).Round(time.Millisecond))
 	if code, body := get(t, "http://"+svc.HTTPAddr()+"/readyz"); code != 200 || !strings.Contains(body, "pinned to version 1") {
 		t.Fatalf("/readyz while pinned: %d %q", code, body)
 	}
