@@ -70,6 +70,9 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"log.level=loud", "log.level"},
 		{"window.max_examples=lots", "max_examples"},
 		{"nonsense.key=1", "nonsense.key"},
+		{"snapshot.history_retention=0s", "snapshot.history_retention"},
+		{"snapshot.history_topic=model-snapshots", "snapshot.history_topic"},
+		{"kafka.topics.control=model-snapshots-history", "kafka.topics.control"},
 	}
 	for _, tt := range tests {
 		_, err := LoadConfig("", []string{tt.set})

@@ -12,6 +12,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/control"
 	"streamer/pipeline"
 	"streamer/publish"
 )
@@ -35,6 +36,9 @@ type Service struct {
 	httpAddr    atomic.Value  // string
 	started     chan struct{} // closed once the consumer runs
 	scoring     chan struct{} // a slot per /v1/predict request read or scored at once
+
+	pin     pinning                 // the pin order obeyed (pin.go)
+	history *publish.SnapshotWriter // of the history topic (history.go); nil without one
 }
 
 // New prepares a service; nothing connects before Run.
@@ -136,21 +140,26 @@ func (s *Service) closeCluster() {
 // retrying while the brokers are away.
 func (s *Service) prepare(ctx context.Context) error {
 	t := s.cfg.Kafka.Topics
-	err := s.retry(ctx, "create topics", func() error {
-		return s.conn.EnsureTopics(ctx,
-			brokers.Topic{Name: t.Predictions, Partitions: s.cfg.Kafka.Partitions},
-			brokers.Topic{Name: t.Snapshots, Partitions: 1, Compacted: true},
-			brokers.Topic{Name: t.ExamplesDLQ, Partitions: s.cfg.Kafka.Partitions},
-			brokers.Topic{Name: t.LabelsDLQ, Partitions: s.cfg.Kafka.Partitions},
-		)
-	})
+	topics := []brokers.Topic{
+		{Name: t.Predictions, Partitions: s.cfg.Kafka.Partitions},
+		{Name: t.Snapshots, Partitions: 1, Compacted: true},
+		{Name: t.ExamplesDLQ, Partitions: s.cfg.Kafka.Partitions},
+		{Name: t.LabelsDLQ, Partitions: s.cfg.Kafka.Partitions},
+		control.Topic(t.Control),
+	}
+	if history, ok := s.historyTopic(); ok {
+		topics = append(topics, history)
+	}
+	err := s.retry(ctx, "create topics", func() error { return s.conn.EnsureTopics(ctx, topics...) })
 	if err != nil {
 		return err
 	}
-	if !s.cfg.Snapshot.Restore {
-		return nil
+	if s.cfg.Snapshot.Restore {
+		if err := s.retry(ctx, "restore", func() error { return s.restore(ctx) }); err != nil {
+			return err
+		}
 	}
-	return s.retry(ctx, "restore", func() error { return s.restore(ctx) })
+	return s.retry(ctx, "read the control topic", func() error { return s.catchUpPins(ctx) })
 }
 
 // retry runs op until it succeeds or ctx ends, with doubling backoff.
@@ -178,6 +187,7 @@ func (s *Service) retry(ctx context.Context, what string, op func() error) error
 func (s *Service) stream(ctx context.Context) error {
 	writer := publish.NewRecordWriter(s.conn, s.writerConfig())
 	snaps := publish.NewSnapshotWriter(s.conn, s.cfg.Kafka.Topics.Snapshots, s.writerConfig())
+	s.history = s.newHistoryWriter()
 	drain, stopDrain := drainContext(ctx, s.cfg.Shutdown.Timeout)
 	defer stopDrain()
 
@@ -192,6 +202,7 @@ func (s *Service) stream(ctx context.Context) error {
 		}
 	})
 	wg.Go(func() { s.watchLiveness(solveCtx, restart) })
+	wg.Go(func() { s.followPins(solveCtx) })
 	close(s.started)
 	s.log.Info("consuming", "group", s.cfg.Kafka.Group, "examples", s.cfg.Kafka.Topics.Examples, "labels", s.cfg.Kafka.Topics.Labels)
 
@@ -210,6 +221,9 @@ func (s *Service) stream(ctx context.Context) error {
 	stopSolver()
 	s.finalSnapshot(drain, snaps)
 	s.closeAll(writer, snaps)
+	if s.history != nil {
+		s.closeAll(s.history)
+	}
 	wg.Wait()
 	if drain.Err() != nil {
 		s.log.Warn("shutdown deadline passed before every batch was written; the rest will be redelivered")
