@@ -21,7 +21,8 @@ type eigenSettings struct {
 	// Tol is the residual ‖A x - θ x‖ below which a wanted Ritz pair has
 	// converged; 0 means 1e-6 (the operators here have norm ≤ 1).
 	Tol float64
-	// MaxIter caps the iterations; 0 means 500.
+	// MaxIter caps the iterations; 0 means 500, and a negative value none:
+	// the seed is only checked.
 	MaxIter int
 }
 
@@ -29,7 +30,7 @@ func (s eigenSettings) withDefaults() eigenSettings {
 	if s.Tol <= 0 {
 		s.Tol = 1e-6
 	}
-	if s.MaxIter <= 0 {
+	if s.MaxIter == 0 {
 		s.MaxIter = 500
 	}
 	return s
