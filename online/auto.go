@@ -12,13 +12,15 @@ const (
 	// (images: above 0.9; short text, where graph methods lose to a
 	// linear model on the labels: below 0.5).
 	autoMinHomophily = 0.7
-	// autoLambdaI is the weight λ_I of the graph term that auto gives tsvm
-	// on a graph that follows the labels better than chance but not well
-	// enough for sr, when solver.lambda_i is 0. Measured on Debian's short
-	// descriptions (13 classes, 5% of labels, windows of 1,000 to 5,000
-	// rows, normalized Laplacian): λ_I = 0.1, 1, 3, 10, 100 moved lapsvm's
-	// accuracy on the unlabeled rows by +0.4, +0.8, +0.3, 0 and −7 points
-	// against svm.
+	// autoLambdaI is λ_I, the weight of the graph term, of the lapsvm that
+	// auto runs on a graph that follows the labels better than chance but
+	// not well enough for sr, when solver.lambda_i is 0. Measured on
+	// Debian's short descriptions (13 classes, 5% of labels, windows of
+	// 1,000 to 5,000 rows, normalized Laplacian, accuracy on the unlabeled
+	// rows against svm): λ_I = 0.1, 1, 10, 100 moved it by +0.4, +1.1,
+	// +0.3, −7.8 points (label seeds 1–2), λ_I = 1 and 3 by +0.8 and +0.5
+	// (seeds 1–3). tsvm with the same graph term gained +1.2, and as much
+	// as lapsvm in the stream, for six times the solve time.
 	autoLambdaI = 1
 	// autoMinZ is how many standard deviations the count of agreeing
 	// labeled edges must lie above its expectation under labels drawn
@@ -29,9 +31,9 @@ const (
 // chooseAuto returns the parameters auto stands for on data: tsvm for two
 // classes (or without a graph); for three or more, sr when the window's
 // kNN graph follows the labels, the supervised svm while too few labeled
-// rows are neighbours to tell, and otherwise tsvm, with the graph term
-// (λ_I = autoLambdaI unless p sets it) when the graph agrees with the
-// labels more than chance would.
+// rows are neighbours to tell, lapsvm (λ_I = autoLambdaI unless p sets
+// it) when the graph agrees with the labels more than chance would but
+// not enough for sr, and tsvm when it agrees no more than chance.
 func chooseAuto(data TrainData, p Params) Params {
 	p.Algorithm = TSVM
 	if data.Graph == nil || ClassCount(data.Labels) < 3 {
@@ -44,8 +46,11 @@ func chooseAuto(data TrainData, p Params) Params {
 	// Laplace's rule keeps a handful of agreeing edges from deciding.
 	case float64(same+1)/float64(edges+2) >= autoMinHomophily:
 		p.Algorithm = SR
-	case p.LambdaI == 0 && data.Laplacian != nil && aboveChance(same, edges, chanceAgreement(data.Labels)):
-		p.LambdaI = autoLambdaI
+	case data.Laplacian != nil && aboveChance(same, edges, chanceAgreement(data.Labels)):
+		p.Algorithm = LapSVM
+		if p.LambdaI == 0 {
+			p.LambdaI = autoLambdaI
+		}
 	}
 	return p
 }

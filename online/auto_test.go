@@ -14,9 +14,9 @@ import (
 
 // TestChooseAuto checks auto's choice: sr for several classes on a graph
 // that follows the labels, tsvm for two classes, without a graph, and on a
-// graph whose edges ignore the labels, tsvm with the graph term on a graph
-// that follows the labels better than chance but not well enough for sr,
-// and svm while it cannot tell.
+// graph whose edges ignore the labels, lapsvm on a graph that follows the
+// labels better than chance but not well enough for sr, and svm while it
+// cannot tell.
 func TestChooseAuto(t *testing.T) {
 	clustered, _, _ := srData(t, 600, 6, 5, 0.2, 4)
 	binary, _, _ := srData(t, 600, 6, 2, 0.2, 4)
@@ -37,8 +37,9 @@ func TestChooseAuto(t *testing.T) {
 		{"clustered, 5 classes", clustered, 0, SR, 0},
 		{"two classes", binary, 0, TSVM, 0},
 		{"labels independent of the graph", shuffled, 0, TSVM, 0},
-		{"graph follows the labels in part", partial, 0, TSVM, autoLambdaI},
-		{"graph follows the labels in part, lambda_i set", partial, 0.25, TSVM, 0.25},
+		{"graph follows the labels in part", partial, 0, LapSVM, autoLambdaI},
+		{"graph follows the labels in part, lambda_i set", partial, 0.25, LapSVM, 0.25},
+		{"labels independent of the graph, lambda_i set", shuffled, 0.25, TSVM, 0.25},
 		{"no graph", noGraph, 0, TSVM, 0},
 		{"too few labeled neighbours to tell", fewLabels, 0, SVM, 0},
 	} {
