@@ -20,7 +20,7 @@ const (
 	// rows against svm): λ_I = 0.1, 1, 10, 100 moved it by +0.4, +1.1,
 	// +0.3, −7.8 points (label seeds 1–2), λ_I = 1 and 3 by +0.8 and +0.5
 	// (seeds 1–3). tsvm with the same graph term gained +1.2, and as much
-	// as lapsvm in the stream, for six times the solve time.
+	// as lapsvm in the stream, for 8 times the solve time.
 	autoLambdaI = 1
 	// autoMinZ is how many standard deviations the count of agreeing
 	// labeled edges must lie above its expectation under labels drawn
