@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,34 +14,115 @@ import (
 
 // TestChooseAuto checks auto's choice: sr for several classes on a graph
 // that follows the labels, tsvm for two classes, without a graph, and on a
-// graph whose edges ignore the labels, svm while it cannot tell.
+// graph whose edges ignore the labels, lapsvm on a graph that follows the
+// labels better than chance but not well enough for sr, and svm while it
+// cannot tell.
 func TestChooseAuto(t *testing.T) {
 	clustered, _, _ := srData(t, 600, 6, 5, 0.2, 4)
 	binary, _, _ := srData(t, 600, 6, 2, 0.2, 4)
 	shuffled, _, _ := srData(t, 600, 6, 5, 0.2, 4)
-	r := rand.New(rand.NewPCG(1, 2))
-	for i, l := range shuffled.Labels {
-		if l != "" {
-			shuffled.Labels[i] = fmt.Sprint(r.IntN(5))
-		}
-	}
+	shuffled.Labels = relabel(shuffled.Labels, 1, 5, 1)
+	partial, _, _ := srData(t, 600, 6, 5, 0.2, 4)
+	partial.Labels = relabel(partial.Labels, 0.5, 5, 2)
 	noGraph := clustered
 	noGraph.Graph = nil
 	fewLabels, _, _ := srData(t, 600, 6, 5, 0, 4) // two labels a class: too few neighbours to judge
 	for _, tt := range []struct {
-		name string
-		data TrainData
-		want Algorithm
+		name    string
+		data    TrainData
+		lambdaI float64 // solver.lambda_i
+		want    Algorithm
+		wantLI  float64
 	}{
-		{"clustered, 5 classes", clustered, SR},
-		{"two classes", binary, TSVM},
-		{"labels independent of the graph", shuffled, TSVM},
-		{"no graph", noGraph, TSVM},
-		{"too few labeled neighbours to tell", fewLabels, SVM},
+		{"clustered, 5 classes", clustered, 0, SR, 0},
+		{"two classes", binary, 0, TSVM, 0},
+		{"labels independent of the graph", shuffled, 0, TSVM, 0},
+		{"graph follows the labels in part", partial, 0, LapSVM, autoLambdaI},
+		{"graph follows the labels in part, lambda_i set", partial, 0.25, LapSVM, 0.25},
+		{"labels independent of the graph, lambda_i set", shuffled, 0.25, TSVM, 0.25},
+		{"no graph", noGraph, 0, TSVM, 0},
+		{"too few labeled neighbours to tell", fewLabels, 0, SVM, 0},
 	} {
-		if got := chooseAuto(tt.data); got != tt.want {
+		got := chooseAuto(tt.data, Params{Algorithm: Auto, LambdaI: tt.lambdaI})
+		if got.Algorithm != tt.want || got.LambdaI != tt.wantLI {
 			same, edges := Homophily(tt.data.Graph, tt.data.Labels)
-			t.Errorf("%s: auto chose %s, want %s (%d of %d labeled edges agree)", tt.name, got, tt.want, same, edges)
+			t.Errorf("%s: auto chose %s with lambda_i %v, want %s with %v (%d of %d labeled edges agree, chance %.3f)",
+				tt.name, got.Algorithm, got.LambdaI, tt.want, tt.wantLI, same, edges, chanceAgreement(tt.data.Labels))
+		}
+	}
+}
+
+// relabel returns labels with each labeled row, with probability frac,
+// given a class drawn uniformly from c.
+func relabel(labels []string, frac float64, c int, seed uint64) []string {
+	r := rand.New(rand.NewPCG(seed, 2))
+	out := slices.Clone(labels)
+	for i, l := range out {
+		if l != "" && r.Float64() < frac {
+			out[i] = fmt.Sprint(r.IntN(c))
+		}
+	}
+	return out
+}
+
+// edgeList is a WeightedGraph given by its edges.
+type edgeList [][2]int
+
+func (g edgeList) Vertices() int { return 0 }
+func (g edgeList) Edges() int    { return len(g) }
+func (g edgeList) Edge(e int) (int, int, float64) {
+	return g[e][0], g[e][1], 1
+}
+
+// TestAboveChanceIsCalibrated checks the test auto uses the graph by: on
+// random graphs whose edges ignore the labels (skewed class sizes, so that
+// chance agreement is not 1/c) it fires about as often as a one-sided 2σ
+// test should (2.3%), and on graphs whose edges join rows of one class
+// with probability 0.3 more than chance it fires nearly always.
+func TestAboveChanceIsCalibrated(t *testing.T) {
+	const trials, n, edges = 400, 300, 200
+	sizes := []float64{0.4, 0.25, 0.15, 0.1, 0.1}
+	r := rand.New(rand.NewPCG(3, 4))
+	draw := func() string {
+		u, k := r.Float64(), 0
+		for ; k < len(sizes)-1 && u >= sizes[k]; k++ {
+			u -= sizes[k]
+		}
+		return fmt.Sprint(k)
+	}
+	for _, tt := range []struct {
+		name     string
+		follow   float64 // probability that an edge is drawn inside a class
+		min, max int     // of trials that fire
+	}{
+		{"independent", 0, 0, trials * 6 / 100},
+		{"homophilous", 0.3, trials * 95 / 100, trials},
+	} {
+		fired := 0
+		for range trials {
+			labels := make([]string, n)
+			byClass := map[string][]int{}
+			for i := range labels {
+				labels[i] = draw()
+				byClass[labels[i]] = append(byClass[labels[i]], i)
+			}
+			g := make(edgeList, edges)
+			for e := range g {
+				i := r.IntN(n)
+				j := r.IntN(n)
+				if r.Float64() < tt.follow {
+					same := byClass[labels[i]]
+					j = same[r.IntN(len(same))]
+				}
+				g[e] = [2]int{i, j}
+			}
+			same, m := Homophily(g, labels)
+			if aboveChance(same, m, chanceAgreement(labels)) {
+				fired++
+			}
+		}
+		if fired < tt.min || fired > tt.max {
+			t.Errorf("%s: fired in %d of %d trials, want %d to %d", tt.name, fired, trials, tt.min, tt.max)
 		}
 	}
 }

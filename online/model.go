@@ -200,7 +200,7 @@ func Train(ctx context.Context, data TrainData, params Params, prev *Model) (*Mo
 	}
 	params = params.withDefaults()
 	if params.Algorithm == Auto {
-		params.Algorithm = chooseAuto(data)
+		params = chooseAuto(data, params)
 	}
 	if params.Algorithm == SR {
 		m, st, err := trainSR(ctx, data, params, classes, labeled, prev)

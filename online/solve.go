@@ -19,8 +19,9 @@ const (
 	TSVM   Algorithm = "tsvm"   // multi-switch transductive L2-SVM (thesis §6.3)
 	DA     Algorithm = "da"     // deterministic annealing S3VM (thesis §6.4)
 	SR     Algorithm = "sr"     // Spectral Regression (Cai, He and Han), multi-class by nature
-	// Auto is sr on a window with labels of three classes or more whose
-	// kNN graph follows the labels, and tsvm otherwise (see chooseAuto).
+	// Auto is tsvm for two classes; for three or more, sr when the
+	// window's kNN graph follows the labels, lapsvm when it follows them
+	// better than chance, and tsvm otherwise (see chooseAuto).
 	Auto Algorithm = "auto"
 )
 

@@ -81,7 +81,7 @@ model with --out, in the snapshot format the service publishes.`,
 	f.StringVar(&cfg.Data, "data", "", "training file: LIBSVM/svmlight (.gz, .bz2) or JSONL")
 	f.StringVar(&cfg.Labels, "labels", "", "SVMlin label file (1, -1 or 0 per line) overriding the file's labels")
 	addUnlabeledLabelFlag(f, &unlabeled)
-	f.StringVar(&algo, "algo", "svm", "rls, svm, laprls, lapsvm, tsvm, da, sr or auto (sr for three classes or more on a graph that follows the labels, else tsvm)")
+	f.StringVar(&algo, "algo", "svm", "rls, svm, laprls, lapsvm, tsvm, da, sr or auto (for three classes or more: sr on a graph that follows the labels, lapsvm on one that follows them better than chance, else tsvm; tsvm for two)")
 	addParamFlags(f, &cfg.Params)
 	f.IntVar(&cfg.Graph.K, "knn", 10, "neighbours per row in the kNN graph")
 	f.StringVar(&laplacian, "laplacian", "normalized", "normalized or unnormalized (D - W)")
