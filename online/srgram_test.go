@@ -75,3 +75,47 @@ func symDistance(a, b *mat.SymDense) float64 {
 	}
 	return worst
 }
+
+// TestSRSharedRidgeObjective checks the objective the shared Gram path
+// reports, from its normal equations, against the objective evaluated over
+// the rows at the weights it returns.
+func TestSRSharedRidgeObjective(t *testing.T) {
+	data, _, _ := srData(t, 400, 6, 3, 0.1, 9)
+	classes, _ := modelClasses(nil, data.Labels)
+	p, err := newSRProblem(data, Params{Lambda: 0.3, SRGamma: 0.7}.withDefaults(), classes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ys := [][]float64{make([]float64, 400), make([]float64, 400)}
+	for i := range 400 {
+		ys[0][i], ys[1][i] = math.Sin(float64(i)), float64(i%7)-3
+	}
+	sols, ok := p.ridgeShared(ys, nil)
+	if !ok {
+		t.Fatal("the shared path refused a dense window")
+	}
+	x, scale := data.X.(*Dense), p.rowScales()
+	for k, sol := range sols {
+		w := sol.W
+		var f float64
+		for i := range 400 {
+			if scale[i] == 0 {
+				continue
+			}
+			e := scale[i]*(vectorDot(x.Row(i), w)+w[x.Cols()]) - ys[k][i]
+			f += e * e
+		}
+		f = (f + p.params.Lambda*dot(w, w)) / 2
+		if got := sol.Stats.Objective; math.Abs(got-f) > 1e-9*f {
+			t.Errorf("response %d: reported objective %v, over the rows %v", k, got, f)
+		}
+	}
+}
+
+func vectorDot(a, w []float64) float64 {
+	var s float64
+	for j, v := range a {
+		s += v * w[j]
+	}
+	return s
+}

@@ -36,18 +36,33 @@ func (p *srProblem) ridgeShared(ys [][]float64, prev *srGram) ([]Solution, bool)
 	if !chol.Factorize(gram) {
 		return nil, false
 	}
+	rhs := p.rightHandSides(x, ys, scale)
 	var a mat.Dense
-	if err := chol.SolveTo(&a, p.rightHandSides(x, ys, scale)); err != nil {
+	if err := chol.SolveTo(&a, rhs); err != nil {
 		return nil, false
 	}
 	space := newColumnSpace(x)
 	sols := make([]Solution, len(ys))
-	for k := range ys {
-		w := mat.Col(nil, k, &a)
+	for k, y := range ys {
+		w, b := mat.Col(nil, k, &a), mat.Col(nil, k, rhs)
 		sols[k] = Solution{W: space.expand(w)}
-		sols[k].Stats = Stats{Objective: p.ridgeObjective(x, w, ys[k], scale), NewtonSteps: 1, Runs: 1}
+		sols[k].Stats = Stats{Objective: ridgeOptimum(y, scale, w, b), NewtonSteps: 1, Runs: 1}
 	}
 	return sols, true
+}
+
+// ridgeOptimum returns the ridge objective ½(α‖w‖² + Σ_i (s_i x̃_i·w - y_i)²)
+// (the rows of scale s_i = 0 left out) at its minimizer w, where
+// (X̃ᵀCX̃ + αI) w = b = X̃ᵀ√C y: there it equals ½(Σ y_i² - wᵀb), which costs
+// no pass over the rows.
+func ridgeOptimum(y, scale, w, b []float64) float64 {
+	var yy float64
+	for i, v := range y {
+		if scale[i] != 0 {
+			yy += v * v
+		}
+	}
+	return (yy - dot(w, b)) / 2
 }
 
 // rowScales returns √C per row: 1 labeled, γ unlabeled.
@@ -104,19 +119,3 @@ func (p *srProblem) rightHandSides(x *Dense, ys [][]float64, scale []float64) *m
 	return rhss[0]
 }
 
-// ridgeObjective returns ½(α‖w‖² + Σ_i C_i (t_i - x̃_i·w)²), the objective
-// the CGLS path reports.
-func (p *srProblem) ridgeObjective(x *Dense, w, y, scale []float64) float64 {
-	o := make([]float64, x.Rows())
-	x.MulVec(o, nil, w)
-	f := p.params.Lambda * dot(w, w)
-	bias := w[x.Cols()]
-	for i, oi := range o {
-		if scale[i] == 0 {
-			continue
-		}
-		e := scale[i]*(oi+bias) - y[i]
-		f += e * e
-	}
-	return f / 2
-}
