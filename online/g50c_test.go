@@ -48,13 +48,16 @@ func TestG50C(t *testing.T) {
 		{"lapsvm", xs, Params{Algorithm: LapSVM, Lambda: 300, LambdaI: 1},
 			g50cGraph(t, xs, 15, anngraph.LaplacianConfig{}), 0.09},
 		// The thesis's LapSVM (5.4%) is a kernel machine: a Gaussian
-		// kernel deformed by L^p. Over the empirical map of that kernel
-		// the linear solver solves the same problem (representer
-		// theorem), and a smooth L^p lets the function stay flat inside
-		// each class and change between them. λ = 10⁻⁶ is the thesis's
-		// γ_A.
+		// kernel deformed by L^p. Over the map of that kernel with every
+		// row a landmark the linear solver solves the same problem
+		// (TestLapSVMOverKernelMapIsKernelLapSVM), and a smooth L^p lets
+		// the function stay flat inside each class and change between
+		// them. k = 50 and p = 8 were chosen on two other g50c samples
+		// (seeds 1 and 2); on seeds 3 to 9 they give 5.3% to 6.9%, 1.2
+		// points above each sample's Bayes error on average. λ = 10⁻⁶ is
+		// the thesis's γ_A.
 		{"lapsvm, Gaussian kernel map", kernel, Params{Algorithm: LapSVM, Lambda: 1e-6, LambdaI: 100},
-			g50cGraph(t, xs, 20, anngraph.LaplacianConfig{Normalized: true, Degree: 6}), 0.06},
+			g50cGraph(t, xs, 50, anngraph.LaplacianConfig{Normalized: true, Degree: 8}), 0.06},
 	}
 	for _, tt := range tests {
 		rate := g50cError(t, tt.rows, ys, tt.params, tt.graph)
