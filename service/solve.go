@@ -106,7 +106,7 @@ func (s *Service) publishSnapshot(ctx context.Context, w *publish.SnapshotWriter
 	if err != nil {
 		return err
 	}
-	if err := w.Publish(ctx, snap.Name, snap.Version, data); err != nil {
+	if err := w.Publish(ctx, snap.Name, snap.Stamp(), data); err != nil {
 		if ctx.Err() == nil {
 			s.log.Error("snapshot not published", "model_version", snap.Version, "error", err)
 		}
