@@ -122,26 +122,13 @@ func (t *Term) generationStarted(gen *kafka.Generation) {
 	mine := len(gen.Assignments[t.cfg.Topic]) > 0
 	took := t.generation.Load()
 	switch {
-	case mine && took == 0:
-		t.generation.Store(int64(gen.ID))
-		t.balancer.claim(gen.ID)
-		t.log.Info("lease taken", "group", t.cfg.Group, "generation", gen.ID, "member", gen.MemberID)
-		// A committed offset keeps the group, and its generation count,
-		// on brokers that drop empty groups without offsets.
-		if err := gen.CommitOffsets(map[string]map[int]int64{t.cfg.Topic: {0: 0}}); err != nil {
-			t.log.Warn("lease offset not committed", "error", err)
-		}
-		close(t.taken)
-	case mine:
-		t.log.Info("lease kept", "group", t.cfg.Group, "generation", gen.ID, "taken_at", took)
-	case took > 0:
+	case !mine && took > 0:
 		t.lose(fmt.Sprintf("generation %d gave the lease to another member", gen.ID))
 		return
-	default:
+	case !mine:
 		t.log.Info("lease standby", "group", t.cfg.Group, "generation", gen.ID, "member", gen.MemberID)
 		return
-	}
-	if t.isLost() {
+	case t.isLost():
 		return
 	}
 	t.held.Store(true)
@@ -149,6 +136,19 @@ func (t *Term) generationStarted(gen *kafka.Generation) {
 		<-ctx.Done()
 		t.held.Store(false)
 	})
+	if took > 0 {
+		t.log.Info("lease kept", "group", t.cfg.Group, "generation", gen.ID, "taken_at", took)
+		return
+	}
+	t.generation.Store(int64(gen.ID))
+	t.balancer.claim(gen.ID)
+	t.log.Info("lease taken", "group", t.cfg.Group, "generation", gen.ID, "member", gen.MemberID)
+	// A committed offset keeps the group, and its generation count, on
+	// brokers that drop empty groups without offsets.
+	if err := gen.CommitOffsets(map[string]map[int]int64{t.cfg.Topic: {0: 0}}); err != nil {
+		t.log.Warn("lease offset not committed", "error", err)
+	}
+	close(t.taken)
 }
 
 func (t *Term) lose(reason string) {
