@@ -259,6 +259,7 @@ func LoadConfig(path string, overrides []string) (Config, error) {
 // envNotKeys are STREAMER_* variables that are not configuration keys.
 var envNotKeys = map[string]bool{
 	"STREAMER_CRASH_EXAMPLES": true, // the size of service's crash test
+	"STREAMER_SCALE_RATE":     true, // the rate of service's scale-out test
 }
 
 // checkEnvironment refuses a STREAMER_* variable that is the variable of

@@ -88,11 +88,15 @@ func (s *Service) Run(ctx context.Context) error {
 		return err
 	}
 	defer s.closeCluster()
+	// The HTTP server stops when ctx ends, or when Run returns on its
+	// own (a learner that lost its lease, a failed start).
+	ctx, stopHTTP := context.WithCancel(ctx)
+	defer stopHTTP()
 	httpDone, err := s.serveHTTP(ctx)
 	if err != nil {
 		return err
 	}
-	defer func() { <-httpDone }()
+	defer func() { stopHTTP(); <-httpDone }()
 	switch s.cfg.Role {
 	case RoleScorer:
 		return s.runScorer(ctx)
