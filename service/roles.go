@@ -42,7 +42,8 @@ type roles struct {
 	waiting atomic.Value
 
 	mu      sync.Mutex
-	inForce snapshot.Stamp // of the model in force, for a scorer
+	inForce  snapshot.Stamp // of the model in force, for a scorer
+	lastRead snapshot.Stamp // of the last snapshot a scorer's follower read
 	gate    ModelGate
 
 	// epoch stamps a learner's snapshots; newestEpoch is the highest epoch

@@ -135,6 +135,7 @@ func (s *Service) offerSnapshot(c snapshot.Complete) {
 	s.roles.mu.Lock()
 	defer s.roles.mu.Unlock()
 	st, was := c.Stamp(), s.roles.inForce
+	s.roles.lastRead = st
 	if !st.Newer(was) {
 		s.metrics.SnapshotsIgnored.Inc()
 		s.log.Info("snapshot ignored: not newer than the model in force", "epoch", st.Epoch, "model_version", st.Version,

@@ -1,0 +1,135 @@
+package service
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"streamer/publish"
+	"streamer/snapshot"
+)
+
+// readyz returns /readyz's status and body.
+func readyz(t *testing.T, svc *Service) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + svc.HTTPAddr() + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// refuseVersion is a ModelGate that refuses one version.
+type refuseVersion uint64
+
+func (r refuseVersion) Admit(_ string, st snapshot.Stamp) (bool, string) {
+	return st.Version != uint64(r), "refused by the test"
+}
+
+// TestScorerFollowsSnapshots: a scorer is not ready, and reads nothing of
+// the examples, until a snapshot is on the topic; then it scores every
+// example with it, keeps no window, and puts in force only strictly newer
+// (epoch, version) stamps that the model gate admits.
+func TestScorerFollowsSnapshots(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	scorer := startService(t, testConfig(t, addrs, "role=scorer"), testLogger(t))
+	svc := scorer.svc
+	scorer.svc.SetModelGate(refuseVersion(1000))
+	waitFor(t, "the HTTP listener", 10*time.Second, func() bool { return svc.HTTPAddr() != "" })
+	waitFor(t, "the scorer to say it has no model", 20*time.Second, func() bool {
+		code, body := readyz(t, svc)
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "scorer")
+	})
+	stream := newStreamWriter(addrs, 5)
+	ids := stream.write(t, ctx, 300)
+
+	// A process of role all, on a group and predictions topic of its own,
+	// learns and publishes snapshots.
+	trainer := startService(t, testConfig(t, addrs, "kafka.group=trainer", "kafka.topics.predictions=trainer-predictions"), testLogger(t))
+	ids = append(ids, stream.write(t, ctx, 300)...)
+	waitFor(t, "a snapshot", time.Minute, func() bool { return trainer.svc.Status().Snapshots > 0 })
+	if err := trainer.stop(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the scorer to be ready", time.Minute, func() bool { code, _ := readyz(t, svc); return code == http.StatusOK })
+	preds := readPredictions(t, ctx, addrs)
+	waitFor(t, "a prediction of every example", time.Minute, func() bool { return preds.has(ids) == len(ids) })
+	if n, _ := svc.Pipeline().Learner().WindowSize(); n != 0 {
+		t.Fatalf("the scorer's window holds %d examples", n)
+	}
+	preds.mu.Lock()
+	for _, id := range ids {
+		if p := preds.byID[id][0]; p.Label == nil || p.ModelVersion == 0 {
+			t.Errorf("%s: prediction without a model: %+v", id, p)
+		}
+	}
+	preds.mu.Unlock()
+
+	conn, err := svc.cfg.Brokers().Connect(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := publish.NewSnapshotWriter(conn, "model-snapshots", publish.WriterConfig{MaxMessageBytes: 1 << 20})
+	defer w.Close()
+	publishAs := func(st snapshot.Stamp) {
+		snap, err := snapshot.Decode(newest.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap.Epoch, snap.Version = st.Epoch, st.Version
+		data, err := snapshot.Encode(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Publish(ctx, "default", st, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inForce := func() snapshot.Stamp {
+		svc.roles.mu.Lock()
+		defer svc.roles.mu.Unlock()
+		return svc.roles.inForce
+	}
+	before := inForce()
+	if before != newest.Stamp() {
+		t.Fatalf("in force %v, the newest snapshot is %v", before, newest.Stamp())
+	}
+	steps := []struct {
+		st   snapshot.Stamp
+		want snapshot.Stamp
+	}{
+		{snapshot.Stamp{Version: before.Version}, before},                               // read again: not newer
+		{snapshot.Stamp{Epoch: 3, Version: 1}, snapshot.Stamp{Epoch: 3, Version: 1}},    // a new term, whatever its version
+		{snapshot.Stamp{Epoch: 2, Version: 500}, snapshot.Stamp{Epoch: 3, Version: 1}},  // a fenced learner's late snapshot
+		{snapshot.Stamp{Epoch: 3, Version: 1000}, snapshot.Stamp{Epoch: 3, Version: 1}}, // refused by the gate
+		{snapshot.Stamp{Epoch: 3, Version: 2}, snapshot.Stamp{Epoch: 3, Version: 2}},    // the next solve
+	}
+	for _, step := range steps {
+		publishAs(step.st)
+		waitFor(t, "the scorer to read "+step.st.String(), 30*time.Second, func() bool {
+			return svc.followed(step.st)
+		})
+		if got := inForce(); got != step.want {
+			t.Fatalf("after %v: in force %v, want %v", step.st, got, step.want)
+		}
+	}
+}
+
+// followed reports whether the last snapshot the follower read is st.
+func (s *Service) followed(st snapshot.Stamp) bool {
+	s.roles.mu.Lock()
+	defer s.roles.mu.Unlock()
+	return s.roles.lastRead == st
+}
