@@ -163,3 +163,18 @@ func TestRole(t *testing.T) {
 		t.Fatalf("--set role=learner: role %q, err %v", cfg.Role, err)
 	}
 }
+
+// TestRoleExamplesLoad: the example configurations of configs/ load and
+// name their role.
+func TestRoleExamplesLoad(t *testing.T) {
+	for file, role := range map[string]string{"scorer.yaml": RoleScorer, "learner.yaml": RoleLearner} {
+		cfg, err := LoadConfig(filepath.Join("..", "configs", file), nil)
+		if err != nil {
+			t.Errorf("configs/%s: %v", file, err)
+			continue
+		}
+		if cfg.Role != role {
+			t.Errorf("configs/%s: role %q, want %q", file, cfg.Role, role)
+		}
+	}
+}

@@ -202,6 +202,11 @@ func TestScaleOut(t *testing.T) {
 	killed := time.Now()
 	active.kill()
 	second := so.waitEvent(ctx, standby, "learner leading", time.Minute)
+	published := active.events("snapshot published")
+	last := published[len(published)-1]
+	if r := so.waitEvent(ctx, standby, "restored snapshot", time.Minute); r.Epoch != last.Epoch || r.Version != last.Version {
+		t.Errorf("the standby restored e%d/v%d, the dead learner's last snapshot was e%d/v%d", r.Epoch, r.Version, last.Epoch, last.Version)
+	}
 	announced := so.waitEvent(ctx, standby, "snapshot published", time.Minute)
 	t.Logf("takeover: epoch %d -> %d, leading %v and first snapshot %v after the kill",
 		first.Epoch, second.Epoch, second.Time.Sub(killed).Round(time.Millisecond), announced.Time.Sub(killed).Round(time.Millisecond))
