@@ -108,56 +108,56 @@ func (s *Service) learn(ctx context.Context, term *lease.Term) error {
 	if err := s.publishSnapshot(runCtx, snaps); err != nil && runCtx.Err() == nil {
 		s.log.Warn("restored model not announced under the new epoch", "error", err)
 	}
-	err := s.readPartitions(runCtx, writer, trigger)
+	s.readPartitions(runCtx, writer, trigger)
 	stop()
 	stopSolver()
 	wg.Wait()
 	lost := term.Err()
-	if lost == nil && err == nil {
+	if lost == nil {
 		s.finalSnapshot(drain, snaps)
 	}
 	s.closeAll(writer, snaps)
 	s.log.Info("stopped", "examples", s.pipe.Stats().Examples)
-	switch {
-	case lost != nil:
+	if lost != nil {
 		return fmt.Errorf("%w: %w", errLeaseLost, lost)
-	case err != nil && ctx.Err() == nil:
-		return err
 	}
 	return nil
 }
 
 // readPartitions reads every partition of the examples and labels topics
 // by direct assignment, from where the snapshot left each one, and hands
-// the records to the pipeline in order per partition, until ctx ends.
-func (s *Service) readPartitions(ctx context.Context, writer *kafka.Writer, trigger chan<- struct{}) error {
-	var readers []*kafka.Reader
-	for _, topic := range []string{s.cfg.Kafka.Topics.Examples, s.cfg.Kafka.Topics.Labels} {
-		rs, err := s.partitionReaders(ctx, topic)
-		if err != nil {
-			s.closeAll(asClosers(readers)...)
-			return err
-		}
-		readers = append(readers, rs...)
-	}
+// the records to the pipeline in order per partition, until ctx ends. It
+// looks for new partitions (a topic created, partitions added) every
+// partitionWatchInterval.
+func (s *Service) readPartitions(ctx context.Context, writer *kafka.Writer, trigger chan<- struct{}) {
 	records := make(chan kafka.Message, 256)
 	fetchCtx, stopFetching := context.WithCancel(ctx)
+	readers := map[partitionKey]*kafka.Reader{}
 	var wg sync.WaitGroup
-	for _, r := range readers {
-		wg.Go(func() { s.fetchInto(fetchCtx, r, records) })
-	}
 	defer func() {
 		stopFetching()
 		wg.Wait()
-		s.closeAll(asClosers(readers)...)
+		for _, r := range readers {
+			s.closeAll(r)
+		}
 	}()
+	open := func() {
+		for _, r := range s.openNewPartitions(ctx, readers) {
+			wg.Go(func() { s.fetchInto(fetchCtx, r, records) })
+		}
+	}
+	open()
 	s.assigned.Store(true)
 	close(s.started)
 	s.log.Info("learning", "partitions", len(readers), "epoch", s.roles.epoch.Load())
+	watch := time.NewTicker(partitionWatchInterval)
+	defer watch.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
+		case <-watch.C:
+			open()
 		case m := <-records:
 			s.learnRecord(ctx, m, writer)
 			if s.pipe.Due() {
@@ -170,53 +170,69 @@ func (s *Service) readPartitions(ctx context.Context, writer *kafka.Writer, trig
 	}
 }
 
-func asClosers(rs []*kafka.Reader) []interface{ Close() error } {
-	out := make([]interface{ Close() error }, len(rs))
-	for i, r := range rs {
-		out[i] = r
+// partitionWatchInterval is how often a learner looks for input
+// partitions it does not read yet.
+const partitionWatchInterval = 2 * time.Second
+
+// openNewPartitions opens a reader of each input partition that readers
+// lacks, adds it there and returns the new ones. A reader starts at the
+// snapshot's next offset, or at kafka.start for a partition the snapshot
+// does not name. A topic that does not exist yet has no partitions.
+func (s *Service) openNewPartitions(ctx context.Context, readers map[partitionKey]*kafka.Reader) []*kafka.Reader {
+	var out []*kafka.Reader
+	for _, topic := range []string{s.cfg.Kafka.Topics.Examples, s.cfg.Kafka.Topics.Labels} {
+		parts, err := s.conn.Partitions(ctx, topic)
+		if errors.Is(err, brokers.ErrUnknownTopic) || ctx.Err() != nil {
+			continue
+		}
+		var ranges map[int]brokers.OffsetRange
+		if err == nil {
+			ranges, err = s.conn.Offsets(ctx, topic, parts)
+		}
+		if err != nil {
+			s.metrics.Retries.WithLabelValues("partitions").Inc()
+			s.log.Warn("input partitions not listed; trying again", "topic", topic, "error", s.conn.Explain(ctx, err))
+			continue
+		}
+		for _, p := range parts {
+			key := partitionKey{topic, p}
+			if readers[key] != nil {
+				continue
+			}
+			r, err := s.partitionReader(key, ranges[p].First)
+			if err != nil {
+				s.log.Warn("input partition not opened; trying again", "topic", topic, "partition", p, "error", err)
+				continue
+			}
+			readers[key] = r
+			out = append(out, r)
+		}
 	}
 	return out
 }
 
-// partitionReaders returns a reader of each partition of topic, set at
-// the snapshot's next offset, or at kafka.start for a partition the
-// snapshot does not name.
-func (s *Service) partitionReaders(ctx context.Context, topic string) ([]*kafka.Reader, error) {
-	var parts []int
-	var ranges map[int]brokers.OffsetRange
-	err := s.retry(ctx, "partitions of "+topic, func() error {
-		var err error
-		if parts, err = s.conn.Partitions(ctx, topic); err != nil {
-			return err
-		}
-		ranges, err = s.conn.Offsets(ctx, topic, parts)
-		return err
+// partitionReader returns a reader of one partition at the snapshot's
+// next offset (not before first, the oldest the brokers keep), or at
+// kafka.start.
+func (s *Service) partitionReader(key partitionKey, first int64) (*kafka.Reader, error) {
+	start := kafka.FirstOffset
+	if s.cfg.Kafka.Start == "latest" {
+		start = kafka.LastOffset
+	}
+	if next, ok := s.roles.resume[key]; ok {
+		start = max(next, first)
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{
+		Brokers: s.conn.Addrs, Dialer: s.conn.Dialer, Topic: key.topic, Partition: key.partition,
+		MinBytes: 1, MaxBytes: max(2*s.cfg.Limits.MaxMessageBytes, 1<<20), MaxWait: brokers.FetchMaxWait,
+		QueueCapacity: 100, ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: 2 * time.Second,
+		ErrorLogger: s.readerErrorLogger(),
 	})
-	if err != nil {
-		return nil, err
+	if err := r.SetOffset(start); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%v at %d: %w", key, start, err)
 	}
-	var out []*kafka.Reader
-	for _, p := range parts {
-		start := kafka.FirstOffset
-		if s.cfg.Kafka.Start == "latest" {
-			start = kafka.LastOffset
-		}
-		if next, ok := s.roles.resume[partitionKey{topic, p}]; ok {
-			start = max(next, ranges[p].First)
-		}
-		r := kafka.NewReader(kafka.ReaderConfig{
-			Brokers: s.conn.Addrs, Dialer: s.conn.Dialer, Topic: topic, Partition: p,
-			MinBytes: 1, MaxBytes: max(2*s.cfg.Limits.MaxMessageBytes, 1<<20), MaxWait: brokers.FetchMaxWait,
-			QueueCapacity: 100, ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: 2 * time.Second,
-			ErrorLogger: s.readerErrorLogger(),
-		})
-		if err := r.SetOffset(start); err != nil {
-			r.Close()
-			return out, fmt.Errorf("%s[%d] at %d: %w", topic, p, start, err)
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return r, nil
 }
 
 // fetchInto sends the records of one partition reader to out until ctx

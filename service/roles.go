@@ -41,10 +41,10 @@ type roles struct {
 	// is): /readyz answers it with a 503.
 	waiting atomic.Value
 
-	mu      sync.Mutex
+	mu       sync.Mutex
 	inForce  snapshot.Stamp // of the model in force, for a scorer
 	lastRead snapshot.Stamp // of the last snapshot a scorer's follower read
-	gate    ModelGate
+	gate     ModelGate
 
 	// epoch stamps a learner's snapshots; newestEpoch is the highest epoch
 	// its restore saw on the snapshot topic.

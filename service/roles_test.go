@@ -133,3 +133,59 @@ func (s *Service) followed(st snapshot.Stamp) bool {
 	defer s.roles.mu.Unlock()
 	return s.roles.lastRead == st
 }
+
+// TestLearnerHandsOver: of two learners, the first leads and the second
+// waits as a standby (not ready, publishing nothing); when the first stops,
+// it hands the lease over, and the second restores the first's last
+// snapshot and leads at a later epoch, publishing under it.
+func TestLearnerHandsOver(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stream := newStreamWriter(addrs, 9)
+	stream.write(t, ctx, 10) // the input topics exist before the learners start
+	first := startService(t, testConfig(t, addrs, "role=learner"), testLogger(t))
+	<-first.svc.Started()
+	second := startService(t, testConfig(t, addrs, "role=learner"), testLogger(t))
+	stream.write(t, ctx, 600)
+	waitFor(t, "the first learner's snapshots", time.Minute, func() bool { return first.svc.Status().Snapshots >= 2 })
+	waitFor(t, "the standby's HTTP listener", 10*time.Second, func() bool { return second.svc.HTTPAddr() != "" })
+	if code, body := readyz(t, second.svc); code != http.StatusServiceUnavailable || !strings.Contains(body, "standby") {
+		t.Fatalf("the standby's /readyz: %d %q", code, body)
+	}
+	if n := second.svc.Status().Snapshots; n != 0 {
+		t.Fatalf("the standby published %d snapshots", n)
+	}
+	firstEpoch := first.svc.roles.epoch.Load()
+	if firstEpoch == 0 {
+		t.Fatal("the leading learner has no epoch")
+	}
+	if err := first.stop(); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := first.svc.cfg.Brokers().Connect(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, ok, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
+	if err != nil || !ok || last.Epoch != firstEpoch {
+		t.Fatalf("the first learner's last snapshot: %v, %v, epoch %d (it led at %d)", ok, err, last.Epoch, firstEpoch)
+	}
+	select {
+	case <-second.svc.Started():
+	case <-time.After(time.Minute):
+		t.Fatal("the standby did not take over within a minute of the leader's stop")
+	}
+	if got := second.svc.Status().RestoredVersion; got != last.Version {
+		t.Fatalf("the standby restored version %d, the last snapshot is %v", got, last.Stamp())
+	}
+	if e := second.svc.roles.epoch.Load(); e <= firstEpoch {
+		t.Fatalf("the standby leads at epoch %d, not after %d", e, firstEpoch)
+	}
+	waitFor(t, "the new leader's snapshot", time.Minute, func() bool { return second.svc.Status().Snapshots > 0 })
+	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
+	if err != nil || !newest.Stamp().Newer(last.Stamp()) || newest.Epoch != second.svc.roles.epoch.Load() {
+		t.Fatalf("newest snapshot %v after the hand-over (was %v): %v", newest.Stamp(), last.Stamp(), err)
+	}
+}
