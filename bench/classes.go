@@ -125,7 +125,7 @@ func classBenchWindow(cfg ClassesConfig, rows []vector.Vector, labels []string, 
 	for i := range keys {
 		keys[i] = uint64(first + i)
 	}
-	data := online.TrainData{X: online.NewMatrix(win, cfg.Dim), Labels: labels[first : first+cfg.Rows], Keys: keys}
+	data := online.TrainData{X: online.NewMatrix(win, cfg.Dim), Labels: labels[first : first+cfg.Rows], Keys: keys, Rows: win}
 	algo := cmp.Or(cfg.Params.Algorithm, online.DefaultAlgorithm)
 	if !algo.UsesGraph(cfg.Params.LambdaI) && !algo.GrowsGraph() {
 		return data, nil

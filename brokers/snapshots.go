@@ -1,9 +1,11 @@
 package brokers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/segmentio/kafka-go"
 
@@ -43,10 +45,84 @@ func (conn *Connection) ReadSnapshotVersion(ctx context.Context, topic, name str
 	return found, nil
 }
 
+// FindSnapshotVersion returns the encoded snapshot of model name at
+// version from the first of topics that holds it: the history topic, which
+// keeps every version for its retention, then the compacted snapshot
+// topic, which keeps the newest. Topics that do not exist are passed over.
+func (conn *Connection) FindSnapshotVersion(ctx context.Context, name string, version uint64, topics ...string) ([]byte, error) {
+	var searched []string
+	for _, topic := range topics {
+		if topic == "" {
+			continue
+		}
+		data, err := conn.ReadSnapshotVersion(ctx, topic, name, version)
+		if err == nil {
+			return data, nil
+		}
+		if !errors.Is(err, ErrNoSnapshot) && !errors.Is(err, ErrUnknownTopic) {
+			return nil, err
+		}
+		searched = append(searched, topic)
+	}
+	return nil, fmt.Errorf("%w: model %q version %d is on none of the topics %v", ErrNoSnapshot, name, version, searched)
+}
+
+// SnapshotHistory returns the history entry of every version of model
+// name on topics, by version; a version on several topics (the history
+// topic and the compacted one) is described once, as the first topic has
+// it. Topics that do not exist are passed over. Snapshots that cannot be
+// used or decoded are counted in skipped.
+func (conn *Connection) SnapshotHistory(ctx context.Context, name string, topics ...string) (entries []snapshot.Entry, skipped int, err error) {
+	byVersion := map[uint64]snapshot.Entry{}
+	for _, topic := range topics {
+		if topic == "" {
+			continue
+		}
+		seen := map[uint64]bool{}
+		n, err := conn.EachSnapshot(ctx, topic, func(model string, c snapshot.Complete) {
+			if _, known := byVersion[c.Version]; model != name || (known && !seen[c.Version]) {
+				return
+			}
+			snap, err := snapshot.Decode(c.Data)
+			if err != nil {
+				skipped++
+				return
+			}
+			// A version written again (a restart's final snapshot) is
+			// described as last written.
+			byVersion[c.Version], seen[c.Version] = snapshot.Describe(snap, len(c.Data)), true
+		})
+		skipped += n
+		if err != nil && !errors.Is(err, ErrUnknownTopic) {
+			return nil, skipped, err
+		}
+	}
+	for _, e := range byVersion {
+		entries = append(entries, e)
+	}
+	slices.SortFunc(entries, func(a, b snapshot.Entry) int { return cmp.Compare(a.Version, b.Version) })
+	return entries, skipped, nil
+}
+
+// EachSnapshot reads topic from its start to its current end and calls fn
+// on every complete snapshot, of every model, in topic order: the history
+// of the models whose snapshots it holds. Records that cannot be used are
+// counted in skipped, such as the chunks of a snapshot whose first chunks
+// retention deleted. A topic that does not exist is an error wrapping
+// ErrUnknownTopic.
+func (conn *Connection) EachSnapshot(ctx context.Context, topic string, fn func(name string, c snapshot.Complete)) (skipped int, err error) {
+	asm := snapshot.NewAssembler()
+	asm.OnComplete = fn
+	return conn.scanSnapshots(ctx, topic, asm)
+}
+
 // scanSnapshots feeds every record of the snapshot topic, up to its end
 // when the scan starts, to asm.
 func (conn *Connection) scanSnapshots(ctx context.Context, topic string, asm *snapshot.Assembler) (skipped int, err error) {
 	ranges, err := conn.Offsets(ctx, topic, []int{0})
+	if errors.Is(err, kafka.UnknownTopicOrPartition) {
+		return 0, fmt.Errorf("read snapshots of %s: %w", topic, ErrUnknownTopic)
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -61,3 +61,106 @@ func TestReadSnapshots(t *testing.T) {
 		t.Fatalf("version 3: %v, want ErrNoSnapshot", err)
 	}
 }
+
+// writeSnapshots writes snapshots of model m at the given versions to
+// topic, chunked, and returns their encodings.
+func writeSnapshots(t *testing.T, ctx context.Context, conn *Connection, topic string, versions ...uint64) map[uint64][]byte {
+	t.Helper()
+	w := &kafka.Writer{Addr: kafka.TCP(conn.Addrs...), Transport: conn.Transport, Topic: topic,
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
+	defer w.Close()
+	data := map[uint64][]byte{}
+	var msgs []kafka.Message
+	for _, v := range versions {
+		var err error
+		if data[v], err = snapshot.Encode(&snapshot.Snapshot{Name: "m", Version: v}); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range snapshot.Split("m", snapshot.Stamp{Version: v}, data[v], 16) {
+			m := kafka.Message{Key: []byte(r.Key), Value: r.Value}
+			for k, h := range r.Headers {
+				m.Headers = append(m.Headers, kafka.Header{Key: k, Value: []byte(h)})
+			}
+			msgs = append(msgs, m)
+		}
+	}
+	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestSnapshotHistory keeps versions 1 to 4 on a history topic created
+// with a retention, and the newest on the compacted topic: every version
+// is found, the history topic's first, each is listed in order, and a
+// missing topic or version is told apart.
+func TestSnapshotHistory(t *testing.T) {
+	cluster := startTestCluster(t, ClusterConfig{})
+	conn, err := Config{Brokers: []string{Embedded}}.Connect(cluster.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := conn.EnsureTopics(ctx, Topic{Name: "history", Retention: 168 * time.Hour}, Topic{Name: "snaps", Compacted: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.EnsureTopics(ctx, Topic{Name: "bad", Retention: time.Hour, Compacted: true}); err == nil {
+		t.Fatal("a compacted topic with a retention was created")
+	}
+	checkTopicConfig(t, ctx, conn, "history", map[string]string{"cleanup.policy": "delete", "retention.ms": "604800000"})
+	history := writeSnapshots(t, ctx, conn, "history", 1, 2, 3, 4)
+	newest := writeSnapshots(t, ctx, conn, "snaps", 5)
+
+	var seen []uint64
+	skipped, err := conn.EachSnapshot(ctx, "history", func(name string, c snapshot.Complete) {
+		if name == "m" && bytes.Equal(c.Data, history[c.Version]) {
+			seen = append(seen, c.Version)
+		}
+	})
+	if err != nil || skipped != 0 || len(seen) != 4 || seen[0] != 1 || seen[3] != 4 {
+		t.Fatalf("history listed %v, skipped %d, err %v", seen, skipped, err)
+	}
+	for v, want := range map[uint64][]byte{2: history[2], 5: newest[5]} {
+		got, err := conn.FindSnapshotVersion(ctx, "m", v, "missing", "history", "snaps")
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("version %d: %v", v, err)
+		}
+	}
+	if _, err := conn.FindSnapshotVersion(ctx, "m", 9, "history", "snaps"); !errors.Is(err, ErrNoSnapshot) {
+		t.Fatalf("version 9: %v, want ErrNoSnapshot", err)
+	}
+	entries, skipped, err := conn.SnapshotHistory(ctx, "m", "history", "snaps", "missing")
+	if err != nil || skipped != 0 || len(entries) != 5 {
+		t.Fatalf("history of m: %d entries, skipped %d, err %v", len(entries), skipped, err)
+	}
+	for i, e := range entries {
+		if e.Version != uint64(i+1) || e.Name != "m" || e.Bytes == 0 {
+			t.Fatalf("entry %d: %+v", i, e)
+		}
+	}
+	if _, err := conn.EachSnapshot(ctx, "missing", func(string, snapshot.Complete) {}); !errors.Is(err, ErrUnknownTopic) {
+		t.Fatalf("a missing topic: %v, want ErrUnknownTopic", err)
+	}
+}
+
+func checkTopicConfig(t *testing.T, ctx context.Context, conn *Connection, topic string, want map[string]string) {
+	t.Helper()
+	resp, err := conn.Client().DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{Resources: []kafka.DescribeConfigRequestResource{
+		{ResourceType: kafka.ResourceTypeTopic, ResourceName: topic, ConfigNames: []string{"cleanup.policy", "retention.ms"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range resp.Resources {
+		for _, e := range r.ConfigEntries {
+			got[e.ConfigName] = e.ConfigValue
+		}
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("topic %s: %s = %q, want %q", topic, k, got[k], v)
+		}
+	}
+}

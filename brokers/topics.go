@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/segmentio/kafka-go"
 )
@@ -14,6 +15,11 @@ type Topic struct {
 	Name       string
 	Partitions int // 0 means 1
 	Compacted  bool
+	// Retention, when > 0, sets the topic's retention.ms with
+	// cleanup.policy=delete: records older than that are deleted, whatever
+	// their key (a history, where compaction would keep only the newest
+	// record of a key). It cannot be combined with Compacted.
+	Retention time.Duration
 	// MaxMessageBytes sets the topic's max.message.bytes; 0 leaves the
 	// broker's default.
 	MaxMessageBytes int
@@ -27,6 +33,14 @@ func (c *Connection) EnsureTopics(ctx context.Context, topics ...Topic) error {
 		cfg := kafka.TopicConfig{Topic: t.Name, NumPartitions: max(t.Partitions, 1), ReplicationFactor: 1}
 		if t.Compacted {
 			cfg.ConfigEntries = append(cfg.ConfigEntries, kafka.ConfigEntry{ConfigName: "cleanup.policy", ConfigValue: "compact"})
+		}
+		if t.Retention > 0 {
+			if t.Compacted {
+				return fmt.Errorf("create topic %s: a compacted topic has no retention", t.Name)
+			}
+			cfg.ConfigEntries = append(cfg.ConfigEntries,
+				kafka.ConfigEntry{ConfigName: "cleanup.policy", ConfigValue: "delete"},
+				kafka.ConfigEntry{ConfigName: "retention.ms", ConfigValue: strconv.FormatInt(t.Retention.Milliseconds(), 10)})
 		}
 		if t.MaxMessageBytes > 0 {
 			cfg.ConfigEntries = append(cfg.ConfigEntries, kafka.ConfigEntry{ConfigName: "max.message.bytes", ConfigValue: strconv.Itoa(t.MaxMessageBytes)})

@@ -102,6 +102,9 @@ type Learner struct {
 	solving sync.Mutex // one solve at a time
 	mapped  mappedRows // guarded by solving
 	current atomic.Pointer[versionedModel]
+	// pinned, when set, scores in place of current (Pin): solves go on
+	// from current, and put their models in force only at Unpin.
+	pinned atomic.Pointer[versionedModel]
 	// kind is that of the first vector observed, nil before: the window
 	// holds one kind. It is set once, under mu, and read without it by
 	// Compatible.
@@ -366,10 +369,38 @@ func (l *Learner) SetModel(m *Model, version uint64) {
 	l.current.Store(&versionedModel{model: m, version: version})
 }
 
-// Predict scores v with the model in force. It returns false while there
-// is no model.
+// Pin makes m, at version, the model that scores (Scoring, Predict) until
+// Unpin, whatever the solves put in force meanwhile: a rollback, or a
+// model held while newer ones are learned. Solves go on warm-started from
+// the newest model, not from m.
+func (l *Learner) Pin(m *Model, version uint64) {
+	l.pinned.Store(&versionedModel{model: m, version: version})
+}
+
+// Unpin lets the newest model score again.
+func (l *Learner) Unpin() { l.pinned.Store(nil) }
+
+// Pinned returns the pinned version, and whether a model is pinned.
+func (l *Learner) Pinned() (uint64, bool) {
+	if v := l.pinned.Load(); v != nil {
+		return v.version, true
+	}
+	return 0, false
+}
+
+// Scoring returns the model that scores and its version: the pinned one
+// while there is one, else the model in force.
+func (l *Learner) Scoring() (*Model, uint64) {
+	if v := l.pinned.Load(); v != nil {
+		return v.model, v.version
+	}
+	return l.Model()
+}
+
+// Predict scores v with the model that scores (Scoring). It returns false
+// while there is none.
 func (l *Learner) Predict(v vector.Vector) (Prediction, *Model, uint64, bool) {
-	m, version := l.Model()
+	m, version := l.Scoring()
 	if !m.Ready() {
 		return Prediction{}, nil, version, false
 	}
@@ -493,7 +524,7 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 	if km != nil {
 		rows, features = l.mapped.rows(km, view), km.Dim()
 	}
-	data := TrainData{X: NewMatrix(rows, features), Labels: labels, Keys: view.keys}
+	data := TrainData{X: NewMatrix(rows, features), Labels: labels, Keys: view.keys, Rows: rows}
 	if lap != nil { // a nil *anngraph.Laplacian must not become a non-nil interface
 		data.Laplacian, data.Graph = lap, lap
 	}

@@ -209,3 +209,51 @@ func TestLearnerKeepsOneKindOfVector(t *testing.T) {
 		t.Errorf("dense of another length: err = %v", err)
 	}
 }
+
+// TestLearnerPin pins the first model while the learner goes on solving:
+// it scores with the pinned one, solves from the newest, and scores with
+// the newest again once unpinned.
+func TestLearnerPin(t *testing.T) {
+	l := newTestLearner(t, SVM, 400)
+	rows := textRows(400, 2)
+	ts := time.Unix(0, 0)
+	observe := func(rs []labeledRow) {
+		for i, r := range rs {
+			if _, err := l.Observe(r.id, ts.Add(time.Duration(i)*time.Second), r.v, r.class); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := l.Solve(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	observe(rows[:200])
+	first, v1 := l.Model()
+	l.Pin(first, v1)
+	observe(rows[200:])
+	newest, v2 := l.Model()
+	if v2 != v1+1 || newest == first {
+		t.Fatalf("pinned at %d, the learner reached version %d", v1, v2)
+	}
+	if v, ok := l.Pinned(); !ok || v != v1 {
+		t.Fatalf("Pinned() = %d, %v; want %d", v, ok, v1)
+	}
+	differs := false
+	for _, r := range rows {
+		pred, m, version, ok := l.Predict(r.v)
+		if !ok || m != first || version != v1 || pred.Scores[pred.Class] != first.Predict(r.v).Scores[pred.Class] {
+			t.Fatalf("pinned: scored by version %d (%v)", version, ok)
+		}
+		differs = differs || newest.Predict(r.v).Scores[0] != pred.Scores[0]
+	}
+	if !differs {
+		t.Fatal("the newest model scores like the pinned one: the test cannot tell them apart")
+	}
+	l.Unpin()
+	if _, ok := l.Pinned(); ok {
+		t.Fatal("pinned after Unpin")
+	}
+	if _, m, version, _ := l.Predict(rows[0].v); m != newest || version != v2 {
+		t.Fatalf("unpinned: scored by version %d, want %d", version, v2)
+	}
+}

@@ -93,12 +93,13 @@ func topEigen(a blockOperator, deflate []float64, nev, block int, x0 *mat.Dense,
 		}
 		res.Iters++
 		v := orthonormalBasis(joinCols(r, p), deflate, x)
-		basis := x
+		basis, av := x, ax
 		if v != nil {
-			basis = joinCols(x, v)
+			// A·x is known: only the new directions need a product.
+			w := mat.NewDense(n, colsOf(v), nil)
+			a.MulBlock(w, v)
+			basis, av = joinCols(x, v), joinCols(ax, w)
 		}
-		av := mat.NewDense(n, colsOf(basis), nil)
-		a.MulBlock(av, basis)
 		xNew, axNew, thetaNew := ritzStep(basis, av, block)
 		p = stepDirection(x, xNew)
 		x, ax, theta = xNew, axNew, thetaNew

@@ -162,7 +162,12 @@ type TrainData struct {
 	// Labels holds each row's class name, "" for an unlabeled row.
 	Labels []string
 	// Keys identify rows across windows for warm starts (see Problem.Keys).
-	Keys      []uint64
+	Keys []uint64
+	// Rows, when set, are the vectors X was built from, in order; a warm
+	// Spectral Regression solve of a dense window then updates its sums
+	// over rows by the rows that changed instead of summing them again.
+	// They must not change while a model built from them lives.
+	Rows      []vector.Vector
 	Laplacian Laplacian
 	// Graph is the kNN graph over X's rows; Spectral Regression needs it.
 	Graph WeightedGraph

@@ -14,6 +14,10 @@ type Tolerances struct {
 	MaxNewton int
 	// MaxCGLS caps the CGLS iterations of one Newton step; 0 means 10000.
 	MaxCGLS int
+	// Spectral is Spectral Regression's: the residual to which its
+	// eigenvectors are solved, and, ten times it, CGLS's relative
+	// tolerance for its regressions; 0 means 1e-4 (see srEigenTol).
+	Spectral float64
 }
 
 const (
@@ -39,6 +43,9 @@ func (t Tolerances) withDefaults() Tolerances {
 	}
 	if t.MaxCGLS <= 0 {
 		t.MaxCGLS = 10000
+	}
+	if t.Spectral <= 0 {
+		t.Spectral = srEigenTol
 	}
 	return t
 }

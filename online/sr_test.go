@@ -103,7 +103,7 @@ func projectorDistance(a, b *mat.Dense, k int) float64 {
 func TestSRResponsesAreGeneralizedEigenvectors(t *testing.T) {
 	data, _, lap := srData(t, 420, 4, 3, 0.05, 5)
 	classes, _ := modelClasses(nil, data.Labels)
-	p, _ := newSRProblem(data, Params{}.withDefaults(), classes)
+	p, _ := newSRProblem(data, Params{Tolerances: Tolerances{Spectral: 1e-9}}.withDefaults(), classes)
 	aff := newSRAffinity(lap, p.class, len(classes), 0.1)
 	eig, err := p.eigenvectors(aff, 2, nil)
 	if err != nil {
@@ -143,7 +143,7 @@ func TestSRAllLabeledIsRegularizedDiscriminantAnalysis(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			data, truth, lap := srData(t, n, 6, 4, 0, 11)
 			data.Labels = truth
-			params := Params{Algorithm: SR, Lambda: 0.5, Tolerances: Tolerances{Epsilon: 1e-12}}
+			params := Params{Algorithm: SR, Lambda: 0.5, Tolerances: Tolerances{Epsilon: 1e-12, Spectral: 1e-11}}
 			m, _, err := Train(context.Background(), data, params, nil)
 			if err != nil {
 				t.Fatal(err)

@@ -2,6 +2,8 @@ package online
 
 import (
 	"math"
+	"runtime"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -22,24 +24,24 @@ type WeightedGraph interface {
 // Σ_k (1/l_k) 1_k 1_kᵀ, which is applied as that rank-c sum and never
 // stored as edges. As a blockOperator it is S = D^{-1/2} W D^{-1/2}.
 type srAffinity struct {
-	n       int
-	ea, eb  []int32
-	w       []float64
+	n int
+	// The kNN edges as a symmetric sparse matrix: row i's neighbours are
+	// adj[start[i]:start[i+1]], with weights wt, each undirected edge
+	// stored from both ends so that a product gathers by row (rows run in
+	// parallel and write only their own output).
+	start   []int32
+	adj     []int32
+	wt      []float64
 	members [][]int32 // labeled rows of each class
 	invL    []float64 // 1/l_k
 	invSqrt []float64 // D^{-1/2}, 0 for a row without edges
+	workers int
 }
 
 // newSRAffinity builds W over g with row classes class (-1 unlabeled).
 func newSRAffinity(g WeightedGraph, class []int, nclass int, delta float64) *srAffinity {
-	a := &srAffinity{n: g.Vertices(), members: make([][]int32, nclass), invL: make([]float64, nclass)}
-	for e := range g.Edges() {
-		i, j, w := g.Edge(e)
-		if class[i] >= 0 && class[j] >= 0 && class[i] != class[j] {
-			continue
-		}
-		a.ea, a.eb, a.w = append(a.ea, int32(i)), append(a.eb, int32(j)), append(a.w, delta*w)
-	}
+	a := &srAffinity{n: g.Vertices(), members: make([][]int32, nclass), invL: make([]float64, nclass), workers: runtime.GOMAXPROCS(0)}
+	a.setEdges(g, class, delta)
 	for i, c := range class {
 		if c >= 0 {
 			a.members[c] = append(a.members[c], int32(i))
@@ -59,12 +61,49 @@ func newSRAffinity(g WeightedGraph, class []int, nclass int, delta float64) *srA
 	return a
 }
 
+// setEdges stores g's edges weighted δ·s(i, j), both ways, leaving out
+// those that join two labeled rows of different classes.
+func (a *srAffinity) setEdges(g WeightedGraph, class []int, delta float64) {
+	kept := func(i, j int) bool { return class[i] < 0 || class[j] < 0 || class[i] == class[j] }
+	a.start = make([]int32, a.n+1)
+	for e := range g.Edges() {
+		if i, j, _ := g.Edge(e); kept(i, j) {
+			a.start[i+1]++
+			a.start[j+1]++
+		}
+	}
+	for i := range a.n {
+		a.start[i+1] += a.start[i]
+	}
+	a.adj = make([]int32, a.start[a.n])
+	a.wt = make([]float64, a.start[a.n])
+	next := slices.Clone(a.start[:a.n])
+	for e := range g.Edges() {
+		i, j, w := g.Edge(e)
+		if !kept(i, j) {
+			continue
+		}
+		a.adj[next[i]], a.wt[next[i]] = int32(j), delta*w
+		a.adj[next[j]], a.wt[next[j]] = int32(i), delta*w
+		next[i]++
+		next[j]++
+	}
+}
+
+// neighbours returns row i's neighbours and their weights.
+func (a *srAffinity) neighbours(i int) ([]int32, []float64) {
+	lo, hi := a.start[i], a.start[i+1]
+	return a.adj[lo:hi], a.wt[lo:hi]
+}
+
 // degrees returns D = W·1.
 func (a *srAffinity) degrees() []float64 {
 	d := make([]float64, a.n)
-	for e, w := range a.w {
-		d[a.ea[e]] += w
-		d[a.eb[e]] += w
+	for i := range a.n {
+		_, ws := a.neighbours(i)
+		for _, w := range ws {
+			d[i] += w
+		}
 	}
 	for k, m := range a.members {
 		for _, i := range m {
@@ -84,7 +123,6 @@ func (a *srAffinity) MulBlock(dst, src *mat.Dense) {
 	for i := range a.n {
 		floatsScaleTo(scaled.RawRowView(i), a.invSqrt[i], src.RawRowView(i))
 	}
-	dst.Zero()
 	a.mulW(dst, scaled)
 	for i := range a.n {
 		row := dst.RawRowView(i)
@@ -92,13 +130,19 @@ func (a *srAffinity) MulBlock(dst, src *mat.Dense) {
 	}
 }
 
-// mulW adds W·src to dst.
+// mulW sets dst = W·src: the kNN part gathered row by row in parallel,
+// then the label block as its rank-c sum.
 func (a *srAffinity) mulW(dst, src *mat.Dense) {
-	for e, w := range a.w {
-		i, j := int(a.ea[e]), int(a.eb[e])
-		axpy(dst.RawRowView(i), w, src.RawRowView(j))
-		axpy(dst.RawRowView(j), w, src.RawRowView(i))
-	}
+	parallelRange(a.n, a.workers, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out := dst.RawRowView(i)
+			clear(out)
+			js, ws := a.neighbours(i)
+			for k, j := range js {
+				axpy(out, ws[k], src.RawRowView(int(j)))
+			}
+		}
+	})
 	_, b := src.Dims()
 	sum := make([]float64, b)
 	for k, m := range a.members {

@@ -16,16 +16,19 @@ const srGramBlock = 256
 // ridgeShared solves every response's ridge regression at once on a dense
 // window through the Cholesky factor of λI + X̃ᵀCX̃ (X̃ with the bias
 // column, C = 1 on labeled rows and γ² on unlabeled ones, targets y and
-// y/γ). It returns false when the window is not dense, too wide, or the
-// factorization fails; the caller then runs CGLS per response.
-func (p *srProblem) ridgeShared(ys [][]float64) ([]Solution, bool) {
+// y/γ). X̃ᵀCX̃ is prev's updated by the rows that changed when prev kept
+// it (srGram). It returns false when the window is not dense, too wide,
+// or the factorization fails; the caller then runs CGLS per response.
+func (p *srProblem) ridgeShared(ys [][]float64, prev *srGram) ([]Solution, bool) {
 	x, ok := p.data.X.(*Dense)
 	if !ok || x.Cols()+1 > srGramMaxCols || len(ys) == 0 {
 		return nil, false
 	}
 	d := x.Cols() + 1
 	scale := p.rowScales()
-	gram, rhs := p.normalEquations(x, ys, scale)
+	p.gram = p.gramFor(x, scale, prev)
+	gram := mat.NewSymDense(d, nil)
+	gram.CopySym(p.gram.g)
 	for j := range d {
 		gram.SetSym(j, j, gram.At(j, j)+p.params.Lambda)
 	}
@@ -34,7 +37,7 @@ func (p *srProblem) ridgeShared(ys [][]float64) ([]Solution, bool) {
 		return nil, false
 	}
 	var a mat.Dense
-	if err := chol.SolveTo(&a, rhs); err != nil {
+	if err := chol.SolveTo(&a, p.rightHandSides(x, ys, scale)); err != nil {
 		return nil, false
 	}
 	space := newColumnSpace(x)
@@ -59,22 +62,21 @@ func (p *srProblem) rowScales() []float64 {
 	return s
 }
 
-// normalEquations returns X̃ᵀCX̃ and X̃ᵀ√C·Y (the unlabeled targets y/γ
-// scaled by √C = γ are y again), accumulated over row blocks on up to
-// GOMAXPROCS goroutines.
-func (p *srProblem) normalEquations(x *Dense, ys [][]float64, scale []float64) (*mat.SymDense, *mat.Dense) {
+// rightHandSides returns X̃ᵀ√C·Y (the unlabeled targets y/γ scaled by
+// √C = γ are y again; rows of scale 0 add nothing), accumulated over row
+// blocks on up to x's workers.
+func (p *srProblem) rightHandSides(x *Dense, ys [][]float64, scale []float64) *mat.Dense {
 	n, d, r := x.Rows(), x.Cols()+1, len(ys)
 	blocks := (n + srGramBlock - 1) / srGramBlock
 	workers := min(x.workers, blocks)
-	grams := make([]*mat.SymDense, workers)
-	rhss := make([]*mat.Dense, workers)
+	rhss := make([]*mat.Dense, max(workers, 1))
 	parallelRange(blocks, workers, func(w, lo, hi int) {
-		g, b := mat.NewSymDense(d, nil), mat.NewDense(d, r, nil)
+		b := mat.NewDense(d, r, nil)
 		a := mat.NewDense(srGramBlock, d, nil)
 		t := mat.NewDense(srGramBlock, r, nil)
+		var part mat.Dense
 		for blk := lo; blk < hi; blk++ {
 			first, last := blk*srGramBlock, min(n, (blk+1)*srGramBlock)
-			rows := last - first
 			for i := first; i < last; i++ {
 				row := a.RawRowView(i - first)
 				floatsScaleTo(row[:d-1], scale[i], x.Row(i))
@@ -87,19 +89,19 @@ func (p *srProblem) normalEquations(x *Dense, ys [][]float64, scale []float64) (
 					}
 				}
 			}
-			ab := a.Slice(0, rows, 0, d)
-			g.SymRankK(g, 1, ab.T())
-			var part mat.Dense
-			part.Mul(ab.T(), t.Slice(0, rows, 0, r))
+			rows := last - first
+			part.Reset()
+			part.Mul(a.Slice(0, rows, 0, d).T(), t.Slice(0, rows, 0, r))
 			b.Add(b, &part)
 		}
-		grams[w], rhss[w] = g, b
+		rhss[w] = b
 	})
-	for w := 1; w < workers; w++ {
-		grams[0].AddSym(grams[0], grams[w])
-		rhss[0].Add(rhss[0], rhss[w])
+	for w := 1; w < len(rhss); w++ {
+		if rhss[w] != nil {
+			rhss[0].Add(rhss[0], rhss[w])
+		}
 	}
-	return grams[0], rhss[0]
+	return rhss[0]
 }
 
 // ridgeObjective returns ½(α‖w‖² + Σ_i C_i (t_i - x̃_i·w)²), the objective

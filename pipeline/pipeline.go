@@ -193,14 +193,15 @@ func (p *Pipeline) noModel() error {
 // when it could not.
 func (p *Pipeline) Compatible(v vector.Vector) error { return p.learner.Compatible(v) }
 
-// Score scores examples with the model in force, all with the same model,
-// and learns nothing: no example enters the window or the join, and no
+// Score scores examples with the model that scores (the pinned one, if
+// any, else the model in force), all with the same model, and learns
+// nothing: no example enters the window or the join, and no
 // count or prequential score moves. Each prediction is the one Example
 // would have made with that model. It returns an error wrapping ErrNoModel
 // while there is no model. It is safe for concurrent use, beside the
 // stream and solves.
 func (p *Pipeline) Score(exs []ingest.Example, src Source) ([]Prediction, error) {
-	m, version := p.learner.Model()
+	m, version := p.learner.Scoring()
 	if !m.Ready() {
 		return nil, p.noModel()
 	}

@@ -72,6 +72,7 @@ type TopicsConfig struct {
 	Labels      string `mapstructure:"labels"`
 	Predictions string `mapstructure:"predictions"`
 	Snapshots   string `mapstructure:"snapshots"`
+	Control     string `mapstructure:"control"`
 	ExamplesDLQ string `mapstructure:"examples_dlq"`
 	LabelsDLQ   string `mapstructure:"labels_dlq"`
 	Lease       string `mapstructure:"lease"`
@@ -180,6 +181,10 @@ type SnapshotConfig struct {
 	Every       time.Duration `mapstructure:"every"`
 	File        string        `mapstructure:"file"`
 	Restore     bool          `mapstructure:"restore"`
+	// HistoryTopic keeps every snapshot for HistoryRetention; "" keeps
+	// none.
+	HistoryTopic     string        `mapstructure:"history_topic"`
+	HistoryRetention time.Duration `mapstructure:"history_retention"`
 }
 
 // JoinConfig is the join section.
@@ -341,7 +346,7 @@ func (c Config) Validate() error {
 		{c.Kafka.Start == "earliest" || c.Kafka.Start == "latest", "kafka.start", "must be earliest or latest"},
 		{c.Kafka.Topics.Examples != "" && c.Kafka.Topics.Labels != "" && c.Kafka.Topics.Predictions != "" &&
 			c.Kafka.Topics.Snapshots != "" && c.Kafka.Topics.ExamplesDLQ != "" && c.Kafka.Topics.LabelsDLQ != "" &&
-			c.Kafka.Topics.Lease != "", "kafka.topics", "every topic needs a name"},
+			c.Kafka.Topics.Control != "" && c.Kafka.Topics.Lease != "", "kafka.topics", "every topic needs a name"},
 		{c.Kafka.Partitions > 0, "kafka.partitions", "must be > 0"},
 		{c.Kafka.MaxMessageBytes >= 1024, "kafka.max_message_bytes", "must be at least 1024"},
 		{c.Kafka.BatchTimeout > 0, "kafka.batch_timeout", "must be > 0"},
@@ -379,6 +384,10 @@ func (c Config) Validate() error {
 		{c.Schedule.SolveInterval > 0, "schedule.solve_interval", "must be > 0"},
 		{c.Snapshot.EverySolves > 0, "snapshot.every_solves", "must be > 0"},
 		{c.Snapshot.Every > 0, "snapshot.every", "must be > 0"},
+		{c.Snapshot.HistoryTopic == "" || c.Snapshot.HistoryRetention > 0, "snapshot.history_retention", "must be > 0"},
+		{c.Snapshot.HistoryTopic != c.Kafka.Topics.Snapshots, "snapshot.history_topic", "must not be kafka.topics.snapshots, which is compacted"},
+		{c.Kafka.Topics.Control != c.Kafka.Topics.Snapshots && c.Kafka.Topics.Control != c.Snapshot.HistoryTopic, "kafka.topics.control",
+			"must not be a snapshot topic"},
 		{c.Join.PendingLabels > 0, "join.pending_labels", "must be > 0"},
 		{c.Join.RecentExamples > 0, "join.recent_examples", "must be > 0"},
 		{c.Eval.Horizon > 0, "eval.horizon", "must be > 0"},

@@ -72,6 +72,9 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"nonsense.key=1", "nonsense.key"},
 		{"role=boss", "role"},
 		{"kafka.topics.lease=", "kafka.topics"},
+		{"snapshot.history_retention=0s", "snapshot.history_retention"},
+		{"snapshot.history_topic=model-snapshots", "snapshot.history_topic"},
+		{"kafka.topics.control=model-snapshots-history", "kafka.topics.control"},
 	}
 	for _, tt := range tests {
 		_, err := LoadConfig("", []string{tt.set})

@@ -55,9 +55,9 @@ func (s *Service) HTTPAddr() string {
 
 // readyz answers 200 once a model is in force and the consumer has its
 // partitions, 503 with the reason before, and 503 while an input partition
-// is stalled (liveness.go).
+// is stalled (liveness.go). A pinned model (pin.go) is said in the body.
 func (s *Service) readyz(w http.ResponseWriter, _ *http.Request) {
-	m, _ := s.pipe.Learner().Model()
+	m, _ := s.pipe.Learner().Scoring() // a pinned model scores without a newest one
 	stall, _ := s.stall.Load().(string)
 	switch waiting := s.waitingReason(); {
 	case waiting != "":
@@ -70,5 +70,8 @@ func (s *Service) readyz(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, stall, http.StatusServiceUnavailable)
 	default:
 		fmt.Fprintln(w, "ready")
+		if pin := s.pinStatus(); pin != "" {
+			fmt.Fprintln(w, pin)
+		}
 	}
 }

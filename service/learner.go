@@ -53,6 +53,9 @@ func (s *Service) runLearner(ctx context.Context) error {
 	// The generation orders the terms of one group; a snapshot topic
 	// that outlived its group (a group deleted, a new cluster) may hold
 	// later epochs, which a new term must still pass.
+	if err := s.retry(ctx, "read the control topic", func() error { return s.catchUpPins(ctx) }); err != nil {
+		return nil // only ctx ends a retry
+	}
 	epoch := max(term.Generation(), s.roles.newestEpoch.Load()+1)
 	s.roles.epoch.Store(epoch)
 	s.log.Info("learner leading", "epoch", epoch, "generation", term.Generation())
@@ -85,6 +88,7 @@ func (s *Service) closeTerm(term *lease.Term) {
 func (s *Service) learn(ctx context.Context, term *lease.Term) error {
 	writer := publish.NewRecordWriter(s.conn, s.writerConfig())
 	snaps := publish.NewSnapshotWriter(s.conn, s.cfg.Kafka.Topics.Snapshots, s.writerConfig())
+	s.history = s.newHistoryWriter()
 	drain, stopDrain := drainContext(ctx, s.cfg.Shutdown.Timeout)
 	defer stopDrain()
 	runCtx, stop := context.WithCancel(ctx)
@@ -100,6 +104,7 @@ func (s *Service) learn(ctx context.Context, term *lease.Term) error {
 		}
 	})
 	wg.Go(func() { s.solveLoop(solveCtx, trigger, snaps) })
+	wg.Go(func() { s.followPins(solveCtx) })
 	wg.Go(func() {
 		if err := s.pipe.Run(solveCtx); err != nil {
 			s.log.Error("learner hand-off", "err", err)
@@ -117,6 +122,9 @@ func (s *Service) learn(ctx context.Context, term *lease.Term) error {
 		s.finalSnapshot(drain, snaps)
 	}
 	s.closeAll(writer, snaps)
+	if s.history != nil {
+		s.closeAll(s.history)
+	}
 	s.log.Info("stopped", "examples", s.pipe.Stats().Examples)
 	if lost != nil {
 		return fmt.Errorf("%w: %w", errLeaseLost, lost)

@@ -117,8 +117,11 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		Help: "Labels consumed that met their example: a label arriving after its example (while the example is remembered, join.recent_examples), or before it and waiting (join.pending_labels) until the example arrived.",
 	}, func() float64 { return float64(pipe.Stats().Joined) })
 	version := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "streamer_model_version", Help: "Version of the model in force, solved or restored; 0 before the first.",
+		Name: "streamer_model_version", Help: "Version of the newest model, solved or restored; 0 before the first. It scores unless a version is pinned (streamer_model_pinned_version).",
 	}, func() float64 { _, v := pipe.Learner().Model(); return float64(v) })
+	pinned := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "streamer_model_pinned_version", Help: "Version of the pinned model that scores in place of the newest (streamer model pin); 0 when none is pinned.",
+	}, func() float64 { v, _ := pipe.Learner().Pinned(); return float64(v) })
 	window := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamer_window_examples", Help: "Examples in the learner's window now.",
 	}, func() float64 { n, _ := pipe.Learner().WindowSize(); return float64(n) })
@@ -134,7 +137,7 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		Help: "Fraction of the unlabeled examples handed to the learner since start that entered its window (window.sample; labeled examples always do); 1 before any.",
 	}, func() float64 { return pipe.Learner().Sampling().KeptFraction() })
 	m.Registry.MustRegister(m.Consumed, m.Published, joined, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.SolveTime, m.Solves,
-		version, window, labeled, kept, m.Snapshots, accuracy, m.Retries, m.PredictRequests, m.PredictExamples, m.PredictTime,
+		version, pinned, window, labeled, kept, m.Snapshots, accuracy, m.Retries, m.PredictRequests, m.PredictExamples, m.PredictTime,
 		m.ModelEpoch, m.SnapshotsIgnored, m.LeaseHeld,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Restarts.WithLabelValues("stall")

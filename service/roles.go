@@ -25,15 +25,6 @@ const (
 	RoleLearner = "learner"
 )
 
-// ModelGate decides whether a snapshot that is newer than the model in
-// force may be put in force. It is where a pin of the model history
-// would be consulted (a pinned scorer admits only its pinned version); a
-// service without one admits every newer snapshot. It is called from one
-// goroutine at a time.
-type ModelGate interface {
-	Admit(model string, st snapshot.Stamp) (ok bool, reason string)
-}
-
 // roles is the state of the scorer and learner roles; it is idle in role
 // all.
 type roles struct {
@@ -44,7 +35,6 @@ type roles struct {
 	mu       sync.Mutex
 	inForce  snapshot.Stamp // of the model in force, for a scorer
 	lastRead snapshot.Stamp // of the last snapshot a scorer's follower read
-	gate     ModelGate
 
 	// epoch stamps a learner's snapshots; newestEpoch is the highest epoch
 	// its restore saw on the snapshot topic.
@@ -55,13 +45,6 @@ type roles struct {
 	// resume is where a learner reads each partition from, after its
 	// restore: the snapshot's next offsets.
 	resume map[partitionKey]int64
-}
-
-// SetModelGate installs gate; call it before Run.
-func (s *Service) SetModelGate(gate ModelGate) {
-	s.roles.mu.Lock()
-	defer s.roles.mu.Unlock()
-	s.roles.gate = gate
 }
 
 // setWaiting sets the reason the role is not ready; "" when it is.

@@ -24,17 +24,10 @@ func readyz(t *testing.T, svc *Service) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// refuseVersion is a ModelGate that refuses one version.
-type refuseVersion uint64
-
-func (r refuseVersion) Admit(_ string, st snapshot.Stamp) (bool, string) {
-	return st.Version != uint64(r), "refused by the test"
-}
-
 // TestScorerFollowsSnapshots: a scorer is not ready, and reads nothing of
 // the examples, until a snapshot is on the topic; then it scores every
 // example with it, keeps no window, and puts in force only strictly newer
-// (epoch, version) stamps that the model gate admits.
+// (epoch, version) stamps.
 func TestScorerFollowsSnapshots(t *testing.T) {
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
@@ -42,7 +35,6 @@ func TestScorerFollowsSnapshots(t *testing.T) {
 	defer cancel()
 	scorer := startService(t, testConfig(t, addrs, "role=scorer"), testLogger(t))
 	svc := scorer.svc
-	scorer.svc.SetModelGate(refuseVersion(1000))
 	waitFor(t, "the HTTP listener", 10*time.Second, func() bool { return svc.HTTPAddr() != "" })
 	waitFor(t, "the scorer to say it has no model", 20*time.Second, func() bool {
 		code, body := readyz(t, svc)
@@ -110,11 +102,10 @@ func TestScorerFollowsSnapshots(t *testing.T) {
 		st   snapshot.Stamp
 		want snapshot.Stamp
 	}{
-		{snapshot.Stamp{Version: before.Version}, before},                               // read again: not newer
-		{snapshot.Stamp{Epoch: 3, Version: 1}, snapshot.Stamp{Epoch: 3, Version: 1}},    // a new term, whatever its version
-		{snapshot.Stamp{Epoch: 2, Version: 500}, snapshot.Stamp{Epoch: 3, Version: 1}},  // a fenced learner's late snapshot
-		{snapshot.Stamp{Epoch: 3, Version: 1000}, snapshot.Stamp{Epoch: 3, Version: 1}}, // refused by the gate
-		{snapshot.Stamp{Epoch: 3, Version: 2}, snapshot.Stamp{Epoch: 3, Version: 2}},    // the next solve
+		{snapshot.Stamp{Version: before.Version}, before},                              // read again: not newer
+		{snapshot.Stamp{Epoch: 3, Version: 1}, snapshot.Stamp{Epoch: 3, Version: 1}},   // a new term, whatever its version
+		{snapshot.Stamp{Epoch: 2, Version: 500}, snapshot.Stamp{Epoch: 3, Version: 1}}, // a fenced learner's late snapshot
+		{snapshot.Stamp{Epoch: 3, Version: 2}, snapshot.Stamp{Epoch: 3, Version: 2}},   // the next solve
 	}
 	for _, step := range steps {
 		publishAs(step.st)

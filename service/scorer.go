@@ -29,6 +29,9 @@ func (s *Service) runScorer(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.followSnapshots(followCtx, caughtUp) })
 	defer func() { stopFollowing(); wg.Wait() }()
+	if err := s.retry(ctx, "read the control topic", func() error { return s.catchUpPins(ctx) }); err != nil {
+		return nil // only ctx ends a retry
+	}
 	if !s.awaitModel(ctx, caughtUp) {
 		return nil
 	}
@@ -47,7 +50,7 @@ func (s *Service) awaitModel(ctx context.Context, caughtUp <-chan struct{}) bool
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if m, _ := s.pipe.Learner().Model(); m.Ready() {
+		if m, _ := s.pipe.Learner().Scoring(); m.Ready() {
 			return true
 		}
 		s.setWaiting("scorer: no snapshot of model " + s.cfg.Model.Name + " on the snapshot topic yet")
@@ -128,9 +131,10 @@ func snapshotRecord(m kafka.Message) snapshot.Record {
 }
 
 // offerSnapshot puts c in force when it is strictly newer than the model
-// in force (snapshot.Stamp.Newer), fits the configuration and the model
-// gate admits it. The swap is atomic for the consumer and /v1/predict: a
-// batch is scored by one model or the other.
+// in force (snapshot.Stamp.Newer) and fits the configuration. The swap is
+// atomic for the consumer and /v1/predict: a batch is scored by one model
+// or the other. A pin order (pin.go) still decides which model scores:
+// the newest, or the pinned version while it lasts.
 func (s *Service) offerSnapshot(c snapshot.Complete) {
 	s.roles.mu.Lock()
 	defer s.roles.mu.Unlock()
@@ -141,12 +145,6 @@ func (s *Service) offerSnapshot(c snapshot.Complete) {
 		s.log.Info("snapshot ignored: not newer than the model in force", "epoch", st.Epoch, "model_version", st.Version,
 			"in_force_epoch", was.Epoch, "in_force_version", was.Version)
 		return
-	}
-	if g := s.roles.gate; g != nil {
-		if ok, why := g.Admit(s.cfg.Model.Name, st); !ok {
-			s.log.Info("snapshot not admitted", "epoch", st.Epoch, "model_version", st.Version, "reason", why)
-			return
-		}
 	}
 	snap, err := snapshot.Decode(c.Data)
 	if err == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/control"
 	"streamer/pipeline"
 	"streamer/publish"
 )
@@ -36,6 +37,9 @@ type Service struct {
 	started     chan struct{} // closed once the consumer runs
 	scoring     chan struct{} // a slot per /v1/predict request read or scored at once
 	roles       roles         // scorer and learner state (roles.go)
+
+	pin     pinning                 // the pin order obeyed (pin.go)
+	history *publish.SnapshotWriter // of the history topic (history.go); nil without one
 }
 
 // New prepares a service; nothing connects before Run.
@@ -149,10 +153,12 @@ func (s *Service) prepare(ctx context.Context) error {
 	if err := s.createTopics(ctx); err != nil {
 		return err
 	}
-	if !s.cfg.Snapshot.Restore {
-		return nil
+	if s.cfg.Snapshot.Restore {
+		if err := s.retry(ctx, "restore", func() error { return s.restore(ctx) }); err != nil {
+			return err
+		}
 	}
-	return s.retry(ctx, "restore", func() error { return s.restore(ctx) })
+	return s.retry(ctx, "read the control topic", func() error { return s.catchUpPins(ctx) })
 }
 
 // createTopics creates the output topics, and the lease topic in the
@@ -164,6 +170,10 @@ func (s *Service) createTopics(ctx context.Context) error {
 		{Name: t.Snapshots, Partitions: 1, Compacted: true},
 		{Name: t.ExamplesDLQ, Partitions: s.cfg.Kafka.Partitions},
 		{Name: t.LabelsDLQ, Partitions: s.cfg.Kafka.Partitions},
+		control.Topic(t.Control),
+	}
+	if history, ok := s.historyTopic(); ok {
+		topics = append(topics, history)
 	}
 	if s.cfg.Role != RoleAll {
 		topics = append(topics, brokers.Topic{Name: t.Lease, Partitions: 1})
@@ -196,6 +206,7 @@ func (s *Service) retry(ctx context.Context, what string, op func() error) error
 func (s *Service) stream(ctx context.Context) error {
 	writer := publish.NewRecordWriter(s.conn, s.writerConfig())
 	snaps := publish.NewSnapshotWriter(s.conn, s.cfg.Kafka.Topics.Snapshots, s.writerConfig())
+	s.history = s.newHistoryWriter()
 	drain, stopDrain := drainContext(ctx, s.cfg.Shutdown.Timeout)
 	defer stopDrain()
 
@@ -212,6 +223,7 @@ func (s *Service) stream(ctx context.Context) error {
 		})
 	}
 	wg.Go(func() { s.watchLiveness(solveCtx, restart) })
+	wg.Go(func() { s.followPins(solveCtx) })
 	close(s.started)
 	s.log.Info("consuming", "group", s.cfg.Kafka.Group, "role", s.cfg.Role, "topics", s.groupTopics())
 
@@ -232,6 +244,9 @@ func (s *Service) stream(ctx context.Context) error {
 		s.finalSnapshot(drain, snaps)
 	}
 	s.closeAll(writer, snaps)
+	if s.history != nil {
+		s.closeAll(s.history)
+	}
 	wg.Wait()
 	if drain.Err() != nil {
 		s.log.Warn("shutdown deadline passed before every batch was written; the rest will be redelivered")

@@ -118,32 +118,72 @@ type predictionLog struct {
 func readPredictions(t *testing.T, ctx context.Context, addrs []string) *predictionLog {
 	t.Helper()
 	l := &predictionLog{byID: map[string][]pipeline.Prediction{}, order: map[int][]pipeline.Prediction{}}
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, GroupID: fmt.Sprint("test-", time.Now().UnixNano()),
-		Topic: "predictions", StartOffset: kafka.FirstOffset, MaxWait: 50 * time.Millisecond})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			m, err := r.ReadMessage(ctx)
-			if err != nil {
-				return
-			}
-			var p pipeline.Prediction
-			if err := json.Unmarshal(m.Value, &p); err != nil {
-				t.Errorf("prediction %s: %v", m.Value, err)
-				continue
-			}
-			if string(m.Key) != p.ID {
-				t.Errorf("prediction keyed %q for id %q", m.Key, p.ID)
-			}
-			l.mu.Lock()
-			l.byID[p.ID] = append(l.byID[p.ID], p)
-			l.order[m.Partition] = append(l.order[m.Partition], p)
-			l.mu.Unlock()
+	ctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for _, p := range predictionPartitions(ctx, addrs) {
+			wg.Go(func() { l.readPartition(ctx, t, addrs, p) })
 		}
-	}()
-	t.Cleanup(func() { r.Close(); <-done })
+	})
+	t.Cleanup(func() { stop(); wg.Wait() })
 	return l
+}
+
+// predictionPartitions waits for the predictions topic and returns its
+// partitions; nil if ctx ends first. The log reads each by assignment,
+// outside any consumer group, so that what it sees depends only on the
+// service: a group reader of its own could stall in a rebalance and look
+// like a service that lost predictions.
+func predictionPartitions(ctx context.Context, addrs []string) []int {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if conn, err := kafka.DialContext(ctx, "tcp", addrs[0]); err == nil {
+			parts, err := conn.ReadPartitions("predictions")
+			conn.Close()
+			if err == nil && len(parts) > 0 {
+				ids := make([]int, len(parts))
+				for i, p := range parts {
+					ids[i] = p.ID
+				}
+				return ids
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// readPartition adds the predictions of one partition to the log until
+// ctx ends.
+func (l *predictionLog) readPartition(ctx context.Context, t *testing.T, addrs []string, partition int) {
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, Topic: "predictions", Partition: partition, MaxWait: 50 * time.Millisecond})
+	defer r.Close()
+	if err := r.SetOffset(kafka.FirstOffset); err != nil {
+		t.Errorf("predictions partition %d: %v", partition, err)
+		return
+	}
+	for {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			return
+		}
+		var p pipeline.Prediction
+		if err := json.Unmarshal(m.Value, &p); err != nil {
+			t.Errorf("prediction %s: %v", m.Value, err)
+			continue
+		}
+		if string(m.Key) != p.ID {
+			t.Errorf("prediction keyed %q for id %q", m.Key, p.ID)
+		}
+		l.mu.Lock()
+		l.byID[p.ID] = append(l.byID[p.ID], p)
+		l.order[m.Partition] = append(l.order[m.Partition], p)
+		l.mu.Unlock()
+	}
 }
 
 func (l *predictionLog) has(ids []string) int {

@@ -115,6 +115,8 @@ func (s *Service) publishSnapshot(ctx context.Context, w *publish.SnapshotWriter
 		}
 		return err
 	}
+	s.publishHistory(ctx, snap, data)
+	s.retryPin()
 	if s.cfg.Snapshot.File != "" {
 		if err := snapshot.WriteFile(s.cfg.Snapshot.File, snap); err != nil {
 			s.log.Error("snapshot file not written", "error", err)

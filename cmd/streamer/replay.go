@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"streamer/brokers"
+	"streamer/control"
 	"streamer/replay"
 	"streamer/service"
 	"streamer/snapshot"
@@ -23,6 +24,7 @@ type replayFlags struct {
 	from, to, partitions string
 	snapshotFile         string
 	snapshotVersion      uint64
+	pinned               bool
 	retrain              bool
 	outTopic, outFile    string
 	conf                 configFlags
@@ -38,7 +40,9 @@ every partition, or RFC 3339 times, resolved through the broker's
 offset-for-time lookup; --to end is the end when the replay starts), each
 partition with its own reader, and writes a prediction for every example in
 the service's schema to --out-topic or --out-file. With --snapshot FILE or
---snapshot-version N every example is scored by that pinned model. With
+--snapshot-version N (from the history topic, snapshot.history_topic, or
+the snapshot topic) every example is scored by that model; with --pinned,
+by the version pinned on the control topic (streamer model pin). With
 --retrain the learner learns as it goes, as the live service would, from
 the snapshot if one is given: the same input gives byte-identical output.
 It never joins the live consumer group and never commits offsets.`,
@@ -50,7 +54,8 @@ It never joins the live consumer group and never commits offsets.`,
 	f.StringVar(&fl.to, "to", "end", "offset or RFC 3339 time to stop before, or end")
 	f.StringVar(&fl.partitions, "partitions", "", "comma-separated partitions of the examples topic (default all)")
 	f.StringVar(&fl.snapshotFile, "snapshot", "", "pinned model: a snapshot file")
-	f.Uint64Var(&fl.snapshotVersion, "snapshot-version", 0, "pinned model: this version from the snapshot topic")
+	f.Uint64Var(&fl.snapshotVersion, "snapshot-version", 0, "pinned model: this version from the history or snapshot topic")
+	f.BoolVar(&fl.pinned, "pinned", false, "pinned model: the version pinned on the control topic")
 	f.BoolVar(&fl.retrain, "retrain", false, "learn as the live service would (from the snapshot, if given)")
 	f.StringVar(&fl.outTopic, "out-topic", "", "write the predictions to this topic")
 	f.StringVar(&fl.outFile, "out-file", "", "write the predictions to this JSONL file")
@@ -97,11 +102,14 @@ func (fl replayFlags) check() error {
 	if fl.snapshotVersion != 0 {
 		pinned++
 	}
+	if fl.pinned {
+		pinned++
+	}
 	switch {
 	case pinned > 1:
-		return fmt.Errorf("give one of --snapshot and --snapshot-version")
+		return fmt.Errorf("give one of --snapshot, --snapshot-version and --pinned")
 	case pinned == 0 && !fl.retrain:
-		return fmt.Errorf("give --snapshot FILE, --snapshot-version N or --retrain")
+		return fmt.Errorf("give --snapshot FILE, --snapshot-version N, --pinned or --retrain")
 	case (fl.outTopic == "") == (fl.outFile == ""):
 		return fmt.Errorf("give one of --out-topic and --out-file")
 	}
@@ -142,13 +150,30 @@ func pinnedSnapshot(ctx context.Context, conn *brokers.Connection, cfg service.C
 	case fl.snapshotFile != "":
 		return snapshot.ReadFile(fl.snapshotFile)
 	case fl.snapshotVersion != 0:
-		data, err := conn.ReadSnapshotVersion(ctx, cfg.Kafka.Topics.Snapshots, cfg.Model.Name, fl.snapshotVersion)
-		if err != nil {
+		return snapshotVersion(ctx, conn, cfg, fl.snapshotVersion)
+	case fl.pinned:
+		pins := control.NewFollower(conn, cfg.Kafka.Topics.Control, cfg.Model.Name, nil)
+		if err := pins.CatchUp(ctx); err != nil {
 			return nil, err
 		}
-		return snapshot.Decode(data)
+		version, pinned := pins.Current()
+		if !pinned {
+			return nil, fmt.Errorf("--pinned: model %q is not pinned on %s", cfg.Model.Name, cfg.Kafka.Topics.Control)
+		}
+		return snapshotVersion(ctx, conn, cfg, version)
 	}
 	return nil, nil
+}
+
+// snapshotVersion returns the model's snapshot at version from the history
+// topic, which keeps every version for its retention, or the snapshot
+// topic, which keeps the newest.
+func snapshotVersion(ctx context.Context, conn *brokers.Connection, cfg service.Config, version uint64) (*snapshot.Snapshot, error) {
+	data, err := conn.FindSnapshotVersion(ctx, cfg.Model.Name, version, cfg.Snapshot.HistoryTopic, cfg.Kafka.Topics.Snapshots)
+	if err != nil {
+		return nil, err
+	}
+	return snapshot.Decode(data)
 }
 
 func parsePartitions(s string) ([]int, error) {

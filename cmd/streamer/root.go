@@ -12,6 +12,6 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCommand(), newBrokerCommand(), newDemoCommand(), newEvalCommand(),
-		newFitCommand(), newPredictCommand(), newReplayCommand(), newSnapshotCommand(), newBenchCommand())
+		newFitCommand(), newPredictCommand(), newReplayCommand(), newSnapshotCommand(), newModelCommand(), newBenchCommand())
 	return root
 }

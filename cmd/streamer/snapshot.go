@@ -12,6 +12,7 @@ func newSnapshotCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "snapshot", Short: "Look at model snapshots"}
 	var (
 		fromTopic bool
+		version   uint64
 		conf      configFlags
 	)
 	inspect := &cobra.Command{
@@ -21,14 +22,15 @@ func newSnapshotCommand() *cobra.Command {
 solver settings, window, statistics, per-problem weights and stream
 offsets. With --topic it reads the snapshot topic of the configured cluster
 (--config, --set) and summarizes the newest complete snapshot of the
-configured model.`,
+configured model, or with --version N that version, from the history topic
+(snapshot.history_topic) or the snapshot topic.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var snap *snapshot.Snapshot
 			var err error
 			switch {
 			case fromTopic:
-				snap, err = latestOnTopic(cmd, &conf)
+				snap, err = onTopic(cmd, &conf, version)
 			case len(args) == 1:
 				snap, err = snapshot.ReadFile(args[0])
 			default:
@@ -42,12 +44,15 @@ configured model.`,
 	}
 	f := inspect.Flags()
 	f.BoolVar(&fromTopic, "topic", false, "read the newest snapshot from the snapshot topic")
+	f.Uint64Var(&version, "version", 0, "with --topic: this version, from the history or snapshot topic")
 	conf.register(f)
 	cmd.AddCommand(inspect)
 	return cmd
 }
 
-func latestOnTopic(cmd *cobra.Command, conf *configFlags) (*snapshot.Snapshot, error) {
+// onTopic returns the configured model's snapshot at version, or its
+// newest when version is 0.
+func onTopic(cmd *cobra.Command, conf *configFlags, version uint64) (*snapshot.Snapshot, error) {
 	cfg, err := conf.load()
 	if err != nil {
 		return nil, err
@@ -59,6 +64,9 @@ func latestOnTopic(cmd *cobra.Command, conf *configFlags) (*snapshot.Snapshot, e
 	conn, err := bc.Connect(bc.Brokers)
 	if err != nil {
 		return nil, err
+	}
+	if version != 0 {
+		return snapshotVersion(cmd.Context(), conn, cfg, version)
 	}
 	c, ok, _, err := conn.ReadSnapshots(cmd.Context(), cfg.Kafka.Topics.Snapshots, cfg.Model.Name)
 	if err != nil {

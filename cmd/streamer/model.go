@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"streamer/brokers"
+	"streamer/control"
+	"streamer/service"
+	"streamer/snapshot"
+)
+
+func newModelCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "model",
+		Short: "List a model's versions, pin one to score with, unpin",
+		Long: `model reads the configured model's history (snapshot.history_topic, and
+the newest version on kafka.topics.snapshots) and writes pin orders to the
+control topic (kafka.topics.control), which every service of the model
+obeys: pinned, it scores with that version (loading it from the history:
+a rollback) while it goes on learning and publishing newer ones; unpinned,
+the newest model scores again.`,
+	}
+	cmd.AddCommand(newModelListCommand(), newModelPinCommand(), newModelUnpinCommand())
+	return cmd
+}
+
+func newModelListCommand() *cobra.Command {
+	var (
+		conf     configFlags
+		jsonRows bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the versions kept of the model, oldest first",
+		Long: `list prints a row per version of the configured model on the history and
+snapshot topics: when it was made, the stream and the window it was solved
+on, and the prequential accuracy of the stream's predictions up to then
+(over every scored label, and over the last eval.horizon). The pinned
+version, if any, is marked.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, conn, err := connectModel(&conf)
+			if err != nil {
+				return err
+			}
+			rows, err := modelVersions(cmd.Context(), conn, cfg)
+			if err != nil {
+				return err
+			}
+			if jsonRows {
+				return printVersionsJSON(cmd.OutOrStdout(), rows)
+			}
+			return printVersions(cmd.OutOrStdout(), rows)
+		},
+	}
+	cmd.Flags().BoolVar(&jsonRows, "json", false, "print one JSON object per version instead of a table")
+	conf.register(cmd.Flags())
+	return cmd
+}
+
+func newModelPinCommand() *cobra.Command {
+	var (
+		conf    configFlags
+		version uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "pin --version N",
+		Short: "Make every service of the model score with version N",
+		Long: `pin writes the order to score with version N to the control topic. The
+version must be on the history or snapshot topic, where the services load
+it from.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if version == 0 {
+				return fmt.Errorf("--version: give a version, from 1")
+			}
+			cfg, conn, err := connectModel(&conf)
+			if err != nil {
+				return err
+			}
+			t := cfg.Kafka.Topics
+			if _, err := conn.FindSnapshotVersion(cmd.Context(), cfg.Model.Name, version, cfg.Snapshot.HistoryTopic, t.Snapshots); err != nil {
+				return fmt.Errorf("not pinned: %w", err)
+			}
+			p := control.Pin{Model: cfg.Model.Name, Pinned: true, Version: version, At: time.Now().UTC()}
+			if err := control.Write(cmd.Context(), conn, t.Control, p); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "model %s pinned to version %d\n", cfg.Model.Name, version)
+			return nil
+		},
+	}
+	cmd.Flags().Uint64Var(&version, "version", 0, "the version to pin (streamer model list shows them)")
+	conf.register(cmd.Flags())
+	return cmd
+}
+
+func newModelUnpinCommand() *cobra.Command {
+	var conf configFlags
+	cmd := &cobra.Command{
+		Use:   "unpin",
+		Short: "Let every service of the model score with the newest version again",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, conn, err := connectModel(&conf)
+			if err != nil {
+				return err
+			}
+			p := control.Pin{Model: cfg.Model.Name, At: time.Now().UTC()}
+			if err := control.Write(cmd.Context(), conn, cfg.Kafka.Topics.Control, p); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "model %s unpinned\n", cfg.Model.Name)
+			return nil
+		},
+	}
+	conf.register(cmd.Flags())
+	return cmd
+}
+
+// connectModel loads the configuration and connects to its cluster, which
+// must be a running one.
+func connectModel(conf *configFlags) (service.Config, *brokers.Connection, error) {
+	cfg, err := conf.load()
+	if err != nil {
+		return cfg, nil, err
+	}
+	bc := cfg.Brokers()
+	if bc.IsEmbedded() {
+		return cfg, nil, fmt.Errorf("model needs kafka.brokers to name a running cluster, not %q", brokers.Embedded)
+	}
+	conn, err := bc.Connect(bc.Brokers)
+	return cfg, conn, err
+}
+
+// versionRow is a line of `model list`.
+type versionRow struct {
+	snapshot.Entry
+	Pinned bool `json:"pinned,omitempty"`
+}
+
+// modelVersions returns the versions of the configured model, the pinned
+// one marked.
+func modelVersions(ctx context.Context, conn *brokers.Connection, cfg service.Config) ([]versionRow, error) {
+	entries, _, err := conn.SnapshotHistory(ctx, cfg.Model.Name, cfg.Snapshot.HistoryTopic, cfg.Kafka.Topics.Snapshots)
+	if err != nil {
+		return nil, err
+	}
+	pins := control.NewFollower(conn, cfg.Kafka.Topics.Control, cfg.Model.Name, nil)
+	if err := pins.CatchUp(ctx); err != nil {
+		return nil, err
+	}
+	pinned, isPinned := pins.Current()
+	rows := make([]versionRow, len(entries))
+	for i, e := range entries {
+		rows[i] = versionRow{Entry: e, Pinned: isPinned && e.Version == pinned}
+	}
+	return rows, nil
+}
+
+func printVersionsJSON(w io.Writer, rows []versionRow) error {
+	enc := json.NewEncoder(w)
+	for _, r := range rows {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func printVersions(w io.Writer, rows []versionRow) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "VERSION\tCREATED\tEXAMPLES\tLABELS\tWINDOW\tLABELED\tACCURACY\tRECENT\tBYTES\tPINNED")
+	for _, r := range rows {
+		pinned := ""
+		if r.Pinned {
+			pinned = "pinned"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t%d\t%s\n", r.Version, r.CreatedAt.UTC().Format(time.RFC3339),
+			r.Examples, r.Labels, r.Window, r.Labeled, r.Accuracy, r.RecentAccuracy, r.Bytes, pinned)
+	}
+	return tw.Flush()
+}

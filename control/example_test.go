@@ -1,0 +1,35 @@
+package control_test
+
+import (
+	"context"
+	"fmt"
+
+	"streamer/brokers"
+	"streamer/control"
+)
+
+// A process reads the control topic to its end before it scores, then
+// follows it on a goroutine of its own and obeys each new order.
+func ExampleFollower() {
+	cluster, err := brokers.StartCluster(brokers.ClusterConfig{})
+	if err != nil {
+		panic(err)
+	}
+	defer cluster.Close()
+	conn, err := brokers.Config{Brokers: []string{brokers.Embedded}}.Connect(cluster.Addrs())
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	// What `streamer model pin --version 7` writes.
+	if err := control.Write(ctx, conn, "model-control", control.Pin{Model: "default", Pinned: true, Version: 7}); err != nil {
+		panic(err)
+	}
+	f := control.NewFollower(conn, "model-control", "default", nil)
+	if err := f.CatchUp(ctx); err != nil {
+		panic(err)
+	}
+	version, pinned := f.Current()
+	fmt.Println(version, pinned)
+	// Output: 7 true
+}

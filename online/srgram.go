@@ -1,0 +1,135 @@
+package online
+
+import (
+	"gonum.org/v1/gonum/mat"
+
+	"streamer/vector"
+)
+
+// srGramRefresh is the number of solves after which the Gram matrix is
+// summed again from every row, so that rounding in the updates cannot
+// build up; srGramMaxChange is the share of changed rows above which
+// summing again is cheaper than updating.
+const (
+	srGramRefresh   = 64
+	srGramMaxChange = 0.25
+)
+
+// srGram is X̃ᵀCX̃ of a dense SR solve (X̃ with the bias column, C = 1 on
+// labeled rows and γ² on unlabeled ones), with the rows it sums, so that
+// the next solve of a window that slid adds the rows that came and
+// subtracts those that went (n·d² flops become changed·d²).
+type srGram struct {
+	keys    []uint64
+	rows    []vector.Vector // the rows summed, as the window held them
+	scale   []float64       // √C of each row
+	g       *mat.SymDense
+	updates int // solves since it was last summed from every row
+}
+
+// gramFor returns X̃ᵀCX̃ for the rows of x with row scales scale: prev's
+// updated when it can be, else summed from every row. The result can be
+// updated by the next solve only when the window's rows are known.
+func (p *srProblem) gramFor(x *Dense, scale []float64, prev *srGram) *srGram {
+	d := x.Cols() + 1
+	next := &srGram{keys: p.keysOf(), rows: p.data.Rows, scale: scale}
+	if p.data.Rows != nil && prev != nil && prev.rows != nil && prev.g.SymmetricDim() == d && prev.updates < srGramRefresh {
+		if g, ok := prev.updated(next, d); ok {
+			next.g, next.updates = g, prev.updates+1
+			return next
+		}
+	}
+	next.g = summedGram(x, scale)
+	return next
+}
+
+func (p *srProblem) keysOf() []uint64 {
+	keys := make([]uint64, p.data.X.Rows())
+	for i := range keys {
+		keys[i] = p.key(i)
+	}
+	return keys
+}
+
+// updated returns g's Gram matrix moved to next's rows: minus the rows
+// that left or changed scale, plus those that came or changed. It returns
+// false when too many rows changed for an update to pay.
+func (g *srGram) updated(next *srGram, d int) (*mat.SymDense, bool) {
+	at := make(map[uint64]int, len(g.keys))
+	for i, k := range g.keys {
+		at[k] = i
+	}
+	var added []int
+	kept := make([]bool, len(g.keys))
+	for i, k := range next.keys {
+		j, ok := at[k]
+		if ok && next.scale[i] == g.scale[j] {
+			kept[j] = true
+			continue
+		}
+		added = append(added, i)
+	}
+	var removed []int
+	for j, ok := range kept {
+		if !ok {
+			removed = append(removed, j)
+		}
+	}
+	if float64(len(added)+len(removed)) > srGramMaxChange*float64(len(next.keys)) {
+		return nil, false
+	}
+	out := mat.NewSymDense(d, nil)
+	out.CopySym(g.g)
+	addRows(out, -1, g.rows, g.scale, removed)
+	addRows(out, 1, next.rows, next.scale, added)
+	return out, true
+}
+
+// addRows adds sign·s_i²·x̃_i x̃_iᵀ to g for the rows picked, a block of
+// rows at a time.
+func addRows(g *mat.SymDense, sign float64, rows []vector.Vector, scale []float64, picked []int) {
+	d := g.SymmetricDim()
+	a := mat.NewDense(srGramBlock, d, nil)
+	for lo := 0; lo < len(picked); lo += srGramBlock {
+		hi := min(len(picked), lo+srGramBlock)
+		for r, i := range picked[lo:hi] {
+			row := a.RawRowView(r)
+			clear(row)
+			rows[i].AddScaledTo(row[:d-1], scale[i])
+			row[d-1] = scale[i]
+		}
+		g.SymRankK(g, sign, a.Slice(0, hi-lo, 0, d).T())
+	}
+}
+
+// summedGram returns X̃ᵀCX̃ summed over every row of x (row scales √C), in
+// blocks of rows on up to x's workers.
+func summedGram(x *Dense, scale []float64) *mat.SymDense {
+	n, d := x.Rows(), x.Cols()+1
+	blocks := (n + srGramBlock - 1) / srGramBlock
+	workers := min(x.workers, blocks)
+	grams := make([]*mat.SymDense, max(workers, 1))
+	parallelRange(blocks, workers, func(w, lo, hi int) {
+		g := mat.NewSymDense(d, nil)
+		a := mat.NewDense(srGramBlock, d, nil)
+		for blk := lo; blk < hi; blk++ {
+			first, last := blk*srGramBlock, min(n, (blk+1)*srGramBlock)
+			for i := first; i < last; i++ {
+				row := a.RawRowView(i - first)
+				floatsScaleTo(row[:d-1], scale[i], x.Row(i))
+				row[d-1] = scale[i]
+			}
+			g.SymRankK(g, 1, a.Slice(0, last-first, 0, d).T())
+		}
+		grams[w] = g
+	})
+	if grams[0] == nil {
+		grams[0] = mat.NewSymDense(d, nil)
+	}
+	for w := 1; w < len(grams); w++ {
+		if grams[w] != nil {
+			grams[0].AddSym(grams[0], grams[w])
+		}
+	}
+	return grams[0]
+}

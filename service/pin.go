@@ -1,0 +1,143 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"streamer/control"
+	"streamer/online"
+	"streamer/snapshot"
+)
+
+// pinning is what the service knows of its model's pin order
+// (`streamer model pin`): the follower of the control topic, and why the
+// pinned version is not in force when it could not be loaded.
+type pinning struct {
+	follower *control.Follower
+	missing  atomic.Value  // string; "" when the order is obeyed
+	retry    chan struct{} // a snapshot was published: a missing version may be there now
+}
+
+// catchUpPins reads the control topic to its end and obeys the model's
+// last order, before anything is scored.
+func (s *Service) catchUpPins(ctx context.Context) error {
+	if s.pin.follower == nil {
+		s.pin.follower = control.NewFollower(s.conn, s.cfg.Kafka.Topics.Control, s.cfg.Model.Name, s.log)
+		s.pin.retry = make(chan struct{}, 1)
+	}
+	if err := s.pin.follower.CatchUp(ctx); err != nil {
+		return err
+	}
+	s.applyPin(ctx)
+	return nil
+}
+
+// followPins follows the control topic until ctx ends and obeys each new
+// order; a pinned version that could not be loaded is tried again after
+// each snapshot published.
+func (s *Service) followPins(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		if err := s.pin.follower.Follow(ctx, s.cfg.Kafka.RetryBackoff); err != nil {
+			s.log.Error("control topic", "error", err)
+		}
+	})
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.pin.follower.Changed():
+		case <-s.pin.retry:
+		}
+		s.applyPin(ctx)
+	}
+}
+
+// retryPin asks followPins to load a pinned version it could not find.
+func (s *Service) retryPin() {
+	if s.pin.retry == nil || s.pinMissing() == "" {
+		return
+	}
+	select {
+	case s.pin.retry <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Service) pinMissing() string {
+	m, _ := s.pin.missing.Load().(string)
+	return m
+}
+
+// applyPin puts the order in force: pinned, the version ordered scores (it
+// is loaded from the history topic or the snapshot topic unless it is the
+// newest model: a rollback), while the learner goes on solving and
+// publishing; unpinned, the newest model scores.
+func (s *Service) applyPin(ctx context.Context) {
+	version, pinned := s.pin.follower.Current()
+	learner := s.pipe.Learner()
+	_, newest := learner.Model()
+	if !pinned {
+		s.pin.missing.Store("")
+		if _, was := learner.Pinned(); was {
+			learner.Unpin()
+			s.log.Info("model unpinned; the newest model scores", "model_version", newest)
+		}
+		return
+	}
+	if v, ok := learner.Pinned(); ok && v == version {
+		return
+	}
+	m, err := s.pinnedModel(ctx, version)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.pin.missing.Store(fmt.Sprintf("model pinned to version %d, which is not in force: %v", version, err))
+			s.log.Error("pinned model not loaded", "model_version", version, "error", err)
+		}
+		return
+	}
+	learner.Pin(m, version)
+	s.pin.missing.Store("")
+	s.log.Info("model pinned", "model_version", version, "newest_version", newest)
+}
+
+// pinnedModel returns the model of version: the newest model when it is
+// that version, else the version's snapshot from the history topic, or
+// from the snapshot topic.
+func (s *Service) pinnedModel(ctx context.Context, version uint64) (*online.Model, error) {
+	if m, v := s.pipe.Learner().Model(); v == version && m.Ready() {
+		return m, nil
+	}
+	data, err := s.conn.FindSnapshotVersion(ctx, s.cfg.Model.Name, version, s.cfg.Snapshot.HistoryTopic, s.cfg.Kafka.Topics.Snapshots)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := snapshot.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot of version %d: %w", version, err)
+	}
+	if snap.Version != version {
+		return nil, fmt.Errorf("snapshot of version %d holds version %d", version, snap.Version)
+	}
+	if err := s.compatible(snap); err != nil {
+		return nil, fmt.Errorf("snapshot of version %d: %w", version, err)
+	}
+	return &snap.Model, nil
+}
+
+// pinStatus says, for /readyz, which version scores when the model is
+// pinned; "" when it is not.
+func (s *Service) pinStatus() string {
+	if missing := s.pinMissing(); missing != "" {
+		_, v := s.pipe.Learner().Scoring()
+		return fmt.Sprintf("%s; version %d scores", missing, v)
+	}
+	if v, ok := s.pipe.Learner().Pinned(); ok {
+		_, newest := s.pipe.Learner().Model()
+		return fmt.Sprintf("model pinned to version %d (newest learned: %d)", v, newest)
+	}
+	return ""
+}
