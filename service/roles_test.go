@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"streamer/control"
 	"streamer/publish"
 	"streamer/snapshot"
 )
@@ -179,4 +180,64 @@ func TestLearnerHandsOver(t *testing.T) {
 	if err != nil || !newest.Stamp().Newer(last.Stamp()) || newest.Epoch != second.svc.roles.epoch.Load() {
 		t.Fatalf("newest snapshot %v after the hand-over (was %v): %v", newest.Stamp(), last.Stamp(), err)
 	}
+}
+
+// TestScorerObeysPin: a scorer pinned to the version in force keeps
+// scoring with it when a newer snapshot comes (which it still follows),
+// and scores with the newest once unpinned.
+func TestScorerObeysPin(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stream := newStreamWriter(addrs, 6)
+	stream.write(t, ctx, 300)
+	trainer := startService(t, testConfig(t, addrs, "kafka.group=trainer", "kafka.topics.predictions=trainer-predictions"), testLogger(t))
+	stream.write(t, ctx, 300)
+	waitFor(t, "a snapshot", time.Minute, func() bool { return trainer.svc.Status().Snapshots > 0 })
+	if err := trainer.stop(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, addrs, "role=scorer")
+	scorer := startService(t, cfg, testLogger(t))
+	svc := scorer.svc
+	<-svc.Started()
+	conn, err := cfg.Brokers().Connect(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := newest.Version
+	pin(t, ctx, conn, cfg, pinned)
+	waitFor(t, "the pin obeyed", 30*time.Second, func() bool { v, ok := svc.pipe.Learner().Pinned(); return ok && v == pinned })
+
+	snap, err := snapshot.Decode(newest.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := snapshot.Stamp{Epoch: newest.Epoch + 1, Version: pinned + 1}
+	snap.Epoch, snap.Version = next.Epoch, next.Version
+	data, err := snapshot.Encode(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := publish.NewSnapshotWriter(conn, "model-snapshots", publish.WriterConfig{MaxMessageBytes: 1 << 20})
+	defer w.Close()
+	if err := w.Publish(ctx, "default", next, data); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the newer snapshot followed", 30*time.Second, func() bool { return svc.followed(next) })
+	if _, v := svc.pipe.Learner().Scoring(); v != pinned {
+		t.Fatalf("pinned to %d, version %d scores", pinned, v)
+	}
+	if _, v := svc.pipe.Learner().Model(); v != next.Version {
+		t.Fatalf("the newest model is version %d, want %d", v, next.Version)
+	}
+	if err := control.Write(ctx, conn, cfg.Kafka.Topics.Control, control.Pin{Model: "default", At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the newest scores once unpinned", 30*time.Second, func() bool { _, v := svc.pipe.Learner().Scoring(); return v == next.Version })
 }
