@@ -50,12 +50,12 @@ func (s *Service) runLearner(ctx context.Context) error {
 			return err
 		}
 	}
-	// The generation orders the terms of one group; a snapshot topic
-	// that outlived its group (a group deleted, a new cluster) may hold
-	// later epochs, which a new term must still pass.
 	if err := s.retry(ctx, "read the control topic", func() error { return s.catchUpPins(ctx) }); err != nil {
 		return nil // only ctx ends a retry
 	}
+	// The generation orders the terms of one group; a snapshot topic
+	// that outlived its group (a group deleted, a new cluster) may hold
+	// later epochs, which a new term must still pass.
 	epoch := max(term.Generation(), s.roles.newestEpoch.Load()+1)
 	s.roles.epoch.Store(epoch)
 	s.log.Info("learner leading", "epoch", epoch, "generation", term.Generation())
