@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -195,6 +196,7 @@ func TestScaleOut(t *testing.T) {
 
 	// A scorer dies: its partitions go to the others after the session.
 	scorers[0].kill()
+	scorerKilled := time.Now()
 	t.Logf("scorer 0 killed")
 
 	// The active learner dies: the standby takes over at a later epoch.
@@ -282,9 +284,61 @@ func TestScaleOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d examples, %d with a prediction", len(ids), len(got))
+	gap, part, at := longestOutputGap(t, ctx, conn)
+	t.Logf("longest pause in the predictions of an input partition: %v (examples[%d], %v after the scorer's kill)",
+		gap.Round(time.Millisecond), part, at.Sub(scorerKilled).Round(time.Millisecond))
 	for i, s := range scorers {
 		checkInForce(t, i, s, second.Epoch)
 	}
+}
+
+// longestOutputGap reads the predictions topic and returns the longest
+// time between two predictions of examples of one input partition (by
+// their Kafka timestamps, set when a scorer's writer sends them), that
+// partition, and when the pause began. The stream goes on throughout, so
+// a pause is time in which the partition had no scorer, or its scorer was
+// stopped by a rebalance. Predictions made again for records consumed
+// twice are counted where they were made.
+func longestOutputGap(t *testing.T, ctx context.Context, conn *brokers.Connection) (time.Duration, int, time.Time) {
+	t.Helper()
+	parts, err := conn.Partitions(ctx, "predictions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ranges, err := conn.Offsets(ctx, "predictions", parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	times := map[int][]time.Time{}
+	for _, p := range parts {
+		err := conn.ReadRange(ctx, "predictions", p, ranges[p].First, ranges[p].End, func(m kafka.Message) error {
+			var pred struct {
+				Source struct {
+					Partition int `json:"partition"`
+				} `json:"source"`
+			}
+			if err := json.Unmarshal(m.Value, &pred); err != nil {
+				return err
+			}
+			times[pred.Source.Partition] = append(times[pred.Source.Partition], m.Time)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var gap time.Duration
+	var part int
+	var at time.Time
+	for p, ts := range times {
+		slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+		for i := 1; i < len(ts); i++ {
+			if d := ts[i].Sub(ts[i-1]); d > gap {
+				gap, part, at = d, p, ts[i-1]
+			}
+		}
+	}
+	return gap, part, at
 }
 
 // forgeLateSnapshot publishes the newest snapshot on the topic again under
