@@ -36,6 +36,13 @@ type roles struct {
 	inForce  snapshot.Stamp // of the model in force, for a scorer
 	lastRead snapshot.Stamp // of the last snapshot a scorer's follower read
 
+	// followedTo is the offset of the snapshot topic up to which a
+	// scorer's follower has read and offered every snapshot.
+	followedTo atomic.Int64
+	// partitions are the input partitions a scorer has read from; only
+	// the consumer goroutine uses it.
+	partitions map[int]bool
+
 	// epoch stamps a learner's snapshots; newestEpoch is the highest epoch
 	// its restore saw on the snapshot topic.
 	epoch       atomic.Uint64
@@ -74,6 +81,9 @@ func (s *Service) learns() bool { return s.cfg.Role != RoleScorer }
 func (s *Service) predictExample(ex ingest.Example, src pipeline.Source) (pipeline.Prediction, error) {
 	if s.cfg.Role != RoleScorer {
 		return s.pipe.Example(ex, src)
+	}
+	if !s.roles.partitions[src.Partition] {
+		s.catchUpOnAssignment(src.Partition)
 	}
 	preds, err := s.pipe.Score([]ingest.Example{ex}, src)
 	if err != nil {

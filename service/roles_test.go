@@ -241,3 +241,54 @@ func TestScorerObeysPin(t *testing.T) {
 	}
 	waitFor(t, "the newest scores once unpinned", 30*time.Second, func() bool { _, v := svc.pipe.Learner().Scoring(); return v == next.Version })
 }
+
+// TestScorerCatchesUpBeforeANewPartition: what a scorer does before the
+// first record of a partition it did not read yet: it returns only once
+// its follower has offered every snapshot published before, so that the
+// partition's predictions do not go back to an older model.
+func TestScorerCatchesUpBeforeANewPartition(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stream := newStreamWriter(addrs, 7)
+	stream.write(t, ctx, 300)
+	trainer := startService(t, testConfig(t, addrs, "kafka.group=trainer", "kafka.topics.predictions=trainer-predictions"), testLogger(t))
+	stream.write(t, ctx, 300)
+	waitFor(t, "a snapshot", time.Minute, func() bool { return trainer.svc.Status().Snapshots > 0 })
+	if err := trainer.stop(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, addrs, "role=scorer")
+	svc := startService(t, cfg, testLogger(t)).svc
+	<-svc.Started()
+	conn, err := cfg.Brokers().Connect(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Decode(newest.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := publish.NewSnapshotWriter(conn, "model-snapshots", publish.WriterConfig{MaxMessageBytes: 4096})
+	defer w.Close()
+	for i := range uint64(3) {
+		next := snapshot.Stamp{Epoch: newest.Epoch + 1, Version: newest.Version + 1 + i}
+		snap.Epoch, snap.Version = next.Epoch, next.Version
+		data, err := snapshot.Encode(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Publish(ctx, "default", next, data); err != nil {
+			t.Fatal(err)
+		}
+		svc.awaitSnapshots(100 + int(i))
+		if !svc.followed(next) {
+			t.Fatalf("caught up before the follower offered %v", next)
+		}
+	}
+}

@@ -68,19 +68,20 @@ func (s *Service) awaitModel(ctx context.Context, caughtUp <-chan struct{}) bool
 // it has read up to the end the topic had when it started.
 func (s *Service) followSnapshots(ctx context.Context, caughtUp chan<- struct{}) {
 	topic := s.cfg.Kafka.Topics.Snapshots
-	var end int64
+	var first, end int64
 	err := s.retry(ctx, "snapshot topic end", func() error {
 		r, err := s.conn.Offsets(ctx, topic, []int{0})
-		end = r[0].End
+		first, end = r[0].First, r[0].End
 		return err
 	})
 	if err != nil {
 		return
 	}
+	s.roles.followedTo.Store(first)
 	var once sync.Once
 	done := func() { once.Do(func() { close(caughtUp) }) }
 	defer done()
-	if end == 0 {
+	if end <= first {
 		done()
 	}
 	r := s.snapshotReader(topic)
@@ -104,8 +105,48 @@ func (s *Service) followSnapshots(ctx context.Context, caughtUp chan<- struct{})
 		if err := asm.Add(snapshotRecord(m)); err != nil {
 			s.log.Warn("snapshot record skipped", "offset", m.Offset, "error", err)
 		}
+		s.roles.followedTo.Store(m.Offset + 1)
 		if m.Offset+1 >= end {
 			done()
+		}
+	}
+}
+
+// catchUpOnAssignment waits, before the first record a scorer reads from
+// an input partition, until its follower has read the snapshot topic up
+// to the end it has now: the partition may come from a scorer that was
+// ahead, and its predictions' model_version must not go back. It waits at
+// most kafka.session_timeout, then scores with what it has. Only the
+// first record of each partition since the process started waits: a
+// partition that comes back after it moved away does not.
+func (s *Service) catchUpOnAssignment(partition int) {
+	if s.roles.partitions == nil {
+		s.roles.partitions = map[int]bool{}
+	}
+	s.roles.partitions[partition] = true
+	s.awaitSnapshots(partition)
+}
+
+// awaitSnapshots waits, at most kafka.session_timeout, until the follower
+// has read the snapshot topic up to its end now.
+func (s *Service) awaitSnapshots(partition int) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Kafka.SessionTimeout)
+	defer cancel()
+	ranges, err := s.conn.Offsets(ctx, s.cfg.Kafka.Topics.Snapshots, []int{0})
+	if err != nil {
+		s.log.Warn("snapshot topic end not read; scoring without catching up", "partition", partition, "error", err)
+		return
+	}
+	end := ranges[0].End
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for s.roles.followedTo.Load() < end {
+		select {
+		case <-ctx.Done():
+			s.log.Warn("snapshot topic not caught up; scoring with the model in force", "partition", partition,
+				"followed_to", s.roles.followedTo.Load(), "end", end)
+			return
+		case <-tick.C:
 		}
 	}
 }
