@@ -4,7 +4,8 @@
 // (replay throughput on an embedded broker), load (a `streamer run` child
 // process under producers going as fast as they can) and drain (a
 // `streamer run` child process catching up with a topic filled before it
-// started). Each takes a config and returns a report whose JSON keys are
+// started) and scale (scorer replicas sharing a filled topic, and a
+// standby learner's takeover). Each takes a config and returns a report whose JSON keys are
 // the command's output.
 //
 // It is the one package that may depend on every other one, the CLI's

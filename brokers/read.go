@@ -15,9 +15,13 @@ func (c *Connection) ReadRange(ctx context.Context, topic string, partition int,
 	if to <= from {
 		return nil
 	}
+	// The range is on the brokers already: a fetch waits only at its end,
+	// past the last record, and Close waits for that fetch; a long wait
+	// there would cost every partition read in turn (a restore reads each
+	// input partition).
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: c.Addrs, Dialer: c.Dialer, Topic: topic, Partition: partition,
-		MinBytes: 1, MaxBytes: 16 << 20, MaxWait: FetchMaxWait, QueueCapacity: 4096,
+		MinBytes: 1, MaxBytes: 16 << 20, MaxWait: rangeMaxWait, QueueCapacity: 4096,
 	})
 	defer CloseWithin(r, 5*time.Second)
 	if err := r.SetOffset(from); err != nil {
@@ -39,6 +43,9 @@ func (c *Connection) ReadRange(ctx context.Context, topic string, partition int,
 		}
 	}
 }
+
+// rangeMaxWait is how long a fetch of ReadRange waits for records.
+const rangeMaxWait = 100 * time.Millisecond
 
 // CloseWithin closes c, and leaves it behind if Close does not return within
 // d: kafka-go's Reader.Close can hang on a broker that went away.

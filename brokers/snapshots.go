@@ -25,13 +25,15 @@ func (conn *Connection) ReadSnapshots(ctx context.Context, topic, name string) (
 }
 
 // ReadSnapshotVersion returns the encoded snapshot of model name at
-// version from the snapshot topic.
+// version from the snapshot topic; of learners' epochs that made that
+// version, the newest.
 func (conn *Connection) ReadSnapshotVersion(ctx context.Context, topic, name string, version uint64) ([]byte, error) {
 	var found []byte
+	var epoch uint64
 	asm := snapshot.NewAssembler()
 	asm.OnComplete = func(n string, c snapshot.Complete) {
-		if n == name && c.Version == version {
-			found = c.Data
+		if n == name && c.Version == version && (found == nil || c.Epoch >= epoch) {
+			found, epoch = c.Data, c.Epoch
 		}
 	}
 	if _, err := conn.scanSnapshots(ctx, topic, asm); err != nil {

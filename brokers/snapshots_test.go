@@ -38,7 +38,7 @@ func TestReadSnapshots(t *testing.T) {
 		if data[v], err = snapshot.Encode(&snapshot.Snapshot{Name: "m", Version: v}); err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range snapshot.Split("m", v, data[v], 16) {
+		for _, r := range snapshot.Split("m", snapshot.Stamp{Version: v}, data[v], 16) {
 			m := kafka.Message{Key: []byte(r.Key), Value: r.Value}
 			for k, h := range r.Headers {
 				m.Headers = append(m.Headers, kafka.Header{Key: k, Value: []byte(h)})
@@ -76,7 +76,7 @@ func writeSnapshots(t *testing.T, ctx context.Context, conn *Connection, topic s
 		if data[v], err = snapshot.Encode(&snapshot.Snapshot{Name: "m", Version: v}); err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range snapshot.Split("m", v, data[v], 16) {
+		for _, r := range snapshot.Split("m", snapshot.Stamp{Version: v}, data[v], 16) {
 			m := kafka.Message{Key: []byte(r.Key), Value: r.Value}
 			for k, h := range r.Headers {
 				m.Headers = append(m.Headers, kafka.Header{Key: k, Value: []byte(h)})

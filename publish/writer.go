@@ -124,16 +124,16 @@ func NewSnapshotWriter(conn *brokers.Connection, topic string, cfg WriterConfig)
 	}
 }
 
-// Publish writes an encoded snapshot of model name at version: its chunks
+// Publish writes an encoded snapshot of model name stamped st: its chunks
 // in order, then its manifest.
-func (s *SnapshotWriter) Publish(ctx context.Context, name string, version uint64, data []byte) error {
-	for _, r := range snapshot.Split(name, version, data, s.maxValue) {
+func (s *SnapshotWriter) Publish(ctx context.Context, name string, st snapshot.Stamp, data []byte) error {
+	for _, r := range snapshot.Split(name, st, data, s.maxValue) {
 		msg := kafka.Message{Key: []byte(r.Key), Value: r.Value}
 		for k, v := range r.Headers {
 			msg.Headers = append(msg.Headers, kafka.Header{Key: k, Value: []byte(v)})
 		}
 		if err := s.w.WriteMessages(ctx, msg); err != nil {
-			return fmt.Errorf("publish snapshot %s v%d: %w", name, version, err)
+			return fmt.Errorf("publish snapshot %s %v: %w", name, st, err)
 		}
 	}
 	return nil

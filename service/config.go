@@ -21,6 +21,8 @@ import (
 // Config is the service's configuration; configs/streamer.yaml documents
 // every key and holds the defaults.
 type Config struct {
+	// Role is all, scorer or learner (roles.go).
+	Role     string         `mapstructure:"role"`
 	Model    ModelConfig    `mapstructure:"model"`
 	Kafka    KafkaConfig    `mapstructure:"kafka"`
 	Features FeaturesConfig `mapstructure:"features"`
@@ -73,6 +75,7 @@ type TopicsConfig struct {
 	Control     string `mapstructure:"control"`
 	ExamplesDLQ string `mapstructure:"examples_dlq"`
 	LabelsDLQ   string `mapstructure:"labels_dlq"`
+	Lease       string `mapstructure:"lease"`
 }
 
 // TLSConfig is kafka.tls.
@@ -261,6 +264,7 @@ func LoadConfig(path string, overrides []string) (Config, error) {
 // envNotKeys are STREAMER_* variables that are not configuration keys.
 var envNotKeys = map[string]bool{
 	"STREAMER_CRASH_EXAMPLES": true, // the size of service's crash test
+	"STREAMER_SCALE_RATE":     true, // the rate of service's scale-out test
 }
 
 // checkEnvironment refuses a STREAMER_* variable that is the variable of
@@ -335,13 +339,14 @@ func (c Config) Validate() error {
 		key string
 		msg string
 	}{
+		{c.Role == RoleAll || c.Role == RoleScorer || c.Role == RoleLearner, "role", "must be all, scorer or learner"},
 		{c.Model.Name != "", "model.name", "must not be empty"},
 		{c.Model.SeedFile == "" || c.Model.SeedFile != c.Snapshot.File, "model.seed_file", "must not be snapshot.file, which the service overwrites"},
 		{c.Kafka.Group != "", "kafka.group", "must not be empty"},
 		{c.Kafka.Start == "earliest" || c.Kafka.Start == "latest", "kafka.start", "must be earliest or latest"},
 		{c.Kafka.Topics.Examples != "" && c.Kafka.Topics.Labels != "" && c.Kafka.Topics.Predictions != "" &&
 			c.Kafka.Topics.Snapshots != "" && c.Kafka.Topics.ExamplesDLQ != "" && c.Kafka.Topics.LabelsDLQ != "" &&
-			c.Kafka.Topics.Control != "", "kafka.topics", "every topic needs a name"},
+			c.Kafka.Topics.Control != "" && c.Kafka.Topics.Lease != "", "kafka.topics", "every topic needs a name"},
 		{c.Kafka.Partitions > 0, "kafka.partitions", "must be > 0"},
 		{c.Kafka.MaxMessageBytes >= 1024, "kafka.max_message_bytes", "must be at least 1024"},
 		{c.Kafka.BatchTimeout > 0, "kafka.batch_timeout", "must be > 0"},

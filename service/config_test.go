@@ -70,6 +70,8 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"log.level=loud", "log.level"},
 		{"window.max_examples=lots", "max_examples"},
 		{"nonsense.key=1", "nonsense.key"},
+		{"role=boss", "role"},
+		{"kafka.topics.lease=", "kafka.topics"},
 		{"snapshot.history_retention=0s", "snapshot.history_retention"},
 		{"snapshot.history_topic=model-snapshots", "snapshot.history_topic"},
 		{"kafka.topics.control=model-snapshots-history", "kafka.topics.control"},
@@ -145,6 +147,37 @@ func TestYAMLSyntaxErrorNamesItsLine(t *testing.T) {
 		_, err := LoadConfig(path, nil)
 		if err == nil || !strings.Contains(err.Error(), tt.line) || strings.Count(err.Error(), "line ") != 1 {
 			t.Errorf("%q: err = %v, want %s", tt.yaml, err, tt.line)
+		}
+	}
+}
+
+// TestRole: role defaults to all and is set like any key, by the
+// environment and by --set, which wins.
+func TestRole(t *testing.T) {
+	cfg, err := LoadConfig("", nil)
+	if err != nil || cfg.Role != RoleAll || cfg.Kafka.Topics.Lease == "" {
+		t.Fatalf("default role %q, lease topic %q, err %v", cfg.Role, cfg.Kafka.Topics.Lease, err)
+	}
+	t.Setenv("STREAMER_ROLE", "scorer")
+	if cfg, err = LoadConfig("", nil); err != nil || cfg.Role != RoleScorer {
+		t.Fatalf("STREAMER_ROLE=scorer: role %q, err %v", cfg.Role, err)
+	}
+	if cfg, err = LoadConfig("", []string{"role=learner"}); err != nil || cfg.Role != RoleLearner {
+		t.Fatalf("--set role=learner: role %q, err %v", cfg.Role, err)
+	}
+}
+
+// TestRoleExamplesLoad: the example configurations of configs/ load and
+// name their role.
+func TestRoleExamplesLoad(t *testing.T) {
+	for file, role := range map[string]string{"scorer.yaml": RoleScorer, "learner.yaml": RoleLearner} {
+		cfg, err := LoadConfig(filepath.Join("..", "configs", file), nil)
+		if err != nil {
+			t.Errorf("configs/%s: %v", file, err)
+			continue
+		}
+		if cfg.Role != role {
+			t.Errorf("configs/%s: role %q, want %q", file, cfg.Role, role)
 		}
 	}
 }

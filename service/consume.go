@@ -104,7 +104,7 @@ func (s *Service) handleExample(m kafka.Message, src pipeline.Source, b *batch) 
 		s.deadLetter(b, t.ExamplesDLQ, "examples", m, err)
 		return
 	}
-	pred, err := s.pipe.Example(ex, src)
+	pred, err := s.predictExample(ex, src)
 	if err != nil {
 		s.deadLetter(b, t.ExamplesDLQ, "examples", m, err)
 		return

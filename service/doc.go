@@ -5,4 +5,11 @@
 // examples on request (POST /v1/predict), with the same decoder and model,
 // learning nothing from them. It is the only package that wires
 // ingest, online, snapshot and publish together.
+//
+// A process takes one of three roles (roles.go): all of the above (role
+// all); a scorer, one of the replicas of the consumer group on the
+// examples topic, which follows the snapshot topic and scores with the
+// newest model (scorer.go); or a learner, which holds the lease (package
+// lease), reads every input partition by direct assignment, solves and
+// publishes snapshots stamped with its epoch (learner.go).
 package service

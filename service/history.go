@@ -32,7 +32,7 @@ func (s *Service) publishHistory(ctx context.Context, snap *snapshot.Snapshot, d
 	if s.history == nil {
 		return
 	}
-	if err := s.history.Publish(ctx, snap.Name, snap.Version, data); err != nil && ctx.Err() == nil {
+	if err := s.history.Publish(ctx, snap.Name, snap.Stamp(), data); err != nil && ctx.Err() == nil {
 		s.log.Error("snapshot not kept in the history", "topic", s.cfg.Snapshot.HistoryTopic, "model_version", snap.Version, "error", err)
 	}
 }

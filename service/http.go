@@ -59,7 +59,9 @@ func (s *Service) HTTPAddr() string {
 func (s *Service) readyz(w http.ResponseWriter, _ *http.Request) {
 	m, _ := s.pipe.Learner().Scoring() // a pinned model scores without a newest one
 	stall, _ := s.stall.Load().(string)
-	switch {
+	switch waiting := s.waitingReason(); {
+	case waiting != "":
+		http.Error(w, waiting, http.StatusServiceUnavailable)
 	case !m.Ready():
 		http.Error(w, "no model loaded yet", http.StatusServiceUnavailable)
 	case !s.assigned.Load():

@@ -56,9 +56,8 @@ func (s *Service) checkInterval() time.Duration {
 // stall metrics, and returns the stalled partitions.
 func (l *liveness) check(ctx context.Context, now time.Time) ([]stalled, error) {
 	s := l.s
-	t := s.cfg.Kafka.Topics
 	var out []stalled
-	for _, topic := range []string{t.Examples, t.Labels} {
+	for _, topic := range s.groupTopics() {
 		ps, err := s.conn.Positions(ctx, s.cfg.Kafka.Group, topic)
 		if err != nil {
 			l.gap = true

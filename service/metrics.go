@@ -32,6 +32,10 @@ type Metrics struct {
 	PredictRequests *prometheus.CounterVec
 	PredictExamples prometheus.Counter
 	PredictTime     prometheus.Histogram
+	// ModelEpoch, SnapshotsIgnored and LeaseHeld are the roles' (roles.go).
+	ModelEpoch       prometheus.Gauge
+	SnapshotsIgnored prometheus.Counter
+	LeaseHeld        prometheus.Gauge
 }
 
 func newMetrics(pipe *pipeline.Pipeline) *Metrics {
@@ -95,6 +99,18 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 			Help:    "Wall time of /v1/predict requests, from the request's headers to the answer written, body read included.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
 		}),
+		ModelEpoch: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "streamer_model_epoch",
+			Help: "Epoch of the model in force (the lease generation of the learner that made it); 0 in role all.",
+		}),
+		SnapshotsIgnored: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "streamer_snapshots_ignored_total",
+			Help: "Snapshots a scorer read and did not put in force because their (epoch, version) was not newer than the model's in force: a fenced learner's late snapshots, or ones read again.",
+		}),
+		LeaseHeld: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "streamer_lease_held",
+			Help: "1 while this learner holds the lease, else 0.",
+		}),
 	}
 	joined := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "streamer_labels_joined_total",
@@ -122,6 +138,7 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 	}, func() float64 { return pipe.Learner().Sampling().KeptFraction() })
 	m.Registry.MustRegister(m.Consumed, m.Published, joined, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.SolveTime, m.Solves,
 		version, pinned, window, labeled, kept, m.Snapshots, accuracy, m.Retries, m.PredictRequests, m.PredictExamples, m.PredictTime,
+		m.ModelEpoch, m.SnapshotsIgnored, m.LeaseHeld,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Restarts.WithLabelValues("stall")
 	for _, r := range append(ingest.Reasons(), "incompatible_vector", "rejected") {

@@ -32,7 +32,7 @@ func (s *Service) restore(ctx context.Context) error {
 		} else {
 			s.pipe.SetModel(&snap.Model, snap.Version)
 			s.restored.Store(snap.Version)
-			s.log.Info("restored snapshot", "model_version", snap.Version, "created", snap.CreatedAt)
+			s.log.Info("restored snapshot", "model_version", snap.Version, "epoch", snap.Epoch, "created", snap.CreatedAt)
 		}
 	}
 	t := s.cfg.Kafka.Topics
@@ -47,7 +47,20 @@ func (s *Service) restore(ctx context.Context) error {
 	if snap != nil && snap.Progress != nil {
 		s.pipe.Resume(pipelineProgress(snap.Progress), sameWindow)
 	}
+	if snap != nil {
+		s.roles.resume = resumeOffsets(snap)
+	}
 	return nil
+}
+
+// resumeOffsets are the snapshot's next offsets: where a learner, which
+// commits nothing, goes on reading each partition.
+func resumeOffsets(snap *snapshot.Snapshot) map[partitionKey]int64 {
+	out := map[partitionKey]int64{}
+	for _, o := range snap.Offsets {
+		out[partitionKey{o.Topic, o.Partition}] = o.Next
+	}
+	return out
 }
 
 // loadSnapshot returns the newest usable snapshot, or nil.
@@ -72,6 +85,7 @@ func (s *Service) loadSnapshot(ctx context.Context) (*snapshot.Snapshot, error) 
 	if !ok {
 		return s.loadSeed(), nil
 	}
+	s.roles.newestEpoch.Store(c.Epoch)
 	snap, err := snapshot.Decode(c.Data)
 	if err != nil {
 		s.log.Error("snapshot refused", "error", err)
@@ -124,9 +138,13 @@ func (s *Service) rebuild(ctx context.Context, topic string, snap *snapshot.Snap
 	if err != nil {
 		return false, err
 	}
-	committed, err := s.conn.CommittedOffsets(ctx, s.cfg.Kafka.Group, topic, parts)
-	if err != nil {
-		return false, err
+	// A learner commits nothing: it rebuilds what its snapshot's window
+	// held and goes on from there; kafka.group's offsets are the scorers'.
+	committed := map[int]int64{}
+	if s.cfg.Role != RoleLearner {
+		if committed, err = s.conn.CommittedOffsets(ctx, s.cfg.Kafka.Group, topic, parts); err != nil {
+			return false, err
+		}
 	}
 	ranges, err := s.conn.Offsets(ctx, topic, parts)
 	if err != nil {

@@ -43,7 +43,7 @@ func TestRestoreRefusesCorruptSnapshot(t *testing.T) {
 	bad[len(bad)/2] ^= 0xff
 	w := &kafka.Writer{Addr: kafka.TCP(addrs...), Topic: "model-snapshots", RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
 	defer w.Close()
-	for _, r := range snapshot.Split("default", good.Version+1, bad, 1<<20) {
+	for _, r := range snapshot.Split("default", snapshot.Stamp{Version: good.Version + 1}, bad, 1<<20) {
 		msg := kafka.Message{Key: []byte(r.Key), Value: r.Value}
 		for k, v := range r.Headers {
 			msg.Headers = append(msg.Headers, kafka.Header{Key: k, Value: []byte(v)})

@@ -36,6 +36,7 @@ type Service struct {
 	httpAddr    atomic.Value  // string
 	started     chan struct{} // closed once the consumer runs
 	scoring     chan struct{} // a slot per /v1/predict request read or scored at once
+	roles       roles         // scorer and learner state (roles.go)
 
 	pin     pinning                 // the pin order obeyed (pin.go)
 	history *publish.SnapshotWriter // of the history topic (history.go); nil without one
@@ -91,11 +92,21 @@ func (s *Service) Run(ctx context.Context) error {
 		return err
 	}
 	defer s.closeCluster()
+	// The HTTP server stops when ctx ends, or when Run returns on its
+	// own (a learner that lost its lease, a failed start).
+	ctx, stopHTTP := context.WithCancel(ctx)
+	defer stopHTTP()
 	httpDone, err := s.serveHTTP(ctx)
 	if err != nil {
 		return err
 	}
-	defer func() { <-httpDone }()
+	defer func() { stopHTTP(); <-httpDone }()
+	switch s.cfg.Role {
+	case RoleScorer:
+		return s.runScorer(ctx)
+	case RoleLearner:
+		return s.runLearner(ctx)
+	}
 	if err := s.prepare(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -139,6 +150,20 @@ func (s *Service) closeCluster() {
 // prepare creates the output topics and restores the newest snapshot,
 // retrying while the brokers are away.
 func (s *Service) prepare(ctx context.Context) error {
+	if err := s.createTopics(ctx); err != nil {
+		return err
+	}
+	if s.cfg.Snapshot.Restore {
+		if err := s.retry(ctx, "restore", func() error { return s.restore(ctx) }); err != nil {
+			return err
+		}
+	}
+	return s.retry(ctx, "read the control topic", func() error { return s.catchUpPins(ctx) })
+}
+
+// createTopics creates the output topics, and the lease topic in the
+// roles that use it, retrying while the brokers are away.
+func (s *Service) createTopics(ctx context.Context) error {
 	t := s.cfg.Kafka.Topics
 	topics := []brokers.Topic{
 		{Name: t.Predictions, Partitions: s.cfg.Kafka.Partitions},
@@ -150,16 +175,10 @@ func (s *Service) prepare(ctx context.Context) error {
 	if history, ok := s.historyTopic(); ok {
 		topics = append(topics, history)
 	}
-	err := s.retry(ctx, "create topics", func() error { return s.conn.EnsureTopics(ctx, topics...) })
-	if err != nil {
-		return err
+	if s.cfg.Role != RoleAll {
+		topics = append(topics, brokers.Topic{Name: t.Lease, Partitions: 1})
 	}
-	if s.cfg.Snapshot.Restore {
-		if err := s.retry(ctx, "restore", func() error { return s.restore(ctx) }); err != nil {
-			return err
-		}
-	}
-	return s.retry(ctx, "read the control topic", func() error { return s.catchUpPins(ctx) })
+	return s.retry(ctx, "create topics", func() error { return s.conn.EnsureTopics(ctx, topics...) })
 }
 
 // retry runs op until it succeeds or ctx ends, with doubling backoff.
@@ -195,16 +214,18 @@ func (s *Service) stream(ctx context.Context) error {
 	restart := make(chan string, 1)
 	solveCtx, stopSolver := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { s.solveLoop(solveCtx, trigger, snaps) })
-	wg.Go(func() {
-		if err := s.pipe.Run(solveCtx); err != nil {
-			s.log.Error("learner hand-off", "err", err)
-		}
-	})
+	if s.learns() {
+		wg.Go(func() { s.solveLoop(solveCtx, trigger, snaps) })
+		wg.Go(func() {
+			if err := s.pipe.Run(solveCtx); err != nil {
+				s.log.Error("learner hand-off", "err", err)
+			}
+		})
+	}
 	wg.Go(func() { s.watchLiveness(solveCtx, restart) })
 	wg.Go(func() { s.followPins(solveCtx) })
 	close(s.started)
-	s.log.Info("consuming", "group", s.cfg.Kafka.Group, "examples", s.cfg.Kafka.Topics.Examples, "labels", s.cfg.Kafka.Topics.Labels)
+	s.log.Info("consuming", "group", s.cfg.Kafka.Group, "role", s.cfg.Role, "topics", s.groupTopics())
 
 	for {
 		reader := s.newReader()
@@ -219,7 +240,9 @@ func (s *Service) stream(ctx context.Context) error {
 		s.log.Warn("consumer reader created again", "reason", reason)
 	}
 	stopSolver()
-	s.finalSnapshot(drain, snaps)
+	if s.learns() {
+		s.finalSnapshot(drain, snaps)
+	}
 	s.closeAll(writer, snaps)
 	if s.history != nil {
 		s.closeAll(s.history)
@@ -290,12 +313,11 @@ func (s *Service) newReader() *kafka.Reader {
 	if s.cfg.Kafka.Start == "latest" {
 		start = kafka.LastOffset
 	}
-	t := s.cfg.Kafka.Topics
 	return kafka.NewReader(kafka.ReaderConfig{
 		Brokers:     s.conn.Addrs,
 		Dialer:      s.conn.Dialer,
 		GroupID:     s.cfg.Kafka.Group,
-		GroupTopics: []string{t.Examples, t.Labels},
+		GroupTopics: s.groupTopics(),
 		StartOffset: start,
 		MinBytes:    1,
 		// A fetch must hold the largest record; beyond that, small fetches

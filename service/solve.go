@@ -80,7 +80,7 @@ func (s *Service) buildSnapshot() *snapshot.Snapshot {
 	features, params, window := s.cfg.snapshotSettings()
 	st := s.pipe.Stats()
 	snap := &snapshot.Snapshot{
-		Name: s.cfg.Model.Name, Version: version, CreatedAt: time.Now().UTC(),
+		Name: s.cfg.Model.Name, Version: version, Epoch: s.roles.epoch.Load(), CreatedAt: time.Now().UTC(),
 		Features: features, Params: params, Window: window, Model: model,
 		Stats: snapshot.Stats{
 			Examples: st.Examples, Labels: st.Labels, Predictions: st.Predictions, Solves: st.Solves,
@@ -98,6 +98,9 @@ func (s *Service) buildSnapshot() *snapshot.Snapshot {
 // publishSnapshot publishes the current snapshot to the topic and, when
 // configured, to the file.
 func (s *Service) publishSnapshot(ctx context.Context, w *publish.SnapshotWriter) error {
+	if err := s.mayPublish(); err != nil {
+		return err
+	}
 	snap := s.buildSnapshot()
 	if snap == nil {
 		return nil
@@ -106,7 +109,7 @@ func (s *Service) publishSnapshot(ctx context.Context, w *publish.SnapshotWriter
 	if err != nil {
 		return err
 	}
-	if err := w.Publish(ctx, snap.Name, snap.Version, data); err != nil {
+	if err := w.Publish(ctx, snap.Name, snap.Stamp(), data); err != nil {
 		if ctx.Err() == nil {
 			s.log.Error("snapshot not published", "model_version", snap.Version, "error", err)
 		}
@@ -122,7 +125,7 @@ func (s *Service) publishSnapshot(ctx context.Context, w *publish.SnapshotWriter
 	}
 	s.snapshots.Add(1)
 	s.metrics.Snapshots.Inc()
-	s.log.Info("snapshot published", "model_version", snap.Version, "bytes", len(data))
+	s.log.Info("snapshot published", "model_version", snap.Version, "epoch", snap.Epoch, "bytes", len(data))
 	return nil
 }
 

@@ -14,6 +14,7 @@ func Summarize(w io.Writer, s *Snapshot) error {
 	lines := []string{
 		fmt.Sprintf("model\t%s", s.Name),
 		fmt.Sprintf("version\t%d", s.Version),
+		fmt.Sprintf("epoch\t%d", s.Epoch),
 		fmt.Sprintf("created\t%s", s.CreatedAt.UTC().Format("2006-01-02T15:04:05Z07:00")),
 		fmt.Sprintf("classes\t%s", strings.Join(s.Model.Classes, ", ")),
 		fmt.Sprintf("features\tdim %d (dense %d), signed %v, normalize %v", s.Features.Dim, s.Features.DenseDim, s.Features.Signed, s.Features.Normalize),

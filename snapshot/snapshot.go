@@ -12,7 +12,11 @@ type Snapshot struct {
 	// Name is the model's name: the key of its snapshots on the topic.
 	Name string `json:"name"`
 	// Version increases with every solve of the model.
-	Version   uint64    `json:"version"`
+	Version uint64 `json:"version"`
+	// Epoch is the leadership term of the learner that made the snapshot;
+	// 0 in snapshots written alone (role all) and before epochs were kept.
+	// (Epoch, Version) orders snapshots: see Stamp.
+	Epoch     uint64    `json:"epoch,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	// Features are the featurizer settings the weights were learned in.
 	Features Features `json:"features"`

@@ -140,7 +140,7 @@ func TestSplitAndAssemble(t *testing.T) {
 	small := encoded(t, 1, 10)
 	big := encoded(t, 2, 5000)
 	a := NewAssembler()
-	for _, r := range append(Split("m", 1, small, 1<<20), Split("m", 2, big, 4096)...) {
+	for _, r := range append(Split("m", Stamp{Version: 1}, small, 1<<20), Split("m", Stamp{Version: 2}, big, 4096)...) {
 		if err := a.Add(r); err != nil {
 			t.Fatal(err)
 		}
@@ -149,10 +149,10 @@ func TestSplitAndAssemble(t *testing.T) {
 	if !ok || got.Version != 2 || !bytes.Equal(got.Data, big) {
 		t.Fatalf("latest = v%d (%d bytes), want v2 (%d bytes)", got.Version, len(got.Data), len(big))
 	}
-	if recs := Split("m", 2, big, 4096); len(recs) != (len(big)+4095)/4096+1 {
+	if recs := Split("m", Stamp{Version: 2}, big, 4096); len(recs) != (len(big)+4095)/4096+1 {
 		t.Fatalf("%d records for %d bytes", len(recs), len(big))
 	}
-	for _, r := range Split("m", 2, big, 4096) {
+	for _, r := range Split("m", Stamp{Version: 2}, big, 4096) {
 		if len(r.Value) > 4096 {
 			t.Fatalf("record of %d bytes", len(r.Value))
 		}
@@ -181,9 +181,9 @@ func compact(recs []Record) []Record {
 func TestCompactedTopicSurvivesHalfWrittenSnapshot(t *testing.T) {
 	var log []Record
 	for v := uint64(1); v <= 2; v++ {
-		log = append(log, Split("m", v, encoded(t, v, 3000), 2048)...)
+		log = append(log, Split("m", Stamp{Version: v}, encoded(t, v, 3000), 2048)...)
 	}
-	v3 := Split("m", 3, encoded(t, 3, 3000), 2048)
+	v3 := Split("m", Stamp{Version: 3}, encoded(t, 3, 3000), 2048)
 	log = append(log, v3[:len(v3)/2]...)
 	a := NewAssembler()
 	for _, r := range compact(log) {
@@ -199,7 +199,7 @@ func TestCompactedTopicSurvivesHalfWrittenSnapshot(t *testing.T) {
 }
 
 func TestAssemblerRejectsCorruptChunk(t *testing.T) {
-	recs := Split("m", 5, encoded(t, 5, 3000), 2048)
+	recs := Split("m", Stamp{Version: 5}, encoded(t, 5, 3000), 2048)
 	recs[1].Value = bytes.Clone(recs[1].Value)
 	recs[1].Value[7] ^= 1
 	a := NewAssembler()

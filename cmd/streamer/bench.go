@@ -13,5 +13,6 @@ func newBenchCommand() *cobra.Command {
 	cmd.AddCommand(newBenchLoadCommand())
 	cmd.AddCommand(newBenchHTTPCommand())
 	cmd.AddCommand(newBenchDrainCommand())
+	cmd.AddCommand(newBenchScaleCommand())
 	return cmd
 }

@@ -31,11 +31,11 @@ func publishVersions(t *testing.T, ctx context.Context, conn *brokers.Connection
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := history.Publish(ctx, "default", v, data); err != nil {
+		if err := history.Publish(ctx, "default", snapshot.Stamp{Version: v}, data); err != nil {
 			t.Fatal(err)
 		}
 		if i == len(versions)-1 {
-			if err := snaps.Publish(ctx, "default", v, data); err != nil {
+			if err := snaps.Publish(ctx, "default", snapshot.Stamp{Version: v}, data); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -1,0 +1,309 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"streamer/brokers"
+	"streamer/service"
+)
+
+// ScaleConfig describes `streamer bench scale`: scorer replicas sharing
+// the partitions of a filled topic, and the takeover of a standby learner.
+type ScaleConfig struct {
+	Executable string // the streamer binary to run
+	Examples   int    // examples written before the scorers start; 0 means 100,000
+	Scorers    []int  // the numbers of scorers to measure; empty means 1, 2 and 4
+	Partitions int    // partitions of the input topics; 0 means 8
+	// SessionTimeout is kafka.session_timeout of every process; 0 means 6s,
+	// the embedded broker's least.
+	SessionTimeout time.Duration
+	Set            []string      // more --set overrides for every process
+	Timeout        time.Duration // bound on each phase; 0 means 10 minutes
+}
+
+// ScaleRun is one measure of the scorers.
+type ScaleRun struct {
+	Scorers        int     `json:"scorers"`
+	Seconds        float64 `json:"seconds"`
+	ExamplesPerSec float64 `json:"examples_per_sec"`
+}
+
+// ScaleReport is what `streamer bench scale` prints. A takeover time runs
+// from the active learner's end (SIGKILL, or SIGTERM: it leaves the lease
+// group) to the standby's /readyz answering 200: lease taken, newest
+// snapshot restored, window rebuilt, partitions read.
+type ScaleReport struct {
+	Examples              int        `json:"examples"`
+	Partitions            int        `json:"partitions"`
+	Runs                  []ScaleRun `json:"runs"`
+	SessionTimeoutSeconds float64    `json:"session_timeout_seconds"`
+	TakeoverKillSeconds   float64    `json:"takeover_after_kill_seconds"`
+	TakeoverStopSeconds   float64    `json:"takeover_after_stop_seconds"`
+}
+
+// Scale fills an embedded broker, runs two learners as child processes
+// and times the standby's takeover after the active one is killed, then
+// after it is stopped; then it stops the learners and, for each number of
+// scorers, times that many scorer processes (a group of their own each
+// time) from their start until their group has committed the end of every
+// partition of the examples topic.
+func Scale(ctx context.Context, cfg ScaleConfig) (rep ScaleReport, err error) {
+	cfg = cfg.withDefaults()
+	rep.Examples, rep.Partitions, rep.SessionTimeoutSeconds = cfg.Examples, cfg.Partitions, cfg.SessionTimeout.Seconds()
+	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: cfg.Partitions})
+	if err != nil {
+		return rep, err
+	}
+	defer cluster.Close()
+	addr := cluster.Addrs()[0]
+	sets := append([]string{"kafka.brokers=" + addr, "log.level=warn", "kafka.partitions=" + strconv.Itoa(cfg.Partitions),
+		"kafka.session_timeout=" + cfg.SessionTimeout.String(), "kafka.rebalance_timeout=" + cfg.SessionTimeout.String()}, cfg.Set...)
+	sc, err := service.LoadConfig("", sets)
+	if err != nil {
+		return rep, err
+	}
+	conn, err := sc.Brokers().Connect(cluster.Addrs())
+	if err != nil {
+		return rep, err
+	}
+	topics := sc.Kafka.Topics
+	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: topics.Examples, Partitions: cfg.Partitions},
+		brokers.Topic{Name: topics.Labels, Partitions: cfg.Partitions}); err != nil {
+		return rep, err
+	}
+	fill := DrainConfig{Examples: cfg.Examples, LabelRate: 0.05}
+	if err := fillDrain(ctx, conn, fill, topics.Examples, topics.Labels); err != nil {
+		return rep, err
+	}
+	if rep.TakeoverKillSeconds, rep.TakeoverStopSeconds, err = takeovers(ctx, cfg, sets, conn, sc.Kafka.Group+"-lease"); err != nil {
+		return rep, err
+	}
+	for _, n := range cfg.Scorers {
+		run, err := scorers(ctx, cfg, sets, conn, n)
+		if err != nil {
+			return rep, err
+		}
+		rep.Runs = append(rep.Runs, run)
+	}
+	return rep, nil
+}
+
+func (c ScaleConfig) withDefaults() ScaleConfig {
+	if c.Examples <= 0 {
+		c.Examples = 100000
+	}
+	if len(c.Scorers) == 0 {
+		c.Scorers = []int{1, 2, 4}
+	}
+	if c.Partitions <= 0 {
+		c.Partitions = 8
+	}
+	if c.SessionTimeout <= 0 {
+		c.SessionTimeout = 6 * time.Second
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 10 * time.Minute
+	}
+	return c
+}
+
+// takeovers measures a standby learner's takeover after the active one is
+// killed, then after it is stopped, and stops every learner.
+func takeovers(ctx context.Context, cfg ScaleConfig, sets []string, conn *brokers.Connection, leaseGroup string) (kill, stop float64, err error) {
+	active, err := startChild(cfg.Executable, append(sets, "role=learner"))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer active.stop()
+	if err := active.waitReady(ctx, cfg.Timeout); err != nil {
+		return 0, 0, fmt.Errorf("the first learner: %w", err)
+	}
+	standby, err := startChild(cfg.Executable, append(sets, "role=learner"))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer standby.stop()
+	if err := waitMembers(ctx, conn, leaseGroup, 2, cfg.Timeout); err != nil {
+		return 0, 0, err
+	}
+	t0 := time.Now()
+	active.kill()
+	if err := standby.waitReady(ctx, cfg.Timeout); err != nil {
+		return 0, 0, fmt.Errorf("the standby after the kill: %w", err)
+	}
+	kill = time.Since(t0).Seconds()
+
+	next, err := startChild(cfg.Executable, append(sets, "role=learner"))
+	if err != nil {
+		return kill, 0, err
+	}
+	defer next.stop()
+	if err := waitMembers(ctx, conn, leaseGroup, 2, cfg.Timeout); err != nil {
+		return kill, 0, err
+	}
+	t0 = time.Now()
+	if err := standby.stop(); err != nil {
+		return kill, 0, fmt.Errorf("stop the active learner: %w", err)
+	}
+	if err := next.waitReady(ctx, cfg.Timeout); err != nil {
+		return kill, 0, fmt.Errorf("the standby after the stop: %w", err)
+	}
+	return kill, time.Since(t0).Seconds(), next.stop()
+}
+
+// scorers times n scorers, in a group of their own, from their start to
+// their group's last commit on the examples topic.
+func scorers(ctx context.Context, cfg ScaleConfig, sets []string, conn *brokers.Connection, n int) (ScaleRun, error) {
+	run := ScaleRun{Scorers: n}
+	group := fmt.Sprintf("scale-%d", n)
+	exited := make(chan struct{})
+	var children []*child
+	defer func() {
+		for _, c := range children {
+			c.stop()
+		}
+	}()
+	start := time.Now()
+	for range n {
+		c, err := startChild(cfg.Executable, append(sets, "role=scorer", "kafka.group="+group))
+		if err != nil {
+			return run, err
+		}
+		children = append(children, c)
+		go func() {
+			select {
+			case <-c.exited:
+				closeOnce(exited)
+			case <-exited:
+			}
+		}()
+	}
+	defer closeOnce(exited)
+	topics := []string{"examples"}
+	for _, s := range sets {
+		if v, ok := strings.CutPrefix(s, "kafka.topics.examples="); ok {
+			topics = []string{v}
+		}
+	}
+	if err := waitCommitted(ctx, conn, group, topics, cfg.Timeout, exited); err != nil {
+		return run, fmt.Errorf("%d scorers: %w", n, err)
+	}
+	run.Seconds = time.Since(start).Seconds()
+	run.ExamplesPerSec = float64(cfg.Examples) / run.Seconds
+	return run, nil
+}
+
+func closeOnce(c chan struct{}) {
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
+}
+
+// waitMembers waits until the group is stable with n members.
+func waitMembers(ctx context.Context, conn *brokers.Connection, group string, n int, timeout time.Duration) error {
+	return pollUntil(ctx, timeout, func() bool {
+		resp, err := conn.Client().DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{group}})
+		if err != nil || len(resp.Groups) != 1 {
+			return false
+		}
+		g := resp.Groups[0]
+		return g.GroupState == "Stable" && len(g.Members) == n
+	}, fmt.Sprintf("group %s stable with %d members", group, n))
+}
+
+func pollUntil(ctx context.Context, timeout time.Duration, cond func() bool, what string) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: not within %v", what, timeout)
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// child is a `streamer run` process with an HTTP port of its own.
+type child struct {
+	cmd    *exec.Cmd
+	port   int
+	exited chan struct{}
+	err    error
+}
+
+func startChild(exe string, sets []string) (*child, error) {
+	port, err := freeLocalPort()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"run", "--set", "http.listen=127.0.0.1:" + strconv.Itoa(port)}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %v: %w", sets, err)
+	}
+	c := &child{cmd: cmd, port: port, exited: make(chan struct{})}
+	go func() { c.err = cmd.Wait(); close(c.exited) }()
+	return c, nil
+}
+
+// waitReady polls /readyz until it answers 200.
+func (c *child) waitReady(ctx context.Context, timeout time.Duration) error {
+	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", c.port)
+	return pollUntil(ctx, timeout, func() bool {
+		select {
+		case <-c.exited:
+			return false
+		default:
+		}
+		resp, err := http.Get(url)
+		if err != nil {
+			return false
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, "ready")
+}
+
+func (c *child) kill() {
+	c.cmd.Process.Kill()
+	<-c.exited
+}
+
+// stop sends SIGTERM and waits; it kills the process after a minute.
+func (c *child) stop() error {
+	select {
+	case <-c.exited:
+		return nil
+	default:
+	}
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+		return c.err
+	case <-time.After(time.Minute):
+		c.kill()
+		return errors.New("no exit within a minute of SIGTERM; killed")
+	}
+}

@@ -1,0 +1,296 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"streamer/brokers"
+	"streamer/lease"
+	"streamer/pipeline"
+	"streamer/publish"
+)
+
+// runLearner runs the learner role: it waits as a standby until it holds
+// the lease, restores the newest snapshot, announces its epoch by
+// publishing the restored model under it, then learns from every
+// partition until ctx ends (it publishes a last snapshot and hands the
+// lease on) or it loses the lease (it stops at once, publishes nothing
+// more and returns an error wrapping errLeaseLost: the process exits, and
+// whoever restarts it makes it a standby again).
+func (s *Service) runLearner(ctx context.Context) error {
+	s.setWaiting("learner: standby, waiting for the lease")
+	if err := s.createTopics(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	s.log.Info("learner standby: waiting for the lease", "topic", s.cfg.Kafka.Topics.Lease, "group", s.leaseGroup())
+	term, err := lease.Campaign(ctx, s.leaseConfig())
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("lease: %w", err)
+	}
+	s.roles.term = term
+	defer s.closeTerm(term)
+	s.metrics.LeaseHeld.Set(1)
+	s.setWaiting("learner: restoring the newest snapshot")
+	if s.cfg.Snapshot.Restore {
+		if err := s.retry(ctx, "restore", func() error { return s.restore(ctx) }); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+	if err := s.retry(ctx, "read the control topic", func() error { return s.catchUpPins(ctx) }); err != nil {
+		return nil // only ctx ends a retry
+	}
+	// The generation orders the terms of one group; a snapshot topic
+	// that outlived its group (a group deleted, a new cluster) may hold
+	// later epochs, which a new term must still pass.
+	epoch := max(term.Generation(), s.roles.newestEpoch.Load()+1)
+	s.roles.epoch.Store(epoch)
+	s.log.Info("learner leading", "epoch", epoch, "generation", term.Generation())
+	s.setWaiting("")
+	return s.learn(ctx, term)
+}
+
+func (s *Service) leaseGroup() string { return s.cfg.Kafka.Group + "-lease" }
+
+func (s *Service) leaseConfig() lease.Config {
+	return lease.Config{
+		Brokers: s.conn.Addrs, Dialer: s.conn.Dialer, Group: s.leaseGroup(), Topic: s.cfg.Kafka.Topics.Lease,
+		SessionTimeout: s.cfg.Kafka.SessionTimeout, RebalanceTimeout: s.cfg.Kafka.RebalanceTimeout,
+		HeartbeatInterval: s.cfg.Kafka.SessionTimeout / 4, JoinBackoff: s.cfg.Kafka.RetryBackoff, Log: s.log,
+	}
+}
+
+// closeTerm leaves the lease group, so that a standby takes over without
+// waiting for a session timeout.
+func (s *Service) closeTerm(term *lease.Term) {
+	if err := brokers.CloseWithin(term, s.cfg.Kafka.CloseTimeout); err != nil && !errors.Is(err, context.Canceled) {
+		s.log.Warn("leave the lease group", "error", err)
+	}
+	s.metrics.LeaseHeld.Set(0)
+}
+
+// learn reads every partition of the examples and labels topics into the
+// pipeline while the solver solves and publishes snapshots, until ctx
+// ends or the lease is lost.
+func (s *Service) learn(ctx context.Context, term *lease.Term) error {
+	writer := publish.NewRecordWriter(s.conn, s.writerConfig())
+	snaps := publish.NewSnapshotWriter(s.conn, s.cfg.Kafka.Topics.Snapshots, s.writerConfig())
+	s.history = s.newHistoryWriter()
+	drain, stopDrain := drainContext(ctx, s.cfg.Shutdown.Timeout)
+	defer stopDrain()
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	trigger := make(chan struct{}, 1)
+	solveCtx, stopSolver := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-term.Lost():
+			stop()
+		case <-runCtx.Done():
+		}
+	})
+	wg.Go(func() { s.solveLoop(solveCtx, trigger, snaps) })
+	wg.Go(func() { s.followPins(solveCtx) })
+	wg.Go(func() {
+		if err := s.pipe.Run(solveCtx); err != nil {
+			s.log.Error("learner hand-off", "err", err)
+		}
+	})
+	if err := s.publishSnapshot(runCtx, snaps); err != nil && runCtx.Err() == nil {
+		s.log.Warn("restored model not announced under the new epoch", "error", err)
+	}
+	s.readPartitions(runCtx, writer, trigger)
+	stop()
+	stopSolver()
+	wg.Wait()
+	lost := term.Err()
+	if lost == nil {
+		s.finalSnapshot(drain, snaps)
+	}
+	s.closeAll(writer, snaps)
+	if s.history != nil {
+		s.closeAll(s.history)
+	}
+	s.log.Info("stopped", "examples", s.pipe.Stats().Examples)
+	if lost != nil {
+		return fmt.Errorf("%w: %w", errLeaseLost, lost)
+	}
+	return nil
+}
+
+// readPartitions reads every partition of the examples and labels topics
+// by direct assignment, from where the snapshot left each one, and hands
+// the records to the pipeline in order per partition, until ctx ends. It
+// looks for new partitions (a topic created, partitions added) every
+// partitionWatchInterval.
+func (s *Service) readPartitions(ctx context.Context, writer *kafka.Writer, trigger chan<- struct{}) {
+	records := make(chan kafka.Message, 256)
+	fetchCtx, stopFetching := context.WithCancel(ctx)
+	readers := map[partitionKey]*kafka.Reader{}
+	var wg sync.WaitGroup
+	defer func() {
+		stopFetching()
+		wg.Wait()
+		for _, r := range readers {
+			s.closeAll(r)
+		}
+	}()
+	open := func() {
+		for _, r := range s.openNewPartitions(ctx, readers) {
+			wg.Go(func() { s.fetchInto(fetchCtx, r, records) })
+		}
+	}
+	open()
+	s.assigned.Store(true)
+	close(s.started)
+	s.log.Info("learning", "partitions", len(readers), "epoch", s.roles.epoch.Load())
+	watch := time.NewTicker(partitionWatchInterval)
+	defer watch.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-watch.C:
+			open()
+		case m := <-records:
+			s.learnRecord(ctx, m, writer)
+			if s.pipe.Due() {
+				select {
+				case trigger <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+}
+
+// partitionWatchInterval is how often a learner looks for input
+// partitions it does not read yet.
+const partitionWatchInterval = 2 * time.Second
+
+// openNewPartitions opens a reader of each input partition that readers
+// lacks, adds it there and returns the new ones. A reader starts at the
+// snapshot's next offset, or at kafka.start for a partition the snapshot
+// does not name. A topic that does not exist yet has no partitions.
+func (s *Service) openNewPartitions(ctx context.Context, readers map[partitionKey]*kafka.Reader) []*kafka.Reader {
+	var out []*kafka.Reader
+	for _, topic := range []string{s.cfg.Kafka.Topics.Examples, s.cfg.Kafka.Topics.Labels} {
+		parts, err := s.conn.Partitions(ctx, topic)
+		if errors.Is(err, brokers.ErrUnknownTopic) || ctx.Err() != nil {
+			continue
+		}
+		var ranges map[int]brokers.OffsetRange
+		if err == nil {
+			ranges, err = s.conn.Offsets(ctx, topic, parts)
+		}
+		if err != nil {
+			s.metrics.Retries.WithLabelValues("partitions").Inc()
+			s.log.Warn("input partitions not listed; trying again", "topic", topic, "error", s.conn.Explain(ctx, err))
+			continue
+		}
+		for _, p := range parts {
+			key := partitionKey{topic, p}
+			if readers[key] != nil {
+				continue
+			}
+			r, err := s.partitionReader(key, ranges[p].First)
+			if err != nil {
+				s.log.Warn("input partition not opened; trying again", "topic", topic, "partition", p, "error", err)
+				continue
+			}
+			readers[key] = r
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// partitionReader returns a reader of one partition at the snapshot's
+// next offset (not before first, the oldest the brokers keep), or at
+// kafka.start.
+func (s *Service) partitionReader(key partitionKey, first int64) (*kafka.Reader, error) {
+	start := kafka.FirstOffset
+	if s.cfg.Kafka.Start == "latest" {
+		start = kafka.LastOffset
+	}
+	if next, ok := s.roles.resume[key]; ok {
+		start = max(next, first)
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{
+		Brokers: s.conn.Addrs, Dialer: s.conn.Dialer, Topic: key.topic, Partition: key.partition,
+		MinBytes: 1, MaxBytes: max(2*s.cfg.Limits.MaxMessageBytes, 1<<20), MaxWait: brokers.FetchMaxWait,
+		QueueCapacity: 100, ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: 2 * time.Second,
+		ErrorLogger: s.readerErrorLogger(),
+	})
+	if err := r.SetOffset(start); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("%v at %d: %w", key, start, err)
+	}
+	return r, nil
+}
+
+// fetchInto sends the records of one partition reader to out until ctx
+// ends.
+func (s *Service) fetchInto(ctx context.Context, r *kafka.Reader, out chan<- kafka.Message) {
+	for {
+		m, err := r.FetchMessage(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			s.metrics.Retries.WithLabelValues("fetch").Inc()
+			s.log.Warn("fetch failed; retrying", "topic", r.Config().Topic, "partition", r.Config().Partition, "error", err)
+			sleep(ctx, s.cfg.Kafka.RetryBackoff)
+			continue
+		}
+		select {
+		case out <- m:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// learnRecord runs one record through the pipeline. Its prediction is
+// scored prequentially and not published (the scorers publish theirs);
+// bad examples are the scorers' dead letters, bad labels the learner's,
+// which alone reads the labels.
+func (s *Service) learnRecord(ctx context.Context, m kafka.Message, writer *kafka.Writer) {
+	s.metrics.Consumed.WithLabelValues(m.Topic).Inc()
+	src := pipeline.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
+	t := s.cfg.Kafka.Topics
+	if m.Topic == t.Examples {
+		ex, err := s.pipe.DecodeExample(m.Value, m.Time)
+		if err == nil {
+			_, err = s.pipe.Example(ex, src)
+		}
+		if err != nil {
+			s.log.Debug("example not learned", "topic", m.Topic, "partition", m.Partition, "offset", m.Offset, "error", err)
+		}
+		return
+	}
+	l, err := s.pipe.DecodeLabel(m.Value)
+	if err == nil {
+		s.pipe.Label(l, src)
+		return
+	}
+	var b batch
+	s.deadLetter(&b, t.LabelsDLQ, "labels", m, err)
+	if err := s.retry(ctx, "write", func() error { return writer.WriteMessages(ctx, b.out...) }); err != nil && ctx.Err() == nil {
+		s.log.Error("dead letter not written", "error", err)
+	}
+}

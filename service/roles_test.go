@@ -1,0 +1,294 @@
+package service
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"streamer/control"
+	"streamer/publish"
+	"streamer/snapshot"
+)
+
+// readyz returns /readyz's status and body.
+func readyz(t *testing.T, svc *Service) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + svc.HTTPAddr() + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestScorerFollowsSnapshots: a scorer is not ready, and reads nothing of
+// the examples, until a snapshot is on the topic; then it scores every
+// example with it, keeps no window, and puts in force only strictly newer
+// (epoch, version) stamps.
+func TestScorerFollowsSnapshots(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	scorer := startService(t, testConfig(t, addrs, "role=scorer"), testLogger(t))
+	svc := scorer.svc
+	waitFor(t, "the HTTP listener", 10*time.Second, func() bool { return svc.HTTPAddr() != "" })
+	waitFor(t, "the scorer to say it has no model", 20*time.Second, func() bool {
+		code, body := readyz(t, svc)
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "scorer")
+	})
+	stream := newStreamWriter(addrs, 5)
+	ids := stream.write(t, ctx, 300)
+
+	// A process of role all, on a group and predictions topic of its own,
+	// learns and publishes snapshots.
+	trainer := startService(t, testConfig(t, addrs, "kafka.group=trainer", "kafka.topics.predictions=trainer-predictions"), testLogger(t))
+	ids = append(ids, stream.write(t, ctx, 300)...)
+	waitFor(t, "a snapshot", time.Minute, func() bool { return trainer.svc.Status().Snapshots > 0 })
+	if err := trainer.stop(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the scorer to be ready", time.Minute, func() bool { code, _ := readyz(t, svc); return code == http.StatusOK })
+	preds := readPredictions(t, ctx, addrs)
+	waitFor(t, "a prediction of every example", time.Minute, func() bool { return preds.has(ids) == len(ids) })
+	if n, _ := svc.Pipeline().Learner().WindowSize(); n != 0 {
+		t.Fatalf("the scorer's window holds %d examples", n)
+	}
+	preds.mu.Lock()
+	for _, id := range ids {
+		if p := preds.byID[id][0]; p.Label == nil || p.ModelVersion == 0 {
+			t.Errorf("%s: prediction without a model: %+v", id, p)
+		}
+	}
+	preds.mu.Unlock()
+
+	conn, err := svc.cfg.Brokers().Connect(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := publish.NewSnapshotWriter(conn, "model-snapshots", publish.WriterConfig{MaxMessageBytes: 1 << 20})
+	defer w.Close()
+	publishAs := func(st snapshot.Stamp) {
+		snap, err := snapshot.Decode(newest.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap.Epoch, snap.Version = st.Epoch, st.Version
+		data, err := snapshot.Encode(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Publish(ctx, "default", st, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inForce := func() snapshot.Stamp {
+		svc.roles.mu.Lock()
+		defer svc.roles.mu.Unlock()
+		return svc.roles.inForce
+	}
+	before := inForce()
+	if before != newest.Stamp() {
+		t.Fatalf("in force %v, the newest snapshot is %v", before, newest.Stamp())
+	}
+	steps := []struct {
+		st   snapshot.Stamp
+		want snapshot.Stamp
+	}{
+		{snapshot.Stamp{Version: before.Version}, before},                              // read again: not newer
+		{snapshot.Stamp{Epoch: 3, Version: 1}, snapshot.Stamp{Epoch: 3, Version: 1}},   // a new term, whatever its version
+		{snapshot.Stamp{Epoch: 2, Version: 500}, snapshot.Stamp{Epoch: 3, Version: 1}}, // a fenced learner's late snapshot
+		{snapshot.Stamp{Epoch: 3, Version: 2}, snapshot.Stamp{Epoch: 3, Version: 2}},   // the next solve
+	}
+	for _, step := range steps {
+		publishAs(step.st)
+		waitFor(t, "the scorer to read "+step.st.String(), 30*time.Second, func() bool {
+			return svc.followed(step.st)
+		})
+		if got := inForce(); got != step.want {
+			t.Fatalf("after %v: in force %v, want %v", step.st, got, step.want)
+		}
+	}
+}
+
+// followed reports whether the last snapshot the follower read is st.
+func (s *Service) followed(st snapshot.Stamp) bool {
+	s.roles.mu.Lock()
+	defer s.roles.mu.Unlock()
+	return s.roles.lastRead == st
+}
+
+// TestLearnerHandsOver: of two learners, the first leads and the second
+// waits as a standby (not ready, publishing nothing); when the first stops,
+// it hands the lease over, and the second restores the first's last
+// snapshot and leads at a later epoch, publishing under it.
+func TestLearnerHandsOver(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stream := newStreamWriter(addrs, 9)
+	stream.write(t, ctx, 10) // the input topics exist before the learners start
+	first := startService(t, testConfig(t, addrs, "role=learner"), testLogger(t))
+	<-first.svc.Started()
+	second := startService(t, testConfig(t, addrs, "role=learner"), testLogger(t))
+	stream.write(t, ctx, 600)
+	waitFor(t, "the first learner's snapshots", time.Minute, func() bool { return first.svc.Status().Snapshots >= 2 })
+	waitFor(t, "the standby's HTTP listener", 10*time.Second, func() bool { return second.svc.HTTPAddr() != "" })
+	if code, body := readyz(t, second.svc); code != http.StatusServiceUnavailable || !strings.Contains(body, "standby") {
+		t.Fatalf("the standby's /readyz: %d %q", code, body)
+	}
+	if n := second.svc.Status().Snapshots; n != 0 {
+		t.Fatalf("the standby published %d snapshots", n)
+	}
+	firstEpoch := first.svc.roles.epoch.Load()
+	if firstEpoch == 0 {
+		t.Fatal("the leading learner has no epoch")
+	}
+	if err := first.stop(); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := first.svc.cfg.Brokers().Connect(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, ok, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
+	if err != nil || !ok || last.Epoch != firstEpoch {
+		t.Fatalf("the first learner's last snapshot: %v, %v, epoch %d (it led at %d)", ok, err, last.Epoch, firstEpoch)
+	}
+	select {
+	case <-second.svc.Started():
+	case <-time.After(time.Minute):
+		t.Fatal("the standby did not take over within a minute of the leader's stop")
+	}
+	if got := second.svc.Status().RestoredVersion; got != last.Version {
+		t.Fatalf("the standby restored version %d, the last snapshot is %v", got, last.Stamp())
+	}
+	if e := second.svc.roles.epoch.Load(); e <= firstEpoch {
+		t.Fatalf("the standby leads at epoch %d, not after %d", e, firstEpoch)
+	}
+	waitFor(t, "the new leader's snapshot", time.Minute, func() bool { return second.svc.Status().Snapshots > 0 })
+	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
+	if err != nil || !newest.Stamp().Newer(last.Stamp()) || newest.Epoch != second.svc.roles.epoch.Load() {
+		t.Fatalf("newest snapshot %v after the hand-over (was %v): %v", newest.Stamp(), last.Stamp(), err)
+	}
+}
+
+// TestScorerObeysPin: a scorer pinned to the version in force keeps
+// scoring with it when a newer snapshot comes (which it still follows),
+// and scores with the newest once unpinned.
+func TestScorerObeysPin(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stream := newStreamWriter(addrs, 6)
+	stream.write(t, ctx, 300)
+	trainer := startService(t, testConfig(t, addrs, "kafka.group=trainer", "kafka.topics.predictions=trainer-predictions"), testLogger(t))
+	stream.write(t, ctx, 300)
+	waitFor(t, "a snapshot", time.Minute, func() bool { return trainer.svc.Status().Snapshots > 0 })
+	if err := trainer.stop(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, addrs, "role=scorer")
+	scorer := startService(t, cfg, testLogger(t))
+	svc := scorer.svc
+	<-svc.Started()
+	conn, err := cfg.Brokers().Connect(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := newest.Version
+	pin(t, ctx, conn, cfg, pinned)
+	waitFor(t, "the pin obeyed", 30*time.Second, func() bool { v, ok := svc.pipe.Learner().Pinned(); return ok && v == pinned })
+
+	snap, err := snapshot.Decode(newest.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := snapshot.Stamp{Epoch: newest.Epoch + 1, Version: pinned + 1}
+	snap.Epoch, snap.Version = next.Epoch, next.Version
+	data, err := snapshot.Encode(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := publish.NewSnapshotWriter(conn, "model-snapshots", publish.WriterConfig{MaxMessageBytes: 1 << 20})
+	defer w.Close()
+	if err := w.Publish(ctx, "default", next, data); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the newer snapshot followed", 30*time.Second, func() bool { return svc.followed(next) })
+	if _, v := svc.pipe.Learner().Scoring(); v != pinned {
+		t.Fatalf("pinned to %d, version %d scores", pinned, v)
+	}
+	if _, v := svc.pipe.Learner().Model(); v != next.Version {
+		t.Fatalf("the newest model is version %d, want %d", v, next.Version)
+	}
+	if err := control.Write(ctx, conn, cfg.Kafka.Topics.Control, control.Pin{Model: "default", At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the newest scores once unpinned", 30*time.Second, func() bool { _, v := svc.pipe.Learner().Scoring(); return v == next.Version })
+}
+
+// TestScorerCatchesUpBeforeANewPartition: what a scorer does before the
+// first record of a partition it did not read yet: it returns only once
+// its follower has offered every snapshot published before, so that the
+// partition's predictions do not go back to an older model.
+func TestScorerCatchesUpBeforeANewPartition(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stream := newStreamWriter(addrs, 7)
+	stream.write(t, ctx, 300)
+	trainer := startService(t, testConfig(t, addrs, "kafka.group=trainer", "kafka.topics.predictions=trainer-predictions"), testLogger(t))
+	stream.write(t, ctx, 300)
+	waitFor(t, "a snapshot", time.Minute, func() bool { return trainer.svc.Status().Snapshots > 0 })
+	if err := trainer.stop(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, addrs, "role=scorer")
+	svc := startService(t, cfg, testLogger(t)).svc
+	<-svc.Started()
+	conn, err := cfg.Brokers().Connect(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Decode(newest.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := publish.NewSnapshotWriter(conn, "model-snapshots", publish.WriterConfig{MaxMessageBytes: 4096})
+	defer w.Close()
+	for i := range uint64(3) {
+		next := snapshot.Stamp{Epoch: newest.Epoch + 1, Version: newest.Version + 1 + i}
+		snap.Epoch, snap.Version = next.Epoch, next.Version
+		data, err := snapshot.Encode(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Publish(ctx, "default", next, data); err != nil {
+			t.Fatal(err)
+		}
+		svc.awaitSnapshots(100 + int(i))
+		if !svc.followed(next) {
+			t.Fatalf("caught up before the follower offered %v", next)
+		}
+	}
+}
