@@ -291,7 +291,7 @@ func TestCrashSafety(t *testing.T) {
 	}
 	bin := buildStreamer(t)
 	n := crashExamples(t)
-	rate := 2000
+	rate := 1000 // examples a second: long enough for 6 to 8 kills after the first snapshot
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(n/rate)*time.Second*4+3*time.Minute)
 	defer cancel()
 
