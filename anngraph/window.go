@@ -65,7 +65,7 @@ func New(cfg Config) (*Window, error) {
 	cfg = cfg.withDefaults()
 	w := &Window{
 		cfg:    cfg,
-		sp:     space{metric: cfg.Metric},
+		sp:     space{metric: cfg.Metric, f32: !cfg.Exhaustive, maxRows: cfg.MaxExamples},
 		lists:  knnLists{k: cfg.K, depth: cfg.ListDepth},
 		head:   -1,
 		tail:   -1,

@@ -145,7 +145,11 @@ func recallOf(v *View) float64 {
 		for r := range want {
 			exact[r] = want[r].Distance
 		}
-		h, n := recall(v.Neighbors(i), exact, v.K())
+		listed := slices.Clone(v.Neighbors(i))
+		for r := range listed {
+			listed[r].Distance = v.Distance(i, listed[r].Row)
+		}
+		h, n := recall(listed, exact, v.K())
 		hits += h
 		total += n
 	}

@@ -54,6 +54,7 @@ payloads) or all sparse; the metric defaults to cosine.`,
 	f.BoolVar(&cfg.Window.Exhaustive, "exhaustive", false, "exact brute-force kNN lists instead of the navigable graph")
 	f.IntVar(&cfg.Sample, "sample", 1000, "live points whose lists are checked against brute force")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated data, the graph's levels and the sample")
+	f.StringVar(&cfg.Export, "export", "", "also write the points to this file for the hnswlib reference (scripts/hnswlib)")
 	f.StringVar(&report, "report", "", "also write the JSON report to this file")
 	return cmd
 }
