@@ -51,3 +51,13 @@ func prefetch(slab []float32, stride int, ids []int32) {
 	}
 	prefetchRows(&slab[0], &ids[0], len(ids), 4*stride)
 }
+
+//go:noescape
+func prefetchLines(p *int32, lines int)
+
+// prefetchInt32 starts loading the cache lines of s (at most four).
+func prefetchInt32(s []int32) {
+	if len(s) > 0 {
+		prefetchLines(&s[0], min((4*len(s)+63)/64, 4))
+	}
+}

@@ -127,3 +127,19 @@ lineloop:
 
 prefetchdone:
 	RET
+
+// func prefetchLines(p *int32, lines int)
+TEXT ·prefetchLines(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ lines+8(FP), CX
+
+plloop:
+	TESTQ CX, CX
+	JZ    pldone
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	DECQ CX
+	JMP  plloop
+
+pldone:
+	RET
