@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"streamer/vector"
 )
 
 // TestConcurrentInsertAndSolve runs the ingest path (Insert) against the
@@ -48,6 +50,65 @@ func TestConcurrentInsertAndSolve(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestConcurrentInserts has several goroutines insert into one window and
+// search it at once, as callers that share a window may: Insert and Search
+// take the window's lock, and the graph's scratch (float32 query rows,
+// scattered queries, visit marks) must stay the window's alone. Run it with
+// -race. Every key inserted is then live or evicted exactly once, and the
+// structures hold their invariants.
+func TestConcurrentInserts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		data []vector.Vector
+	}{
+		{"dense", Config{MaxExamples: 300, K: 5, M: 6, Metric: Euclidean}, denseData(1200, 24, 31)},
+		{"sparse", Config{MaxExamples: 300, K: 5, M: 6}, sparseData(1200, 32)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := New(tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const writers = 3
+			evicted := make([][]uint64, writers)
+			var wg sync.WaitGroup
+			for g := range writers {
+				wg.Go(func() {
+					for i := g; i < len(tc.data); i += writers {
+						ev, err := w.Insert(uint64(i), time.Time{}, tc.data[i])
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						evicted[g] = append(evicted[g], ev...)
+						if i%50 == 0 {
+							if _, err := w.Search(tc.data[i], 5); err != nil {
+								t.Error(err)
+								return
+							}
+						}
+					}
+				})
+			}
+			wg.Wait()
+			gone := map[uint64]bool{}
+			for _, ev := range evicted {
+				for _, k := range ev {
+					if gone[k] {
+						t.Fatalf("key %d evicted twice", k)
+					}
+					gone[k] = true
+				}
+			}
+			if got := w.Len() + len(gone); got != len(tc.data) {
+				t.Fatalf("%d live + %d evicted ≠ %d inserted", w.Len(), len(gone), len(tc.data))
+			}
+			checkInvariants(t, w, gone)
+		})
+	}
 }
 
 // solveOnce does what a solve does with a view: read it and run products

@@ -88,6 +88,14 @@ func (b *bruteForce) nearest(i, k int) []float64 {
 	return slices.Clone(b.ds[:min(k, len(b.ds))])
 }
 
+// Distance returns the distance between rows i and j in the Metric's units,
+// computed exactly in float64 from the rows' vectors. The distances in the
+// kNN lists of a graph window are computed in float32 for dense vectors and
+// may differ from it in the seventh digit.
+func (v *View) Distance(i, j int) float64 {
+	return v.distance(v.sq[i], v.sq[j], vector.Dot(v.vecs[i], v.vecs[j]))
+}
+
 // distance returns the distance in the Metric's units of two rows with the
 // given squared norms and inner product.
 func (v *View) distance(sqA, sqB, dot float64) float64 {

@@ -77,7 +77,15 @@ func (h *maxHeap) pop() cand {
 	top := s[0]
 	last := len(s) - 1
 	s[0] = s[last]
-	s = s[:last]
+	*h = s[:last]
+	h.fix()
+	return top
+}
+
+// fix restores the heap after its top was replaced.
+func (h *maxHeap) fix() {
+	s := *h
+	last := len(s)
 	i := 0
 	for {
 		l := 2*i + 1
@@ -94,6 +102,4 @@ func (h *maxHeap) pop() cand {
 		s[i], s[m] = s[m], s[i]
 		i = m
 	}
-	*h = s
-	return top
 }

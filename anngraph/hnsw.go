@@ -78,6 +78,32 @@ func newHNSW(sp *space, m int, seed uint64) *hnsw {
 
 const maxLevel = 30
 
+// selectPoolM·M is the number of nearest candidates of an insert's search
+// that the neighbour-selection heuristic considers, where the paper takes
+// all EfConstruction of them. On clustered 784-dimensional points most
+// candidates fail the heuristic, and going through all 200 cost a third of
+// an insert's distances; the 64 nearest (M = 16) choose links as good for
+// the kNN lists (window 3,000 slid 3 times, recall@10 of the lists: dense
+// 1.000 with all and with 64, sparse 1.000 and 0.997) for 43% fewer
+// distances per insert, more than the heuristic's own share: the later
+// searches through the graph it builds are cheaper too. 3M (48) lost 0.7
+// points of dense recall, 2M 2.6. At full size (window 20,000 slid 5
+// times) dense recall@10 went from 0.9994 to 0.9960.
+//
+// Dense only: on sparse text rows (window 50,000 slid 5 times) the pool
+// took recall@10 from 0.964 to 0.955 for 13% fewer distances, and sparse
+// inserts are 1.6 times hnswlib's (with a merge kernel) without it.
+const selectPoolM = 4
+
+// selectPool returns how many of n candidates, nearest first, the
+// heuristic considers.
+func (h *hnsw) selectPool(n int) int {
+	if h.sp.kind == kindDense {
+		return min(n, selectPoolM*h.m)
+	}
+	return n
+}
+
 func (h *hnsw) randomLevel() int {
 	l := int(-math.Log(1-h.rng.Float64()) * h.levelMult)
 	return min(l, maxLevel)
@@ -185,6 +211,12 @@ func (h *hnsw) searchLayer(q *point, entries []cand, ef, level int) []cand {
 		if len(h.res) == ef && closer(h.res[0], c) {
 			break
 		}
+		if level == 0 && len(h.cands) > 0 {
+			// The next candidate's links, likely the next to be read,
+			// load while this one's distances are computed.
+			b := int(h.cands[0].id) * h.stride0
+			prefetchInt32(h.links0[b : b+h.stride0])
+		}
 		out, _ := h.links(c.id, level)
 		batch := h.batch[:0]
 		for _, e := range out {
@@ -206,8 +238,13 @@ func (h *hnsw) searchLayer(q *point, entries []cand, ef, level int) []cand {
 			}
 		}
 	}
-	h.layer = append(h.layer[:0], h.res...)
-	slices.SortFunc(h.layer, cmpCand)
+	// Popping the farthest first fills the result from its end: the
+	// heap's own order, with no comparison function to call.
+	n := len(h.res)
+	h.layer = slices.Grow(h.layer[:0], n)[:n]
+	for i := n - 1; i >= 0; i-- {
+		h.layer[i] = h.res.pop()
+	}
 	return h.layer
 }
 
@@ -265,7 +302,7 @@ func (h *hnsw) insert(x int32, ef int) {
 	for l := min(h.top, level); l >= 0; l-- {
 		found := h.searchLayer(&q, h.entries, ef, l)
 		h.entries = append(h.entries[:0], found...)
-		h.sel = h.selectNeighbors(h.entries, h.m, h.sel[:0])
+		h.sel = h.selectNeighbors(h.entries[:h.selectPool(len(h.entries))], h.m, h.sel[:0])
 		for _, c := range h.sel {
 			h.link(x, c.id, c.d, l)
 			h.link(c.id, x, c.d, l)

@@ -40,6 +40,7 @@ type Window struct {
 	evicted []int32 // neighbours of the evicted point, repair candidates
 	row     []int32 // slot to row, for Snapshot
 	brute   []cand
+	near    maxHeap // the nearest of an insert's distances
 
 	stats Stats
 }
@@ -65,7 +66,7 @@ func New(cfg Config) (*Window, error) {
 	cfg = cfg.withDefaults()
 	w := &Window{
 		cfg:    cfg,
-		sp:     space{metric: cfg.Metric},
+		sp:     space{metric: cfg.Metric, f32: !cfg.Exhaustive, maxRows: cfg.MaxExamples},
 		lists:  knnLists{k: cfg.K, depth: cfg.ListDepth},
 		head:   -1,
 		tail:   -1,
@@ -225,10 +226,25 @@ func (w *Window) neighboursOf(x int32) []cand {
 
 // takeList makes x's list the nearest of found, and offers x to the list
 // of every point in found: a distance computed once serves both ends.
+//
+// x's list, empty until now, gets the nearest of found in one go: offered
+// one by one in the order found, most would enter it only to be pushed out.
 func (w *Window) takeList(x int32, found []cand) {
 	for _, c := range found {
-		w.lists.offer(x, c.id, c.d)
 		w.lists.offer(c.id, x, c.d)
+	}
+	near := w.near[:0]
+	for _, c := range found {
+		if len(near) < w.lists.depth {
+			near.push(c)
+		} else if closer(c, near[0]) {
+			near[0] = c
+			near.fix()
+		}
+	}
+	w.near = near
+	for _, c := range near {
+		w.lists.offer(x, c.id, c.d)
 	}
 }
 

@@ -145,7 +145,11 @@ func recallOf(v *View) float64 {
 		for r := range want {
 			exact[r] = want[r].Distance
 		}
-		h, n := recall(v.Neighbors(i), exact, v.K())
+		listed := slices.Clone(v.Neighbors(i))
+		for r := range listed {
+			listed[r].Distance = v.Distance(i, listed[r].Row)
+		}
+		h, n := recall(listed, exact, v.K())
 		hits += h
 		total += n
 	}
@@ -163,6 +167,7 @@ func TestGraphRecallWhileSliding(t *testing.T) {
 	}{
 		{"dense", denseData(3000, 24, 8), Euclidean},
 		{"sparse", sparseData(3000, 9), Cosine},
+		{"dense cosine", denseData(3000, 40, 10), Cosine},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -286,6 +291,7 @@ func TestNoReferenceToEvicted(t *testing.T) {
 	}{
 		{"graph dense", Config{MaxExamples: 150, K: 5, M: 4, Metric: Euclidean}, denseData(1500, 8, 10)},
 		{"graph sparse", Config{MaxExamples: 150, K: 5, M: 6}, sparseData(1500, 11)},
+		{"graph dense cosine", Config{MaxExamples: 150, K: 5, M: 4, Metric: Cosine}, denseData(1500, 20, 15)},
 		{"graph short lists", Config{MaxExamples: 100, K: 8, ListDepth: 8, M: 3, EfConstruction: 10}, denseData(1200, 8, 12)},
 		{"exhaustive", Config{MaxExamples: 80, K: 5, Exhaustive: true}, denseData(600, 8, 13)},
 		{"graph by age", Config{MaxExamples: 1000, MaxAge: 100 * time.Second, K: 5, M: 4}, denseData(1500, 8, 14)},

@@ -37,6 +37,10 @@ type ANNConfig struct {
 	// Seed seeds the generated points, the graph's levels (it sets
 	// Window.Seed) and the sample.
 	Seed uint64
+	// Export, when set, names a file the points are written to before they
+	// are streamed, in the format scripts/hnswlib/fill.cc reads (see
+	// WritePoints), so that hnswlib can be timed on the same points.
+	Export string
 }
 
 // ANNReport is what `streamer bench ann` prints.
@@ -53,6 +57,15 @@ type ANNReport struct {
 	// list and link repairs included.
 	InsertsPerSec   float64 `json:"inserts_per_sec"`
 	EvictionsPerSec float64 `json:"evictions_per_sec"`
+	// FillInsertsPerSec is the rate of the first window length of inserts,
+	// into an empty window that evicts nothing: what hnswlib's fill rate
+	// (scripts/hnswlib/fill.cc, the same points) compares with.
+	FillInsertsPerSec float64 `json:"fill_inserts_per_sec"`
+	// FillCPUInsertsPerSec is the same inserts per second of the process's
+	// CPU time (user and system, garbage collection included): on a
+	// machine shared with other work it varies less than the wall-clock
+	// rate. fill.cc reports both too.
+	FillCPUInsertsPerSec float64 `json:"fill_cpu_inserts_per_sec"`
 	// QueriesPerSec is the rate of Window.Search for K neighbours of the
 	// sampled points' vectors, with EfSearch.
 	QueriesPerSec float64 `json:"queries_per_sec"`
@@ -98,6 +111,11 @@ func ANN(ctx context.Context, cfg ANNConfig) (ANNReport, error) {
 		return ANNReport{}, err
 	}
 	cfg.Window.Seed = cfg.Seed
+	if cfg.Export != "" {
+		if err := exportPoints(cfg.Export, xs); err != nil {
+			return ANNReport{}, err
+		}
+	}
 	return streamANN(ctx, cfg, xs)
 }
 
@@ -155,8 +173,12 @@ func streamANN(ctx context.Context, cfg ANNConfig, points []vector.Vector) (ANNR
 	if err != nil {
 		return ANNReport{}, err
 	}
-	start := time.Now()
+	start, cpuStart := time.Now(), cpuTime()
+	var fill, fillCPU time.Duration
 	for i, p := range points {
+		if i == cfg.Window.MaxExamples {
+			fill, fillCPU = time.Since(start), cpuTime()-cpuStart
+		}
 		if i%1024 == 0 {
 			if err := ctx.Err(); err != nil {
 				return ANNReport{}, err
@@ -167,6 +189,10 @@ func streamANN(ctx context.Context, cfg ANNConfig, points []vector.Vector) (ANNR
 		}
 	}
 	streamed := time.Since(start)
+	filled := min(len(points), cfg.Window.MaxExamples)
+	if fill == 0 {
+		fill, fillCPU = streamed, cpuTime()-cpuStart
+	}
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
@@ -174,21 +200,23 @@ func streamANN(ctx context.Context, cfg ANNConfig, points []vector.Vector) (ANNR
 	st := w.Stats()
 	c := w.Config()
 	r := ANNReport{
-		Points:             len(points),
-		Window:             c.MaxExamples,
-		K:                  c.K,
-		InsertsPerSec:      rate(st.Inserts, st.InsertTime),
-		EvictionsPerSec:    rate(st.Evictions, st.EvictTime),
-		WindowsSlid:        float64(st.Evictions) / float64(c.MaxExamples),
-		StreamPointsPerSec: rate(uint64(len(points)), streamed),
-		StreamSeconds:      streamed.Seconds(),
-		ListRepairs:        st.ListRepairs,
-		Metric:             c.Metric.String(),
-		M:                  c.M,
-		EfConstruction:     c.EfConstruction,
-		EfSearch:           c.EfSearch,
-		ListDepth:          c.ListDepth,
-		Exhaustive:         c.Exhaustive,
+		Points:               len(points),
+		Window:               c.MaxExamples,
+		K:                    c.K,
+		InsertsPerSec:        rate(st.Inserts, st.InsertTime),
+		EvictionsPerSec:      rate(st.Evictions, st.EvictTime),
+		FillInsertsPerSec:    rate(uint64(filled), fill),
+		FillCPUInsertsPerSec: rate(uint64(filled), fillCPU),
+		WindowsSlid:          float64(st.Evictions) / float64(c.MaxExamples),
+		StreamPointsPerSec:   rate(uint64(len(points)), streamed),
+		StreamSeconds:        streamed.Seconds(),
+		ListRepairs:          st.ListRepairs,
+		Metric:               c.Metric.String(),
+		M:                    c.M,
+		EfConstruction:       c.EfConstruction,
+		EfSearch:             c.EfSearch,
+		ListDepth:            c.ListDepth,
+		Exhaustive:           c.Exhaustive,
 	}
 	if st.Inserts > 0 {
 		r.DistancesPerInsert = float64(st.Distances) / float64(st.Inserts)
@@ -214,30 +242,36 @@ func streamANN(ctx context.Context, cfg ANNConfig, points []vector.Vector) (ANNR
 	}
 	var hits, total float64
 	for s, i := range rows {
-		h, t := recall(view.Neighbors(i), exact[s], c.K)
+		h, t := recall(exactly(view, i, view.Neighbors(i)), exact[s], c.K)
 		hits += h
 		total += t
 	}
 	r.RecallAtK = hits / max(total, 1)
 
+	rowOf := make(map[uint64]int, n)
+	for i := range n {
+		rowOf[view.Key(i)] = i
+	}
 	hits, total = 0, 0
 	start = time.Now()
+	found := make([][]anngraph.Match, len(rows))
 	for s, i := range rows {
-		got, err := w.Search(view.Vector(i), c.K+1)
-		if err != nil {
+		if found[s], err = w.Search(view.Vector(i), c.K+1); err != nil {
 			return ANNReport{}, err
 		}
+	}
+	r.QueriesPerSec = rate(uint64(len(rows)), time.Since(start))
+	for s, i := range rows {
 		var nb []anngraph.Neighbor
-		for _, m := range got {
+		for _, m := range found[s] {
 			if m.Key != view.Key(i) && len(nb) < c.K {
-				nb = append(nb, anngraph.Neighbor{Distance: m.Distance})
+				nb = append(nb, anngraph.Neighbor{Row: rowOf[m.Key]})
 			}
 		}
-		h, t := recall(nb, exact[s], c.K)
+		h, t := recall(exactly(view, i, nb), exact[s], c.K)
 		hits += h
 		total += t
 	}
-	r.QueriesPerSec = rate(uint64(len(rows)), time.Since(start))
 	r.SearchRecallAtK = hits / max(total, 1)
 	runtime.KeepAlive(w)
 	return r, nil
@@ -263,6 +297,17 @@ func sampleRows(n, s int, seed uint64) []int {
 	rows := r.Perm(n)[:s]
 	slices.Sort(rows)
 	return rows
+}
+
+// exactly returns row i's neighbours nb with their distances computed
+// exactly, in float64: a graph window's own are float32 for dense rows, and
+// would miss the exact K-th distance by rounding.
+func exactly(v *anngraph.View, i int, nb []anngraph.Neighbor) []anngraph.Neighbor {
+	out := make([]anngraph.Neighbor, len(nb))
+	for r, x := range nb {
+		out[r] = anngraph.Neighbor{Row: x.Row, Distance: v.Distance(i, x.Row)}
+	}
+	return out
 }
 
 // recall counts the listed neighbours within the exact K-th distance.

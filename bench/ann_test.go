@@ -22,6 +22,7 @@ func envInt(name string, def int) int {
 func reportANN(b *testing.B, r ANNReport) {
 	b.ReportMetric(r.RecallAtK, "recall@k")
 	b.ReportMetric(r.InsertsPerSec, "inserts/s")
+	b.ReportMetric(r.FillInsertsPerSec, "fill-inserts/s")
 	b.ReportMetric(r.EvictionsPerSec, "evictions/s")
 	b.ReportMetric(r.QueriesPerSec, "queries/s")
 	b.ReportMetric(r.BytesPerPoint, "bytes/point")

@@ -21,6 +21,12 @@ over the live window (recall@k) and reports insert, eviction and query rates
 and memory per point. Give it at least six window lengths of points so that
 the window has slid five lengths when recall is measured.
 
+fill_inserts_per_sec is the rate of the first window length of inserts, into
+an empty window: the figure hnswlib's fill rate compares with (--export
+writes the points for scripts/hnswlib/fill.cc, which times hnswlib on them;
+scripts/hnswlib/README.md). fill_cpu_inserts_per_sec is the same per second
+of process CPU time, steadier on a shared machine.
+
 --generate dense draws clustered Gaussian points (synth.Clusters; 784
 dimensions by default, Euclidean); --generate sparse draws sparse text-like
 rows (synth.GenerateSparseText; 2^18 dimensions with about 80 non-zeros by
@@ -54,6 +60,7 @@ payloads) or all sparse; the metric defaults to cosine.`,
 	f.BoolVar(&cfg.Window.Exhaustive, "exhaustive", false, "exact brute-force kNN lists instead of the navigable graph")
 	f.IntVar(&cfg.Sample, "sample", 1000, "live points whose lists are checked against brute force")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated data, the graph's levels and the sample")
+	f.StringVar(&cfg.Export, "export", "", "also write the points to this file for the hnswlib reference (scripts/hnswlib)")
 	f.StringVar(&report, "report", "", "also write the JSON report to this file")
 	return cmd
 }

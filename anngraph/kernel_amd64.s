@@ -1,0 +1,145 @@
+#include "textflag.h"
+
+// func dotF32AVX2(a, b *float32, n int) float32
+TEXT ·dotF32AVX2(SB), NOSPLIT, $0-28
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+dot32:
+	CMPQ CX, $32
+	JL   dot8
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  dot32
+
+dot8:
+	CMPQ CX, $8
+	JL   dotsum
+	VMOVUPS (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  dot8
+
+dotsum:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func l2F32AVX2(a, b *float32, n int) float32
+TEXT ·l2F32AVX2(SB), NOSPLIT, $0-28
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+l232:
+	CMPQ CX, $32
+	JL   l28
+	VMOVUPS (SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VSUBPS (DI), Y4, Y4
+	VSUBPS 32(DI), Y5, Y5
+	VSUBPS 64(DI), Y6, Y6
+	VSUBPS 96(DI), Y7, Y7
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y1
+	VFMADD231PS Y6, Y6, Y2
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  l232
+
+l28:
+	CMPQ CX, $8
+	JL   l2sum
+	VMOVUPS (SI), Y4
+	VSUBPS (DI), Y4, Y4
+	VFMADD231PS Y4, Y4, Y0
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  l28
+
+l2sum:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	VZEROUPPER
+	MOVSS X0, ret+24(FP)
+	RET
+
+// func prefetchRows(base *float32, ids *int32, n int, strideBytes int)
+TEXT ·prefetchRows(SB), NOSPLIT, $0-32
+	MOVQ base+0(FP), SI
+	MOVQ ids+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ strideBytes+24(FP), DX
+
+prefetchloop:
+	TESTQ CX, CX
+	JZ    prefetchdone
+	MOVLQSX (DI), AX
+	IMULQ DX, AX
+	ADDQ  SI, AX
+	MOVQ  DX, BX
+
+lineloop:
+	PREFETCHT0 (AX)
+	ADDQ $64, AX
+	SUBQ $64, BX
+	JG   lineloop
+	ADDQ $4, DI
+	DECQ CX
+	JMP  prefetchloop
+
+prefetchdone:
+	RET
+
+// func prefetchLines(p *int32, lines int)
+TEXT ·prefetchLines(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ lines+8(FP), CX
+
+plloop:
+	TESTQ CX, CX
+	JZ    pldone
+	PREFETCHT0 (SI)
+	ADDQ $64, SI
+	DECQ CX
+	JMP  plloop
+
+pldone:
+	RET
