@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/segmentio/kafka-go"
+
+	"streamer/publish"
 )
 
 // gauge returns the value of the unlabeled metric name in s's registry.
@@ -45,7 +47,8 @@ func TestLabelsJoinedCountsEarlyAndLateLabels(t *testing.T) {
 		example("late"), label("late"), // the label finds its example
 		label("never"), // no example: not joined
 	} {
-		s.handle(m, &b)
+		rec := s.decode(m)
+		s.handle(&rec, &b, publish.NewEncoder(0))
 	}
 	if got := gauge(t, s, "streamer_labels_joined_total"); got != 2 {
 		t.Fatalf("streamer_labels_joined_total %v, want 2 (one early, one late)", got)
