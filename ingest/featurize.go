@@ -80,9 +80,19 @@ func (f Featurizer) Text(s string) vector.Vector {
 	return textVector(f, s)
 }
 
+// stackTerms is the number of term hashes textVector keeps on the stack:
+// texts of up to some 1,500 bytes, most of a stream's, cost no allocation
+// for their terms.
+const stackTerms = 512
+
 func textVector[T ~string | ~[]byte](f Featurizer, s T) vector.Vector {
-	// English runs at about 6 bytes a token, two terms a token.
-	terms := appendTerms(make([]uint64, 0, len(s)/3+2), s)
+	var stack [stackTerms]uint64
+	terms := stack[:0]
+	if len(s)/3+2 > stackTerms {
+		// English runs at about 6 bytes a token, two terms a token.
+		terms = make([]uint64, 0, len(s)/3+2)
+	}
+	terms = appendTerms(terms, s)
 	// Sorting by hash also sorts by index, because reduce is monotonic.
 	// (An LSD radix sort measured twice as slow on a few hundred terms.)
 	slices.Sort(terms)
