@@ -165,10 +165,18 @@ func (d *runDeadline) stop() {
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) {
+// sleep waits d, and reports false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
 	case <-ctx.Done():
-	case <-time.After(d):
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
