@@ -68,7 +68,7 @@ func PredictionRecord(topic string, p *pipeline.Prediction) (kafka.Message, erro
 // that a batch of them costs a few allocations instead of two a record. A
 // record it returned stays valid when the buffer grows (it keeps the old
 // one alive) and until the writer is done with it: start a new Encoder
-// for every batch handed to a writer.
+// for every batch handed to a writer, or Reset it once the writer is done.
 type Encoder struct {
 	buf []byte
 }
@@ -76,6 +76,11 @@ type Encoder struct {
 // NewEncoder returns an encoder whose buffer starts with room for size
 // bytes, such as the size of the previous batch (Len).
 func NewEncoder(size int) *Encoder { return &Encoder{buf: make([]byte, 0, size)} }
+
+// Reset empties the encoder for the next batch, reusing its buffer: the
+// records it returned must no longer be used (a synchronous writer's
+// WriteMessages has returned).
+func (e *Encoder) Reset() { e.buf = e.buf[:0] }
 
 // Len returns the bytes encoded so far.
 func (e *Encoder) Len() int { return len(e.buf) }

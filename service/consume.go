@@ -43,6 +43,36 @@ type batch struct {
 	last        []kafka.Message
 	out         []kafka.Message
 	predictions int
+	enc         *publish.Encoder // out's keys and values
+	// spare takes the buffers of the batch back once it is published, for
+	// the consumer to reuse; nil when they are not to be reused.
+	spare chan<- batch
+}
+
+// release hands the buffers of a published batch back to the consumer:
+// the writer holds none of its records after WriteMessages returned.
+func (b *batch) release() {
+	if b.spare == nil {
+		return
+	}
+	clear(b.out)
+	b.enc.Reset()
+	select {
+	case b.spare <- batch{out: b.out[:0], enc: b.enc}:
+	default:
+	}
+}
+
+// nextBatch returns an empty batch, with the buffers of a published one
+// when there is one to reuse.
+func nextBatch(spare chan batch, size int) batch {
+	select {
+	case b := <-spare:
+		b.spare = spare
+		return b
+	default:
+		return batch{out: make([]kafka.Message, 0, size), enc: publish.NewEncoder(0), spare: spare}
+	}
 }
 
 // consumed notes a source record.
@@ -62,22 +92,25 @@ func (b *batch) consumed(m *kafka.Message) {
 func (s *Service) consumeLoop(ctx, drain context.Context, r *kafka.Reader, out chan<- batch, trigger chan<- struct{}) {
 	defer close(out)
 	runs := make(chan []record, 2)
+	// Spent runs go back to fetchLoop, and published batches' buffers come
+	// back from publishLoop, so that a drain does not allocate a run and a
+	// batch of a few hundred kilobytes every batch_size records.
+	spentRuns := make(chan []record, 4)
+	spare := make(chan batch, 4)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { s.fetchLoop(ctx, drain, r, runs) })
+	wg.Go(func() { s.fetchLoop(ctx, drain, r, runs, spentRuns) })
 	t := s.cfg.Kafka.Topics
 	consumed := map[string]prometheus.Counter{
 		t.Examples: s.metrics.Consumed.WithLabelValues(t.Examples),
 		t.Labels:   s.metrics.Consumed.WithLabelValues(t.Labels),
 	}
-	size := 0 // of the previous batch's encoded records
 	for run := range runs {
 		s.assigned.Store(true)
-		b := batch{out: make([]kafka.Message, 0, len(run))}
-		enc := publish.NewEncoder(size)
+		b := nextBatch(spare, len(run))
 		for i := range run {
 			consumed[run[i].msg.Topic].Inc()
-			s.handle(&run[i], &b, enc)
+			s.handle(&run[i], &b)
 			if s.pipe.Due() {
 				select {
 				case trigger <- struct{}{}:
@@ -85,7 +118,11 @@ func (s *Service) consumeLoop(ctx, drain context.Context, r *kafka.Reader, out c
 				}
 			}
 		}
-		size = enc.Len()
+		clear(run)
+		select {
+		case spentRuns <- run[:0]:
+		default:
+		}
 		select {
 		case out <- b:
 		case <-drain.Done():
@@ -98,7 +135,7 @@ func (s *Service) consumeLoop(ctx, drain context.Context, r *kafka.Reader, out c
 // runs of at most kafka.batch_size records; a run is handed on earlier when
 // its first record has waited kafka.batch_timeout. It returns when ctx
 // ends, after handing over the last partial run.
-func (s *Service) fetchLoop(ctx, drain context.Context, r *kafka.Reader, runs chan<- []record) {
+func (s *Service) fetchLoop(ctx, drain context.Context, r *kafka.Reader, runs chan<- []record, spent <-chan []record) {
 	defer close(runs)
 	var run []record
 	var due runDeadline // of the run being filled
@@ -138,7 +175,11 @@ func (s *Service) fetchLoop(ctx, drain context.Context, r *kafka.Reader, runs ch
 			continue
 		}
 		if len(run) == 0 {
-			run = make([]record, 0, s.cfg.Kafka.BatchSize)
+			select {
+			case run = <-spent:
+			default:
+				run = make([]record, 0, s.cfg.Kafka.BatchSize)
+			}
 			due.start(ctx, s.cfg.Kafka.BatchTimeout)
 		}
 		run = append(run, s.decode(m))
@@ -193,14 +234,14 @@ func (s *Service) decode(m kafka.Message) record {
 }
 
 // handle runs one decoded record through the pipeline.
-func (s *Service) handle(rec *record, b *batch, enc *publish.Encoder) {
+func (s *Service) handle(rec *record, b *batch) {
 	m := &rec.msg
 	b.consumed(m)
 	src := pipeline.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
 	t := s.cfg.Kafka.Topics
 	switch m.Topic {
 	case t.Examples:
-		s.handleExample(rec, src, b, enc)
+		s.handleExample(rec, src, b)
 	case t.Labels:
 		if rec.err != nil {
 			s.deadLetter(b, t.LabelsDLQ, "labels", m, rec.err)
@@ -210,7 +251,7 @@ func (s *Service) handle(rec *record, b *batch, enc *publish.Encoder) {
 	}
 }
 
-func (s *Service) handleExample(rec *record, src pipeline.Source, b *batch, enc *publish.Encoder) {
+func (s *Service) handleExample(rec *record, src pipeline.Source, b *batch) {
 	t := s.cfg.Kafka.Topics
 	if rec.err != nil {
 		s.deadLetter(b, t.ExamplesDLQ, "examples", &rec.msg, rec.err)
@@ -221,7 +262,7 @@ func (s *Service) handleExample(rec *record, src pipeline.Source, b *batch, enc 
 		s.deadLetter(b, t.ExamplesDLQ, "examples", &rec.msg, err)
 		return
 	}
-	out, err := enc.Prediction(t.Predictions, &pred)
+	out, err := b.enc.Prediction(t.Predictions, &pred)
 	if err != nil {
 		s.deadLetter(b, t.ExamplesDLQ, "examples", &rec.msg, err)
 		return
@@ -273,6 +314,7 @@ func (s *Service) publishLoop(drain context.Context, r *kafka.Reader, w *kafka.W
 			s.metrics.Published.Add(float64(b.predictions))
 		}
 		published.add(b.last)
+		b.release()
 	}
 }
 
