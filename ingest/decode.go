@@ -210,9 +210,10 @@ func topObject(b []byte, maxBytes int) ([]byte, error) {
 	switch {
 	case len(b) > maxBytes:
 		return nil, decodeErr(ReasonOversized, "", "message is %d bytes, limit %d", len(b), maxBytes)
+	case validJSON(b):
 	case !utf8.Valid(b):
 		return nil, decodeErr(ReasonInvalidUTF8, "", "message is not valid UTF-8")
-	case !json.Valid(b):
+	default:
 		return nil, &DecodeError{Reason: ReasonMalformedJSON, Err: syntaxError(b)}
 	}
 	i := skipSpace(b, 0)
@@ -222,7 +223,7 @@ func topObject(b []byte, maxBytes int) ([]byte, error) {
 	return b[i:valueEnd(b, i)], nil
 }
 
-// syntaxError explains why json.Valid rejected b; it runs only then.
+// syntaxError explains why b is not JSON; it runs only then.
 func syntaxError(b []byte) error {
 	var v struct{}
 	if err := json.Unmarshal(b, &v); err != nil {
