@@ -60,6 +60,8 @@ type DrainReport struct {
 	Solves            int     `json:"solves"`
 	ServiceCPUSeconds float64 `json:"service_cpu_seconds"`
 	HarnessCPUSeconds float64 `json:"harness_cpu_seconds"`
+	// StopSeconds is the time from SIGTERM to the service's exit.
+	StopSeconds float64 `json:"stop_seconds"`
 }
 
 // Drain fills an embedded broker with cfg.Examples examples, then starts
@@ -164,9 +166,11 @@ func Drain(ctx context.Context, cfg DrainConfig) (rep DrainReport, err error) {
 	}
 	rep.KeptFraction = m["streamer_window_kept_ratio"]
 	rep.Solves = int(m["streamer_solve_duration_seconds_count"])
+	stopping := time.Now()
 	if err := stop(); err != nil {
 		return rep, fmt.Errorf("stop service: %w", err)
 	}
+	rep.StopSeconds = time.Since(stopping).Seconds()
 	// A connection of its own: kafka-go's transport caches metadata from
 	// before the service created the predictions topic.
 	out, err := sc.Brokers().Connect(cluster.Addrs())

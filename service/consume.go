@@ -88,7 +88,10 @@ func (b *batch) consumed(m *kafka.Message) {
 
 // consumeLoop fetches and decodes records in order (fetchLoop), hands each
 // to the pipeline and groups the results into batches for the publisher.
-// It returns when ctx ends, after handing over the last partial batch.
+// It returns when ctx ends, after handing over the batch of the records it
+// handled; the records fetched and not yet handled are left to be
+// consumed again (with a graph, handling them could wait for many window
+// inserts, long after shutdown began).
 func (s *Service) consumeLoop(ctx, drain context.Context, r *kafka.Reader, out chan<- batch, trigger chan<- struct{}) {
 	defer close(out)
 	runs := make(chan []record, 2)
@@ -106,9 +109,17 @@ func (s *Service) consumeLoop(ctx, drain context.Context, r *kafka.Reader, out c
 		t.Labels:   s.metrics.Consumed.WithLabelValues(t.Labels),
 	}
 	for run := range runs {
+		if ctx.Err() != nil {
+			// What was fetched but not handled is consumed again on the
+			// next start: it is not committed.
+			continue
+		}
 		s.assigned.Store(true)
 		b := nextBatch(spare, len(run))
 		for i := range run {
+			if ctx.Err() != nil {
+				break // hand over the records handled so far
+			}
 			consumed[run[i].msg.Topic].Inc()
 			s.handle(&run[i], &b)
 			if s.pipe.Due() {
@@ -134,7 +145,7 @@ func (s *Service) consumeLoop(ctx, drain context.Context, r *kafka.Reader, out c
 // fetchLoop fetches records in order, decodes them and hands them on in
 // runs of at most kafka.batch_size records; a run is handed on earlier when
 // its first record has waited kafka.batch_timeout. It returns when ctx
-// ends, after handing over the last partial run.
+// ends, dropping the run it was filling (consumeLoop would not handle it).
 func (s *Service) fetchLoop(ctx, drain context.Context, r *kafka.Reader, runs chan<- []record, spent <-chan []record) {
 	defer close(runs)
 	var run []record
@@ -161,7 +172,6 @@ func (s *Service) fetchLoop(ctx, drain context.Context, r *kafka.Reader, runs ch
 		m, err := r.FetchMessage(fetchCtx)
 		switch {
 		case ctx.Err() != nil:
-			handOn()
 			return
 		case errors.Is(err, context.DeadlineExceeded):
 			if !handOn() {
