@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -51,6 +52,16 @@ type DrainReport struct {
 	RSSBytes       int64   `json:"rss_bytes"`
 	KeptFraction   float64 `json:"kept_fraction"`
 	Predictions    int     `json:"predictions"`
+	// Solves is the number of solves the service finished during the
+	// drain; ServiceCPUSeconds and HarnessCPUSeconds are the processor
+	// time (user and system) of the service and of this process (the
+	// embedded broker, mostly) from the service's start to its last
+	// commit, to tell a drain bound by the processors from one that waits.
+	Solves            int     `json:"solves"`
+	ServiceCPUSeconds float64 `json:"service_cpu_seconds"`
+	HarnessCPUSeconds float64 `json:"harness_cpu_seconds"`
+	// StopSeconds is the time from SIGTERM to the service's exit.
+	StopSeconds float64 `json:"stop_seconds"`
 }
 
 // Drain fills an embedded broker with cfg.Examples examples, then starts
@@ -106,6 +117,7 @@ func Drain(ctx context.Context, cfg DrainConfig) (rep DrainReport, err error) {
 	}
 	child := exec.Command(cfg.Executable, args...)
 	child.Stderr = os.Stderr
+	harnessCPU := selfCPUSeconds()
 	start := time.Now()
 	if err := child.Start(); err != nil {
 		return rep, fmt.Errorf("start service: %w", err)
@@ -141,6 +153,10 @@ func Drain(ctx context.Context, cfg DrainConfig) (rep DrainReport, err error) {
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	rep.ExamplesPerSec = float64(cfg.Examples) / rep.Seconds
+	rep.HarnessCPUSeconds = selfCPUSeconds() - harnessCPU
+	if cpu, err := procCPUSeconds(child.Process.Pid); err == nil {
+		rep.ServiceCPUSeconds = cpu
+	}
 	if kb, err := statusKB(child.Process.Pid, "VmHWM"); err == nil {
 		rep.RSSBytes = int64(kb) * 1024
 	}
@@ -149,9 +165,12 @@ func Drain(ctx context.Context, cfg DrainConfig) (rep DrainReport, err error) {
 		return rep, err
 	}
 	rep.KeptFraction = m["streamer_window_kept_ratio"]
+	rep.Solves = int(m["streamer_solve_duration_seconds_count"])
+	stopping := time.Now()
 	if err := stop(); err != nil {
 		return rep, fmt.Errorf("stop service: %w", err)
 	}
+	rep.StopSeconds = time.Since(stopping).Seconds()
 	// A connection of its own: kafka-go's transport caches metadata from
 	// before the service created the predictions topic.
 	out, err := sc.Brokers().Connect(cluster.Addrs())
@@ -332,4 +351,41 @@ func quantile(sorted []float64, q float64) float64 {
 	}
 	i := int(math.Ceil(q*float64(len(sorted)))) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// selfCPUSeconds is the processor time this process has used so far.
+func selfCPUSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// procCPUSeconds is the processor time process pid has used so far, from
+// the utime and stime fields of /proc/pid/stat, in ticks of 1/100 s (the
+// kernel's USER_HZ on every Linux architecture Go supports).
+func procCPUSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, field 2, is in parentheses and may hold spaces.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	if !ok {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+	}
+	var ticks float64
+	for _, s := range f[11:13] { // fields 14 and 15
+		t, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += t
+	}
+	return ticks / 100, nil
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"streamer/synth"
 )
 
 // benchTexts returns n English-like texts of about size bytes: words drawn
@@ -59,6 +61,18 @@ func BenchmarkDecodeExampleText(b *testing.B) {
 	msgs := make([][]byte, len(texts))
 	for k, s := range texts {
 		msgs[k], _ = json.Marshal(map[string]any{"id": fmt.Sprintf("ex-%d", k), "ts": "2024-05-01T10:20:30Z", "label": "spam", "text": s})
+	}
+	benchmarkDecode(b, msgs)
+}
+
+// BenchmarkDecodeExampleDrainText decodes the examples of `bench drain`:
+// generated documents of 20 to 60 words (some 300 bytes), an id, no label.
+func BenchmarkDecodeExampleDrainText(b *testing.B) {
+	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 1})
+	msgs := make([][]byte, 1024)
+	for k := range msgs {
+		d := gen.Next()
+		msgs[k], _ = json.Marshal(map[string]string{"id": d.ID, "text": d.Text})
 	}
 	benchmarkDecode(b, msgs)
 }

@@ -84,7 +84,7 @@ func (d *Decoder) DecodeExample(b []byte) (Example, error) {
 func (d *Decoder) decodeExample(b []byte) (Example, error) {
 	lim := d.Limits.withDefaults()
 	var f exampleFields
-	if err := scanObject(b, lim.MaxMessageBytes, f.slot); err != nil {
+	if err := scanObject(b, lim.MaxMessageBytes, f.set); err != nil {
 		return Example{}, err
 	}
 	var ex Example
@@ -118,12 +118,12 @@ func (d *Decoder) DecodeLabel(b []byte) (Label, error) {
 func (d *Decoder) decodeLabel(b []byte) (Label, error) {
 	lim := d.Limits.withDefaults()
 	var id, label []byte
-	err := scanObject(b, lim.MaxMessageBytes, func(name []byte) *[]byte {
+	err := scanObject(b, lim.MaxMessageBytes, func(name, val []byte) error {
 		switch string(name) {
 		case "id":
-			return &id
+			return setOnce(&id, name, val)
 		case "label":
-			return &label
+			return setOnce(&label, name, val)
 		}
 		return nil
 	})
@@ -149,32 +149,48 @@ type exampleFields struct {
 	text, features, indices, values, vector []byte
 }
 
-func (f *exampleFields) slot(name []byte) *[]byte {
+// set stores the raw value of the member name, if it is a field of the
+// schema.
+func (f *exampleFields) set(name, val []byte) error {
+	var p *[]byte
 	switch string(name) {
 	case "id":
-		return &f.id
+		p = &f.id
 	case "ts":
-		return &f.ts
+		p = &f.ts
 	case "label":
-		return &f.label
+		p = &f.label
 	case "text":
-		return &f.text
+		p = &f.text
 	case "features":
-		return &f.features
+		p = &f.features
 	case "indices":
-		return &f.indices
+		p = &f.indices
 	case "values":
-		return &f.values
+		p = &f.values
 	case "vector":
-		return &f.vector
+		p = &f.vector
+	default:
+		return nil
 	}
+	return setOnce(p, name, val)
+}
+
+// setOnce stores val into the field *p of the member name; a field filled
+// twice is an error.
+func setOnce(p *[]byte, name, val []byte) error {
+	if *p != nil {
+		return decodeErr(ReasonDuplicateField, string(name), "field appears more than once")
+	}
+	*p = val
 	return nil
 }
 
-// scanObject checks that b is a JSON object within maxBytes and stores the
-// raw value of each member into the slot that slot returns for its name;
-// members without a slot are ignored, and a slot filled twice is an error.
-func scanObject(b []byte, maxBytes int, slot func(name []byte) *[]byte) error {
+// scanObject checks that b is a JSON object within maxBytes and calls set
+// with the name and raw value of each member, in document order. (A
+// setter, not a function returning where to store, so that the caller's
+// fields can stay on its stack.)
+func scanObject(b []byte, maxBytes int, set func(name, val []byte) error) error {
 	obj, err := topObject(b, maxBytes)
 	if err != nil {
 		return err
@@ -184,15 +200,7 @@ func scanObject(b []byte, maxBytes int, slot func(name []byte) *[]byte) error {
 		if err != nil {
 			return &DecodeError{Reason: ReasonMalformedJSON, Err: fmt.Errorf("key %s: %w", clip(key), err)}
 		}
-		p := slot(name)
-		switch {
-		case p == nil:
-			return nil
-		case *p != nil:
-			return decodeErr(ReasonDuplicateField, string(name), "field appears more than once")
-		}
-		*p = val
-		return nil
+		return set(name, val)
 	})
 }
 
@@ -202,9 +210,10 @@ func topObject(b []byte, maxBytes int) ([]byte, error) {
 	switch {
 	case len(b) > maxBytes:
 		return nil, decodeErr(ReasonOversized, "", "message is %d bytes, limit %d", len(b), maxBytes)
+	case validJSON(b):
 	case !utf8.Valid(b):
 		return nil, decodeErr(ReasonInvalidUTF8, "", "message is not valid UTF-8")
-	case !json.Valid(b):
+	default:
 		return nil, &DecodeError{Reason: ReasonMalformedJSON, Err: syntaxError(b)}
 	}
 	i := skipSpace(b, 0)
@@ -214,7 +223,7 @@ func topObject(b []byte, maxBytes int) ([]byte, error) {
 	return b[i:valueEnd(b, i)], nil
 }
 
-// syntaxError explains why json.Valid rejected b; it runs only then.
+// syntaxError explains why b is not JSON; it runs only then.
 func syntaxError(b []byte) error {
 	var v struct{}
 	if err := json.Unmarshal(b, &v); err != nil {

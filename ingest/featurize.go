@@ -80,15 +80,61 @@ func (f Featurizer) Text(s string) vector.Vector {
 	return textVector(f, s)
 }
 
+// stackTerms is the number of term hashes textVector keeps on the stack:
+// texts of up to some 1,500 bytes, most of a stream's, cost no allocation
+// for their terms.
+const stackTerms = 512
+
 func textVector[T ~string | ~[]byte](f Featurizer, s T) vector.Vector {
-	// English runs at about 6 bytes a token, two terms a token.
-	terms := appendTerms(make([]uint64, 0, len(s)/3+2), s)
+	var stack [stackTerms]uint64
+	terms := stack[:0]
+	if len(s)/3+2 > stackTerms {
+		// English runs at about 6 bytes a token, two terms a token.
+		terms = make([]uint64, 0, len(s)/3+2)
+	}
+	terms = appendTerms(terms, s)
 	// Sorting by hash also sorts by index, because reduce is monotonic.
-	// (An LSD radix sort measured twice as slow on a few hundred terms.)
-	slices.Sort(terms)
+	sortTerms(terms)
 	v := f.termVector(terms)
 	normalize(v)
 	return v
+}
+
+// sortTerms sorts term hashes in increasing order. A text's terms are a
+// few dozen to a few hundred hashes of uniform top bits, so one counting
+// pass on the top byte puts them in 256 buckets of about one each, and an
+// insertion sort, which then only moves hashes within their bucket,
+// finishes the order: 1.5 to 2 times as fast as pdqsort on 80 terms, 3
+// times on 300 (go test -bench SortTerms; an LSD radix sort over all eight
+// bytes measured twice as slow). Few terms, or more than the stack holds,
+// go to slices.Sort.
+func sortTerms(terms []uint64) {
+	n := len(terms)
+	if n < 32 || n > stackTerms {
+		slices.Sort(terms)
+		return
+	}
+	var start [257]int32 // start[b+1] counts bucket b, then bucket b starts at start[b]
+	for _, h := range terms {
+		start[h>>56+1]++
+	}
+	for b := 1; b < len(start); b++ {
+		start[b] += start[b-1]
+	}
+	var bucketed [stackTerms]uint64
+	for _, h := range terms {
+		b := h >> 56
+		bucketed[start[b]] = h
+		start[b]++
+	}
+	copy(terms, bucketed[:n])
+	for i := 1; i < n; i++ {
+		h, j := terms[i], i
+		for ; j > 0 && terms[j-1] > h; j-- {
+			terms[j] = terms[j-1]
+		}
+		terms[j] = h
+	}
 }
 
 // termVector merges sorted term hashes into a sparse vector: equal hashes

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -257,5 +258,56 @@ func TestNormalizeZero(t *testing.T) {
 	normalize(v)
 	if v.Values[0] != 0 {
 		t.Fatalf("normalize changed a zero vector: %v", v.Values)
+	}
+}
+
+// TestSortTermsMatchesSlicesSort holds the bucketed sort to slices.Sort
+// over random hashes of every length it handles, with duplicates, skewed
+// top bytes and the lengths at its fallbacks.
+func TestSortTermsMatchesSlicesSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 2, 31, 32, 33, 80, 300, stackTerms - 1, stackTerms, stackTerms + 1, 2000} {
+		for trial := range 20 {
+			terms := make([]uint64, n)
+			for i := range terms {
+				switch trial % 3 {
+				case 0:
+					terms[i] = r.Uint64()
+				case 1: // many duplicates
+					terms[i] = r.Uint64N(8) << 60
+				case 2: // one top byte
+					terms[i] = 0xab<<56 | r.Uint64N(1<<20)
+				}
+			}
+			want := slices.Clone(terms)
+			slices.Sort(want)
+			sortTerms(terms)
+			if !slices.Equal(terms, want) {
+				t.Fatalf("n %d, trial %d: not the order of slices.Sort", n, trial)
+			}
+		}
+	}
+}
+
+func BenchmarkSortTerms(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{80, 300} {
+		terms := make([]uint64, n)
+		for i := range terms {
+			terms[i] = r.Uint64()
+		}
+		work := make([]uint64, n)
+		b.Run(fmt.Sprintf("bucketed/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				copy(work, terms)
+				sortTerms(work)
+			}
+		})
+		b.Run(fmt.Sprintf("slices.Sort/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				copy(work, terms)
+				slices.Sort(work)
+			}
+		})
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// The scanners in this file walk JSON that json.Valid has already accepted,
+// The scanners in this file walk JSON that validJSON has already accepted,
 // so they check the types the schema asks for, never the syntax. They are
 // iterative (no recursion on nesting depth) and allocate nothing; indices
 // are bounds-checked anyway, so a caller's mistake cannot turn into a panic.

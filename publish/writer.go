@@ -16,10 +16,8 @@ import (
 // WriterConfig sets up the writers. Its zero fields mean the defaults beside
 // them.
 type WriterConfig struct {
-	// BatchTimeout is how long a partial batch waits; 0 means 5ms (kafka-go
-	// waits 1s by default, a trap for a latency-bound service).
-	BatchTimeout time.Duration
-	// BatchSize is the most records of a batch; 0 means 500.
+	// BatchSize is the most records of a request to one partition; 0
+	// means 500.
 	BatchSize int
 	// MaxMessageBytes is the largest record value written; snapshots are
 	// chunked to fit. 0 means 900,000.
@@ -27,9 +25,6 @@ type WriterConfig struct {
 }
 
 func (c WriterConfig) withDefaults() WriterConfig {
-	if c.BatchTimeout <= 0 {
-		c.BatchTimeout = 5 * time.Millisecond
-	}
 	if c.BatchSize <= 0 {
 		c.BatchSize = 500
 	}
@@ -43,6 +38,12 @@ func (c WriterConfig) withDefaults() WriterConfig {
 // record names its topic; a record's key picks its partition, so every
 // prediction of an example (a redelivery's too) lands on one partition. All
 // in-sync replicas acknowledge each batch.
+//
+// Its callers hand it whole batches and wait for each WriteMessages, so it
+// sends the records of a call at once instead of lingering for more: with
+// kafka-go's batch timeout (1s by default, a trap for a latency-bound
+// service; 5ms here before) every call waited that long for partition
+// batches that no other call would fill.
 func NewRecordWriter(conn *brokers.Connection, cfg WriterConfig) *kafka.Writer {
 	cfg = cfg.withDefaults()
 	return &kafka.Writer{
@@ -50,7 +51,7 @@ func NewRecordWriter(conn *brokers.Connection, cfg WriterConfig) *kafka.Writer {
 		Transport:    conn.Transport,
 		Balancer:     &kafka.Hash{},
 		RequiredAcks: kafka.RequireAll,
-		BatchTimeout: cfg.BatchTimeout,
+		BatchTimeout: sendAtOnce,
 		BatchSize:    cfg.BatchSize,
 		BatchBytes:   int64(4 * cfg.MaxMessageBytes),
 		MaxAttempts:  3,
@@ -59,12 +60,53 @@ func NewRecordWriter(conn *brokers.Connection, cfg WriterConfig) *kafka.Writer {
 
 // PredictionRecord returns the record of a prediction, keyed by example id.
 func PredictionRecord(topic string, p *pipeline.Prediction) (kafka.Message, error) {
-	value, err := p.Marshal()
+	var e Encoder
+	return e.Prediction(topic, p)
+}
+
+// Encoder encodes the records of predictions into one growing buffer, so
+// that a batch of them costs a few allocations instead of two a record. A
+// record it returned stays valid when the buffer grows (it keeps the old
+// one alive) and until the writer is done with it: start a new Encoder
+// for every batch handed to a writer, or Reset it once the writer is done.
+type Encoder struct {
+	buf []byte
+}
+
+// NewEncoder returns an encoder whose buffer starts with room for size
+// bytes, such as the size of the previous batch (Len).
+func NewEncoder(size int) *Encoder { return &Encoder{buf: make([]byte, 0, size)} }
+
+// Reset empties the encoder for the next batch, reusing its buffer: the
+// records it returned must no longer be used (a synchronous writer's
+// WriteMessages has returned).
+func (e *Encoder) Reset() { e.buf = e.buf[:0] }
+
+// Len returns the bytes encoded so far.
+func (e *Encoder) Len() int { return len(e.buf) }
+
+// Prediction returns the record of a prediction, keyed by example id.
+func (e *Encoder) Prediction(topic string, p *pipeline.Prediction) (kafka.Message, error) {
+	start := len(e.buf)
+	buf := append(e.buf, p.ID...)
+	keyEnd := len(buf)
+	buf, err := p.AppendJSON(buf)
 	if err != nil {
 		return kafka.Message{}, fmt.Errorf("encode prediction %q: %w", p.ID, err)
 	}
-	return kafka.Message{Topic: topic, Key: []byte(p.ID), Value: value}, nil
+	e.buf = buf
+	end := len(buf)
+	// Full slice expressions, so that no one appending to a key or a value
+	// can write over the next record.
+	return kafka.Message{Topic: topic, Key: buf[start:keyEnd:keyEnd], Value: buf[keyEnd:end:end]}, nil
 }
+
+// sendAtOnce is the batch timeout of a writer whose calls are whole
+// batches. kafka-go adds a call's records to each partition's batch under
+// that partition's lock, and the batch's timer can only queue it once the
+// lock is released, so the smallest timeout sends every call's records in
+// one request per partition, neither split nor delayed.
+const sendAtOnce = time.Nanosecond
 
 // Dead-letter headers.
 const (

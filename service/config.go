@@ -173,6 +173,10 @@ type ScheduleConfig struct {
 	SolveExamples int           `mapstructure:"solve_examples"`
 	SolveLabels   int           `mapstructure:"solve_labels"`
 	SolveInterval time.Duration `mapstructure:"solve_interval"`
+	// SolveShare bounds the fraction of the time the solver is busy: after
+	// a solve, the next waits until it is the share of the time since the
+	// last one began (service/pace.go).
+	SolveShare float64 `mapstructure:"solve_share"`
 }
 
 // SnapshotConfig is the snapshot section.
@@ -382,6 +386,7 @@ func (c Config) Validate() error {
 		{c.Schedule.SolveExamples > 0, "schedule.solve_examples", "must be > 0"},
 		{c.Schedule.SolveLabels > 0, "schedule.solve_labels", "must be > 0"},
 		{c.Schedule.SolveInterval > 0, "schedule.solve_interval", "must be > 0"},
+		{c.Schedule.SolveShare > 0 && c.Schedule.SolveShare <= 1, "schedule.solve_share", "must be in (0, 1]"},
 		{c.Snapshot.EverySolves > 0, "snapshot.every_solves", "must be > 0"},
 		{c.Snapshot.Every > 0, "snapshot.every", "must be > 0"},
 		{c.Snapshot.HistoryTopic == "" || c.Snapshot.HistoryRetention > 0, "snapshot.history_retention", "must be > 0"},

@@ -289,7 +289,7 @@ func (s *Service) learnRecord(ctx context.Context, m kafka.Message, writer *kafk
 		return
 	}
 	var b batch
-	s.deadLetter(&b, t.LabelsDLQ, "labels", m, err)
+	s.deadLetter(&b, t.LabelsDLQ, "labels", &m, err)
 	if err := s.retry(ctx, "write", func() error { return writer.WriteMessages(ctx, b.out...) }); err != nil && ctx.Err() == nil {
 		s.log.Error("dead letter not written", "error", err)
 	}

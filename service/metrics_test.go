@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/segmentio/kafka-go"
+
+	"streamer/publish"
 )
 
 // gauge returns the value of the unlabeled metric name in s's registry.
@@ -39,13 +41,14 @@ func TestLabelsJoinedCountsEarlyAndLateLabels(t *testing.T) {
 	label := func(id string) kafka.Message {
 		return kafka.Message{Topic: "labels", Value: fmt.Appendf(nil, `{"id": %q, "label": "spam"}`, id)}
 	}
-	var b batch
+	b := batch{enc: publish.NewEncoder(0)}
 	for _, m := range []kafka.Message{
 		label("early"), example("early"), // the label waits for its example
 		example("late"), label("late"), // the label finds its example
 		label("never"), // no example: not joined
 	} {
-		s.handle(m, &b)
+		rec := s.decode(m)
+		s.handle(&rec, &b)
 	}
 	if got := gauge(t, s, "streamer_labels_joined_total"); got != 2 {
 		t.Fatalf("streamer_labels_joined_total %v, want 2 (one early, one late)", got)

@@ -303,7 +303,7 @@ func drainContext(parent context.Context, timeout time.Duration) (context.Contex
 
 func (s *Service) writerConfig() publish.WriterConfig {
 	return publish.WriterConfig{
-		BatchTimeout: s.cfg.Kafka.BatchTimeout, BatchSize: s.cfg.Kafka.BatchSize,
+		BatchSize:       s.cfg.Kafka.BatchSize,
 		MaxMessageBytes: s.cfg.Kafka.MaxMessageBytes,
 	}
 }

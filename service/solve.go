@@ -12,14 +12,17 @@ import (
 )
 
 // solveLoop re-solves when the consumer says enough examples or labels
-// arrived, or every solve_interval when the window changed, and publishes
-// snapshots every every_solves solves or every snapshot.every. Solves run
-// here, beside the consumer, which keeps scoring with the model in force.
+// arrived, or every solve_interval when the window changed, but never
+// sooner after a solve than schedule.solve_share allows (solvePause), and
+// publishes snapshots every every_solves solves or every snapshot.every.
+// Solves run here, beside the consumer, which keeps scoring with the model
+// in force.
 func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps *publish.SnapshotWriter) {
 	tick := time.NewTicker(s.cfg.Schedule.SolveInterval)
 	defer tick.Stop()
 	sinceSnapshot := 0
 	lastSnapshot := time.Now()
+	var notBefore time.Time // schedule.solve_share's pause after the last solve
 	for {
 		select {
 		case <-ctx.Done():
@@ -27,8 +30,13 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 		case <-trigger:
 		case <-tick.C:
 		}
+		if !sleep(ctx, time.Until(notBefore)) {
+			return
+		}
+		start := time.Now()
 		if s.solve(ctx) {
 			sinceSnapshot++
+			notBefore = time.Now().Add(solvePause(time.Since(start), s.cfg.Schedule.SolveShare))
 		}
 		if sinceSnapshot > 0 && (sinceSnapshot >= s.cfg.Snapshot.EverySolves || time.Since(lastSnapshot) >= s.cfg.Snapshot.Every) {
 			if s.publishSnapshot(ctx, snaps) == nil {

@@ -32,7 +32,13 @@ catch-up drain has it: every example has arrived before the service
 starts, so an example's latency is the time from the service's start to
 the Kafka timestamp of its prediction (set when the service's writer sends
 it). Process start and the group join are included; p99 is close to the
-drain's length by construction.`,
+drain's length by construction.
+
+The report also gives solves (the solves finished during the drain),
+service_cpu_seconds and harness_cpu_seconds (the processor time of the
+service and of this process, which holds the embedded broker, from the
+service's start to its last commit: whether the drain was bound by the
+processors) and stop_seconds (from SIGTERM to the service's exit).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			exe, err := os.Executable()

@@ -1,0 +1,136 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// plainPrediction has Prediction's fields and tags but not its methods, so
+// that encoding/json encodes it by reflection: the reference AppendJSON is
+// held to.
+type plainPrediction Prediction
+
+// randomString draws strings that exercise every escape: controls, quotes,
+// HTML characters, multi-byte runes, U+2028/9 and invalid UTF-8.
+func randomString(r *rand.Rand) string {
+	parts := []string{"a", "Z", "7", " ", "\"", "\\", "/", "<", ">", "&", "\b", "\f", "\n", "\r", "\t", "\x00", "\x1f", "\x7f",
+		"é", "日本", "\u2028", "\u2029", "\U0001F600", "\xff", "\xc3", "\xed\xa0\x80", "doc-00000042", "spam"}
+	var b []byte
+	for range r.IntN(8) {
+		b = append(b, parts[r.IntN(len(parts))]...)
+	}
+	return string(b)
+}
+
+func randomFloat(r *rand.Rand) float64 {
+	switch r.IntN(8) {
+	case 0:
+		return 0
+	case 1:
+		return math.Copysign(0, -1)
+	case 2:
+		return (r.Float64() - 0.5) * math.Pow(10, float64(r.IntN(60)-30))
+	case 3:
+		return math.SmallestNonzeroFloat64 * float64(r.IntN(3)+1)
+	case 4:
+		return -math.MaxFloat64 * r.Float64()
+	case 5:
+		return 1e21 * float64(r.IntN(3)-1)
+	case 6:
+		return 1e-6 * float64(r.IntN(3)-1)
+	}
+	return r.NormFloat64()
+}
+
+func randomPrediction(r *rand.Rand) Prediction {
+	p := Prediction{
+		ID:           randomString(r),
+		ModelVersion: r.Uint64() >> r.IntN(64),
+		Source:       Source{Topic: randomString(r), Partition: r.IntN(100) - 1, Offset: r.Int64() >> r.IntN(63)},
+	}
+	if r.IntN(4) > 0 {
+		label, prob := randomString(r), randomFloat(r)
+		p.Label, p.Prob = &label, &prob
+	}
+	if r.IntN(3) > 0 {
+		p.Reason = randomString(r)
+	}
+	p.Scores = map[string]float64{}
+	for range r.IntN(20) {
+		p.Scores[randomString(r)] = randomFloat(r)
+	}
+	switch r.IntN(4) {
+	case 0: // zero: no ts
+	case 1:
+		p.TS = time.Unix(r.Int64N(1<<35)-1<<34, r.Int64N(1e9)).UTC()
+	case 2:
+		p.TS = time.Unix(r.Int64N(1<<34), 0).In(time.FixedZone("", (r.IntN(48)-24)*1800))
+	case 3:
+		p.TS = time.Date(r.IntN(12000)-1000, 1, 1, 0, 0, 0, r.IntN(1000)*1000, time.UTC)
+	}
+	return p
+}
+
+// TestAppendJSONMatchesEncodingJSON holds the hand-written encoder to
+// encoding/json over random predictions, errors included.
+func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 20000 {
+		p := randomPrediction(r)
+		if r.IntN(50) == 0 {
+			p.Scores["bad"] = []float64{math.NaN(), math.Inf(1), math.Inf(-1)}[r.IntN(3)]
+		}
+		want, wantErr := json.Marshal(plainPrediction(p))
+		got, err := p.AppendJSON([]byte("prefix"))
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("prediction %d %+v: error %v, encoding/json's %v", i, p, err, wantErr)
+		}
+		if err == nil && !bytes.Equal(got, append([]byte("prefix"), want...)) {
+			t.Fatalf("prediction %d:\n got %s\nwant prefix%s", i, got, want)
+		}
+		if err != nil {
+			continue
+		}
+		if viaMethod, err := json.Marshal(p); err != nil || !bytes.Equal(viaMethod, want) {
+			t.Fatalf("prediction %d: json.Marshal through MarshalJSON gives %s, %v; want %s", i, viaMethod, err, want)
+		}
+	}
+}
+
+// TestMarshalWritesEmptyScores keeps the documented "scores": {} of a
+// prediction made without a model.
+func TestMarshalWritesEmptyScores(t *testing.T) {
+	p := Prediction{ID: "x", Reason: "no model yet"}
+	b, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":"x","label":null,"scores":{},"prob":null,"model_version":0,"source":{"topic":"","partition":0,"offset":0},"reason":"no model yet"}`
+	if string(b) != want {
+		t.Fatalf("got %s\nwant %s", b, want)
+	}
+}
+
+func BenchmarkPredictionAppendJSON(b *testing.B) {
+	label, prob := "spam", 0.8734
+	p := Prediction{ID: "doc-00012345", Label: &label, Prob: &prob, ModelVersion: 17,
+		Scores: map[string]float64{"ham": -0.7312, "spam": 0.7312}, TS: time.Date(2026, 1, 1, 10, 20, 30, 0, time.UTC),
+		Source: Source{Topic: "examples", Partition: 3, Offset: 123456}}
+	b.Run("AppendJSON", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			buf, _ = p.AppendJSON(buf[:0])
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			json.Marshal(plainPrediction(p))
+		}
+	})
+}
