@@ -20,8 +20,8 @@ import (
 // uninterrupted run's.
 //
 // The kill comes after the warm-up: a kill at the learner's second
-// snapshot froze a young model for the takeover (session timeout 6s, the
-// standby leading 7.7s after the kill), and the second and third eighths
+// snapshot froze a young model for the takeover (session timeout 6s; the
+// standby leads about 7.7s after a kill), and the second and third eighths
 // scored 0.75 and 0.84 against 1.00: 0.937 against 0.994 over the stream.
 // That is the cost of a takeover while the model still improves fast, not
 // of a lost state.
