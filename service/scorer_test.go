@@ -18,13 +18,13 @@ import (
 	"streamer/snapshot"
 )
 
-// trainSnapshots runs a process of role all, on a group and predictions
-// topic of its own, until it has published at least n snapshots, then
-// stops it: the snapshot topic then holds n versions or more, and nothing
-// publishes another.
-func trainSnapshots(t *testing.T, ctx context.Context, addrs []string, stream *streamWriter, n int64) {
+// trainSnapshots runs a service of role all (on a group and predictions
+// topic of its own) or learner until it has published at least n
+// snapshots, then stops it: the snapshot topic then holds n versions or
+// more, and nothing publishes another.
+func trainSnapshots(t *testing.T, ctx context.Context, addrs []string, stream *streamWriter, role string, n int64) {
 	t.Helper()
-	trainer := startService(t, testConfig(t, addrs, "kafka.group=trainer", "kafka.topics.predictions=trainer-predictions"), testLogger(t))
+	trainer := startService(t, testConfig(t, addrs, "role="+role, "kafka.group=trainer", "kafka.topics.predictions=trainer-predictions"), testLogger(t))
 	for trainer.svc.Status().Snapshots < n {
 		before := trainer.svc.Status().Snapshots
 		stream.write(t, ctx, 100)
@@ -43,7 +43,8 @@ func (s *Service) inForce() snapshot.Stamp {
 }
 
 // TestScorerBootstrapsFromCompactedTopic: a scorer started after the
-// snapshot topic was compacted (the older versions gone, the newest kept)
+// snapshot topic was compacted (a learner's older versions gone, the
+// newest kept)
 // becomes ready with the newest (epoch, version) and scores every example
 // with it.
 func TestScorerBootstrapsFromCompactedTopic(t *testing.T) {
@@ -53,14 +54,14 @@ func TestScorerBootstrapsFromCompactedTopic(t *testing.T) {
 	defer cancel()
 	stream := newStreamWriter(addrs, 11)
 	stream.write(t, ctx, 200)
-	trainSnapshots(t, ctx, addrs, stream, 3)
+	trainSnapshots(t, ctx, addrs, stream, RoleLearner, 3)
 	cfg := testConfig(t, addrs, "role=scorer")
 	conn, err := cfg.Brokers().Connect(addrs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	newest, ok, _, err := conn.ReadSnapshots(ctx, cfg.Kafka.Topics.Snapshots, "default")
-	if err != nil || !ok || newest.Version < 3 {
+	if err != nil || !ok || newest.Version < 3 || newest.Epoch == 0 {
 		t.Fatalf("newest snapshot before compaction: v%d, %v, %v", newest.Version, ok, err)
 	}
 	cluster.Compact()
@@ -103,7 +104,7 @@ func TestScorerPredictsOverHTTPAsOnTheTopic(t *testing.T) {
 	defer cancel()
 	stream := newStreamWriter(addrs, 12)
 	stream.write(t, ctx, 200)
-	trainSnapshots(t, ctx, addrs, stream, 1)
+	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
 	preds := readPredictions(t, ctx, addrs)
 	scorer := startService(t, testConfig(t, addrs, "role=scorer"), testLogger(t)).svc
 	<-scorer.Started()
