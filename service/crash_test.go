@@ -408,6 +408,9 @@ func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 		return fail(err)
 	}
 	t.Logf("kill=%v: predictions read in %v", kill, time.Since(t0))
+	// The last solves say how many labels the window held: the first thing
+	// to look at when the crashing run's accuracy falls behind.
+	t.Logf("kill=%v: the last process's last lines before SIGTERM:\n%s", kill, proc.tail(3))
 	t0 = time.Now()
 	if !proc.signal(syscall.SIGTERM, 30*time.Second) {
 		return fail(fmt.Errorf("the process did not stop within 30s of SIGTERM"))
