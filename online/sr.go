@@ -228,11 +228,12 @@ func denseTopEigen(aff *srAffinity, u0 []float64, block int) eigenResult {
 // The eigensolver's start, cold (label indicators) or warm (the last
 // solve's block), first goes through up to srDiffusions products with S
 // (subspace iteration, with a Rayleigh–Ritz step and a convergence check
-// every srOrthoEvery products): a product costs about a tenth of an LOBPCG
-// iteration, and they damp what lies outside the leading eigenspace. On 3,000 clustered rows of 10
-// classes a cold start then needs 1 LOBPCG iteration instead of 17–19, on
-// 6,000 rows of Debian text 4–5 instead of 35–38, with the same classes;
-// a warm one after a slide of 2% of the rows 2 instead of 17.
+// every srOrthoEvery products): a product costs about a tenth of an
+// LOBPCG iteration, and they damp what lies outside the leading
+// eigenspace. On 3,000 clustered rows of 10 classes a cold start then
+// needs 1 LOBPCG iteration instead of 17–19, on 6,000 rows of Debian text
+// 4–5 instead of 35–38, with the same classes; a warm one after a slide of
+// 2% of the rows 2 instead of 17.
 const (
 	srDiffusions = 40
 	srOrthoEvery = 10
@@ -256,8 +257,8 @@ func (p *srProblem) labelBlock(aff *srAffinity, block int) *mat.Dense {
 
 // diffuse returns x, its all-zero columns filled at random, after products
 // products with S, orthonormalized with u0 projected out every
-// srOrthoEvery of them; nil when the block loses its rank (the eigensolver
-// then starts at random).
+// srOrthoEvery of them; nil when the block loses its rank. x may be
+// changed.
 func diffuse(aff *srAffinity, u0 []float64, x *mat.Dense, products int) *mat.Dense {
 	n, block := x.Dims()
 	fillRandom(x, 1)
