@@ -118,4 +118,3 @@ func (p *srProblem) rightHandSides(x *Dense, ys [][]float64, scale []float64) *m
 	}
 	return rhss[0]
 }
-
