@@ -29,11 +29,18 @@ type srGram struct {
 
 // gramFor returns X̃ᵀCX̃ for the rows of x with row scales scale: prev's
 // updated when it can be, else summed from every row. The result can be
-// updated by the next solve only when the window's rows are known.
+// updated by the next solve only when the window's rows and keys are
+// known.
 func (p *srProblem) gramFor(x *Dense, scale []float64, prev *srGram) *srGram {
 	d := x.Cols() + 1
-	next := &srGram{keys: p.keysOf(), rows: p.data.Rows, scale: scale}
-	if p.data.Rows != nil && prev != nil && prev.rows != nil && prev.g.SymmetricDim() == d && prev.updates < srGramRefresh {
+	// Rows are matched across solves by key: without keys (or rows) the
+	// sum cannot be updated, and is not kept for it.
+	rows := p.data.Rows
+	if p.data.Keys == nil {
+		rows = nil
+	}
+	next := &srGram{keys: p.keysOf(), rows: rows, scale: scale}
+	if rows != nil && prev != nil && prev.rows != nil && prev.g.SymmetricDim() == d && prev.updates < srGramRefresh {
 		if g, ok := prev.updated(next, d); ok {
 			next.g, next.updates = g, prev.updates+1
 			return next

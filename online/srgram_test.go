@@ -13,7 +13,7 @@ import (
 // as it goes (with γ ≠ 1, so that a label changes a row's weight), and
 // checks that the Gram matrix updated from the last solve's equals the one
 // summed from every row, that a large change is summed again, and that a
-// window without its rows is never updated.
+// window without its rows or keys is never updated.
 func TestSRGramUpdateMatchesSum(t *testing.T) {
 	const n, dim, step = 300, 12, 7
 	xs, _ := synth.Clusters(synth.ClusterConfig{Points: 2*n + 20*step, Dim: dim, Clusters: 3, Spread: 0.8, Seed: 3})
@@ -61,6 +61,11 @@ func TestSRGramUpdateMatchesSum(t *testing.T) {
 	p, scale = problem(13*step, 13, false)
 	if g := p.gramFor(p.data.X.(*Dense), scale, prev); g.updates != 0 || g.rows != nil {
 		t.Errorf("a window without its rows was updated (%d updates) or kept for updates", g.updates)
+	}
+	p, scale = problem(13*step, 13, true)
+	p.data.Keys = nil
+	if g := p.gramFor(p.data.X.(*Dense), scale, prev); g.updates != 0 || g.rows != nil {
+		t.Errorf("a window without keys was updated (%d updates) or kept for updates", g.updates)
 	}
 }
 
