@@ -70,7 +70,7 @@ func (g *srGram) updated(next *srGram, d int) (*mat.SymDense, bool) {
 	kept := make([]bool, len(g.keys))
 	for i, k := range next.keys {
 		j, ok := at[k]
-		if ok && next.scale[i] == g.scale[j] {
+		if ok && next.scale[i] == g.scale[j] && sameVector(next.rows[i], g.rows[j]) {
 			kept[j] = true
 			continue
 		}
@@ -139,4 +139,11 @@ func summedGram(x *Dense, scale []float64) *mat.SymDense {
 		}
 	}
 	return grams[0]
+}
+
+// sameVector reports whether a and b are the same vector in memory: a row
+// kept under its key but mapped again (a new kernel map) is another row.
+func sameVector(a, b vector.Vector) bool {
+	return len(a.Values) == len(b.Values) && len(a.Indices) == len(b.Indices) &&
+		(len(a.Values) == 0 || &a.Values[0] == &b.Values[0])
 }

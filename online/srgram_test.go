@@ -2,11 +2,13 @@ package online
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
 	"streamer/synth"
+	"streamer/vector"
 )
 
 // TestSRGramUpdateMatchesSum slides a window over rows, revealing labels
@@ -54,7 +56,19 @@ func TestSRGramUpdateMatchesSum(t *testing.T) {
 		}
 		prev = got
 	}
-	p, scale := problem(12*step+n/2, 12, true)
+	// A row under a known key but with other values (mapped again) is a
+	// new row.
+	p, scale := problem(11*step, 11, true)
+	mapped := slices.Clone(p.data.Rows)
+	for i := range 10 {
+		mapped[i] = vector.Dense(slices.Clone(mapped[i].Values))
+		mapped[i].Values[0] *= 2
+	}
+	p.data.Rows, p.data.X = mapped, NewDense(mapped, dim, 0)
+	if d := symDistance(p.gramFor(p.data.X.(*Dense), scale, prev).g, summedGram(p.data.X.(*Dense), scale)); d > 1e-9 {
+		t.Errorf("rows mapped again under the same keys: the Gram differs from the sum by %g", d)
+	}
+	p, scale = problem(12*step+n/2, 12, true)
 	if g := p.gramFor(p.data.X.(*Dense), scale, prev); g.updates != 0 {
 		t.Errorf("half the rows changed, but the Gram was updated (%d updates)", g.updates)
 	}
