@@ -73,14 +73,15 @@ func (conn *Connection) FindSnapshotVersion(ctx context.Context, name string, ve
 // it. Topics that do not exist are passed over. Snapshots that cannot be
 // used or decoded are counted in skipped.
 func (conn *Connection) SnapshotHistory(ctx context.Context, name string, topics ...string) (entries []snapshot.Entry, skipped int, err error) {
-	byVersion := map[uint64]snapshot.Entry{}
+	byStamp := map[snapshot.Stamp]snapshot.Entry{}
 	for _, topic := range topics {
 		if topic == "" {
 			continue
 		}
-		seen := map[uint64]bool{}
+		seen := map[snapshot.Stamp]bool{}
 		n, err := conn.EachSnapshot(ctx, topic, func(model string, c snapshot.Complete) {
-			if _, known := byVersion[c.Version]; model != name || (known && !seen[c.Version]) {
+			stamp := snapshot.Stamp{Epoch: c.Epoch, Version: c.Version}
+			if _, known := byStamp[stamp]; model != name || (known && !seen[stamp]) {
 				return
 			}
 			snap, err := snapshot.Decode(c.Data)
@@ -90,17 +91,19 @@ func (conn *Connection) SnapshotHistory(ctx context.Context, name string, topics
 			}
 			// A version written again (a restart's final snapshot) is
 			// described as last written.
-			byVersion[c.Version], seen[c.Version] = snapshot.Describe(snap, len(c.Data)), true
+			byStamp[stamp], seen[stamp] = snapshot.Describe(snap, len(c.Data)), true
 		})
 		skipped += n
 		if err != nil && !errors.Is(err, ErrUnknownTopic) {
 			return nil, skipped, err
 		}
 	}
-	for _, e := range byVersion {
+	for _, e := range byStamp {
 		entries = append(entries, e)
 	}
-	slices.SortFunc(entries, func(a, b snapshot.Entry) int { return cmp.Compare(a.Version, b.Version) })
+	slices.SortFunc(entries, func(a, b snapshot.Entry) int {
+		return cmp.Or(cmp.Compare(a.Epoch, b.Epoch), cmp.Compare(a.Version, b.Version))
+	})
 	return entries, skipped, nil
 }
 

@@ -7,7 +7,10 @@ import "time"
 // up to then (prequential: each label scores the prediction made before it
 // was known).
 type Entry struct {
-	Name      string    `json:"model"`
+	Name string `json:"model"`
+	// Epoch is the leadership term of the learner that made it (0 for a
+	// process that runs alone) and Version its count of solves.
+	Epoch     uint64    `json:"epoch"`
 	Version   uint64    `json:"version"`
 	CreatedAt time.Time `json:"created_at"`
 	Bytes     int       `json:"bytes"`
@@ -32,7 +35,7 @@ type Entry struct {
 // Describe returns the history entry of s, whose encoding is size bytes.
 func Describe(s *Snapshot, size int) Entry {
 	e := Entry{
-		Name: s.Name, Version: s.Version, CreatedAt: s.CreatedAt, Bytes: size, Algorithm: s.Params.Algorithm,
+		Name: s.Name, Epoch: s.Epoch, Version: s.Version, CreatedAt: s.CreatedAt, Bytes: size, Algorithm: s.Params.Algorithm,
 		Classes: s.Model.Classes, Examples: s.Stats.Examples, Labels: s.Stats.Labels, Solves: s.Stats.Solves,
 		Window: s.Stats.WindowSize, Labeled: s.Stats.Labeled, Objective: s.Stats.Objective, Accuracy: s.Stats.Accuracy,
 	}
@@ -54,3 +57,6 @@ func Describe(s *Snapshot, size int) Entry {
 	}
 	return e
 }
+
+// Stamp returns the entry's (epoch, version).
+func (e Entry) Stamp() Stamp { return Stamp{Epoch: e.Epoch, Version: e.Version} }

@@ -177,13 +177,13 @@ func printVersionsJSON(w io.Writer, rows []versionRow) error {
 
 func printVersions(w io.Writer, rows []versionRow) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "VERSION\tCREATED\tEXAMPLES\tLABELS\tWINDOW\tLABELED\tACCURACY\tRECENT\tBYTES\tPINNED")
+	fmt.Fprintln(tw, "EPOCH\tVERSION\tCREATED\tEXAMPLES\tLABELS\tWINDOW\tLABELED\tACCURACY\tRECENT\tBYTES\tPINNED")
 	for _, r := range rows {
 		pinned := ""
 		if r.Pinned {
 			pinned = "pinned"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t%d\t%s\n", r.Version, r.CreatedAt.UTC().Format(time.RFC3339),
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t%d\t%s\n", r.Epoch, r.Version, r.CreatedAt.UTC().Format(time.RFC3339),
 			r.Examples, r.Labels, r.Window, r.Labeled, r.Accuracy, r.RecentAccuracy, r.Bytes, pinned)
 	}
 	return tw.Flush()
