@@ -14,7 +14,8 @@ import (
 // solveLoop re-solves when the consumer says enough examples or labels
 // arrived, or every solve_interval when the window changed, but never
 // sooner after a solve than schedule.solve_share allows (solvePause), and
-// publishes snapshots every every_solves solves or every snapshot.every.
+// publishes a snapshot after its first solve, then every every_solves
+// solves or every snapshot.every.
 // Solves run here, beside the consumer, which keeps scoring with the model
 // in force.
 func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps *publish.SnapshotWriter) {
@@ -22,6 +23,10 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 	defer tick.Stop()
 	sinceSnapshot := 0
 	lastSnapshot := time.Now()
+	// The first model this process solves is published at once: until a
+	// snapshot exists, scorers have no model at all and a restart has
+	// nothing to restore.
+	first := true
 	var notBefore time.Time // schedule.solve_share's pause after the last solve
 	for {
 		select {
@@ -38,9 +43,9 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 			sinceSnapshot++
 			notBefore = time.Now().Add(solvePause(time.Since(start), s.cfg.Schedule.SolveShare))
 		}
-		if sinceSnapshot > 0 && (sinceSnapshot >= s.cfg.Snapshot.EverySolves || time.Since(lastSnapshot) >= s.cfg.Snapshot.Every) {
+		if sinceSnapshot > 0 && (first || sinceSnapshot >= s.cfg.Snapshot.EverySolves || time.Since(lastSnapshot) >= s.cfg.Snapshot.Every) {
 			if s.publishSnapshot(ctx, snaps) == nil {
-				sinceSnapshot, lastSnapshot = 0, time.Now()
+				sinceSnapshot, lastSnapshot, first = 0, time.Now(), false
 			}
 		}
 	}
