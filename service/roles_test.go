@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"streamer/control"
 	"streamer/publish"
 	"streamer/snapshot"
@@ -152,6 +154,10 @@ func TestLearnerHandsOver(t *testing.T) {
 	firstEpoch := first.svc.roles.epoch.Load()
 	if firstEpoch == 0 {
 		t.Fatal("the leading learner has no epoch")
+	}
+	var epoch dto.Metric
+	if err := first.svc.metrics.ModelEpoch.Write(&epoch); err != nil || epoch.GetGauge().GetValue() != float64(firstEpoch) {
+		t.Errorf("the leading learner's streamer_model_epoch is %v (%v), it leads at %d", epoch.GetGauge().GetValue(), err, firstEpoch)
 	}
 	if err := first.stop(); err != nil {
 		t.Fatal(err)

@@ -138,6 +138,7 @@ func (s *Service) publishSnapshot(ctx context.Context, w *publish.SnapshotWriter
 	}
 	s.snapshots.Add(1)
 	s.metrics.Snapshots.Inc()
+	s.metrics.ModelEpoch.Set(float64(snap.Epoch)) // a learner's model in force is the one it published
 	s.log.Info("snapshot published", "model_version", snap.Version, "epoch", snap.Epoch, "bytes", len(data))
 	return nil
 }
