@@ -9,7 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -91,7 +91,7 @@ func Scale(ctx context.Context, cfg ScaleConfig) (rep ScaleReport, err error) {
 		return rep, err
 	}
 	for _, n := range cfg.Scorers {
-		run, err := scorers(ctx, cfg, sets, conn, n)
+		run, err := scorers(ctx, cfg, sets, conn, topics.Examples, n)
 		if err != nil {
 			return rep, err
 		}
@@ -165,10 +165,15 @@ func takeovers(ctx context.Context, cfg ScaleConfig, sets []string, conn *broker
 
 // scorers times n scorers, in a group of their own, from their start to
 // their group's last commit on the examples topic.
-func scorers(ctx context.Context, cfg ScaleConfig, sets []string, conn *brokers.Connection, n int) (ScaleRun, error) {
+func scorers(ctx context.Context, cfg ScaleConfig, sets []string, conn *brokers.Connection, examples string, n int) (ScaleRun, error) {
 	run := ScaleRun{Scorers: n}
 	group := fmt.Sprintf("scale-%d", n)
+	// exited closes when the first scorer exits (or the run ends), which
+	// ends the wait for the group's commits.
 	exited := make(chan struct{})
+	var once sync.Once
+	end := func() { once.Do(func() { close(exited) }) }
+	defer end()
 	var children []*child
 	defer func() {
 		for _, c := range children {
@@ -185,32 +190,17 @@ func scorers(ctx context.Context, cfg ScaleConfig, sets []string, conn *brokers.
 		go func() {
 			select {
 			case <-c.exited:
-				closeOnce(exited)
+				end()
 			case <-exited:
 			}
 		}()
 	}
-	defer closeOnce(exited)
-	topics := []string{"examples"}
-	for _, s := range sets {
-		if v, ok := strings.CutPrefix(s, "kafka.topics.examples="); ok {
-			topics = []string{v}
-		}
-	}
-	if err := waitCommitted(ctx, conn, group, topics, cfg.Timeout, exited); err != nil {
+	if err := waitCommitted(ctx, conn, group, []string{examples}, cfg.Timeout, exited); err != nil {
 		return run, fmt.Errorf("%d scorers: %w", n, err)
 	}
 	run.Seconds = time.Since(start).Seconds()
 	run.ExamplesPerSec = float64(cfg.Examples) / run.Seconds
 	return run, nil
-}
-
-func closeOnce(c chan struct{}) {
-	select {
-	case <-c:
-	default:
-		close(c)
-	}
 }
 
 // waitMembers waits until the group is stable with n members.

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"streamer/brokers"
 	"streamer/brokers/brokerstest"
 )
 
@@ -67,23 +66,10 @@ func TestRollingRestartOfScorers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the rolling restart runs real processes; it runs without -short")
 	}
-	bin := buildStreamer(t)
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.Close()
-	addr := cluster.Addrs()[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	conn, err := (brokers.Config{Brokers: []string{addr}}).Connect([]string{addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: "examples", Partitions: 8}, brokers.Topic{Name: "labels", Partitions: 8}); err != nil {
-		t.Fatal(err)
-	}
-	so := &scaleOut{t: t, bin: bin, addr: addr, dir: t.TempDir()}
+	so, conn := startScaleOut(t, ctx)
+	addr := so.addr
 	const group = "rolling"
 	learner := so.start(RoleLearner, "kafka.group="+group)
 	so.waitEvent(ctx, learner, "learner leading", time.Minute)

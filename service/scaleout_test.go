@@ -116,6 +116,28 @@ type scaleOut struct {
 	n    int
 }
 
+// startScaleOut builds the binary and starts a cluster of 8 partitions with
+// the input topics created, for processes to run on; the cluster stops
+// when the test ends.
+func startScaleOut(t *testing.T, ctx context.Context) (*scaleOut, *brokers.Connection) {
+	t.Helper()
+	bin := buildStreamer(t)
+	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	addr := cluster.Addrs()[0]
+	conn, err := (brokers.Config{Brokers: []string{addr}}).Connect([]string{addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: "examples", Partitions: 8}, brokers.Topic{Name: "labels", Partitions: 8}); err != nil {
+		t.Fatal(err)
+	}
+	return &scaleOut{t: t, bin: bin, addr: addr, dir: t.TempDir()}, conn
+}
+
 func (so *scaleOut) start(role string, extra ...string) *process {
 	so.t.Helper()
 	args := append([]string{"role=" + role, "kafka.partitions=8", "kafka.session_timeout=6s", "kafka.rebalance_timeout=6s",
@@ -151,23 +173,10 @@ func TestScaleOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the scale-out test runs real processes; it runs without -short")
 	}
-	bin := buildStreamer(t)
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.Close()
-	addr := cluster.Addrs()[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	conn, err := (brokers.Config{Brokers: []string{addr}}).Connect([]string{addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: "examples", Partitions: 8}, brokers.Topic{Name: "labels", Partitions: 8}); err != nil {
-		t.Fatal(err)
-	}
-	so := &scaleOut{t: t, bin: bin, addr: addr, dir: t.TempDir()}
+	so, conn := startScaleOut(t, ctx)
+	addr := so.addr
 	active := so.start(RoleLearner)
 	first := so.waitEvent(ctx, active, "learner leading", time.Minute)
 	standby := so.start(RoleLearner)
@@ -230,7 +239,7 @@ func TestScaleOut(t *testing.T) {
 		t.Fatalf("the third learner leads at epoch %d, not after the paused one's %d", leading.Epoch, second.Epoch)
 	}
 	// Resume the paused learner once a scorer has the new term's model.
-	err = poll(ctx, time.Minute, func() bool {
+	err := poll(ctx, time.Minute, func() bool {
 		for _, e := range scorers[1].events("snapshot put in force") {
 			if e.Epoch >= leading.Epoch {
 				return true

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,19 +32,7 @@ func TestAccuracyAfterLearnerKill(t *testing.T) {
 	const n, rate = 8000, 400
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	var killed, calm float64
-	var killedErr, calmErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { killed, killedErr = runTakeover(t, ctx, bin, n, rate, true) })
-	wg.Go(func() { calm, calmErr = runTakeover(t, ctx, bin, n, rate, false) })
-	wg.Wait()
-	if killedErr != nil || calmErr != nil {
-		t.Fatalf("with a learner kill: %v; without: %v", killedErr, calmErr)
-	}
-	t.Logf("prequential accuracy after the first eighth: %.4f with a learner kill, %.4f without", killed, calm)
-	if killed < calm-0.01 {
-		t.Fatalf("accuracy after the takeover %.4f is more than a point below the uninterrupted %.4f", killed, calm)
-	}
+	withinAPointOfCalm(t, "a learner kill", func(kill bool) (float64, error) { return runTakeover(t, ctx, bin, n, rate, kill) })
 }
 
 // runTakeover streams n examples at rate on a cluster of its own to a
