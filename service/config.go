@@ -177,6 +177,9 @@ type ScheduleConfig struct {
 	// a solve, the next waits until it is the share of the time since the
 	// last one began (service/pace.go).
 	SolveShare float64 `mapstructure:"solve_share"`
+	// LabelsWait bounds how long a due solve waits for label records on
+	// the brokers not read yet (service/labelwait.go); 0 does not wait.
+	LabelsWait time.Duration `mapstructure:"labels_wait"`
 }
 
 // SnapshotConfig is the snapshot section.
@@ -387,6 +390,7 @@ func (c Config) Validate() error {
 		{c.Schedule.SolveLabels > 0, "schedule.solve_labels", "must be > 0"},
 		{c.Schedule.SolveInterval > 0, "schedule.solve_interval", "must be > 0"},
 		{c.Schedule.SolveShare > 0 && c.Schedule.SolveShare <= 1, "schedule.solve_share", "must be in (0, 1]"},
+		{c.Schedule.LabelsWait >= 0, "schedule.labels_wait", "must be >= 0"},
 		{c.Snapshot.EverySolves > 0, "snapshot.every_solves", "must be > 0"},
 		{c.Snapshot.Every > 0, "snapshot.every", "must be > 0"},
 		{c.Snapshot.HistoryTopic == "" || c.Snapshot.HistoryRetention > 0, "snapshot.history_retention", "must be > 0"},

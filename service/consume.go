@@ -258,6 +258,7 @@ func (s *Service) handle(rec *record, b *batch) {
 			return
 		}
 		s.pipe.Label(rec.label, src)
+		s.unread.read(m)
 	}
 }
 

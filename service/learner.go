@@ -207,10 +207,14 @@ func (s *Service) openNewPartitions(ctx context.Context, readers map[partitionKe
 			if readers[key] != nil {
 				continue
 			}
-			r, err := s.partitionReader(key, ranges[p].First)
+			start := s.learnerStart(key, ranges[p])
+			r, err := s.partitionReader(key, start)
 			if err != nil {
 				s.log.Warn("input partition not opened; trying again", "topic", topic, "partition", p, "error", err)
 				continue
+			}
+			if topic == s.cfg.Kafka.Topics.Labels {
+				s.unread.expect(p, start, ranges[p].End)
 			}
 			readers[key] = r
 			out = append(out, r)
@@ -219,17 +223,21 @@ func (s *Service) openNewPartitions(ctx context.Context, readers map[partitionKe
 	return out
 }
 
-// partitionReader returns a reader of one partition at the snapshot's
-// next offset (not before first, the oldest the brokers keep), or at
-// kafka.start.
-func (s *Service) partitionReader(key partitionKey, first int64) (*kafka.Reader, error) {
-	start := kafka.FirstOffset
-	if s.cfg.Kafka.Start == "latest" {
-		start = kafka.LastOffset
-	}
+// learnerStart is where a learner reads a partition from: the snapshot's
+// next offset (not before the oldest the brokers keep), or where
+// kafka.start says.
+func (s *Service) learnerStart(key partitionKey, r brokers.OffsetRange) int64 {
 	if next, ok := s.roles.resume[key]; ok {
-		start = max(next, first)
+		return max(next, r.First)
 	}
+	if s.cfg.Kafka.Start == "latest" {
+		return r.End
+	}
+	return r.First
+}
+
+// partitionReader returns a reader of one partition at offset start.
+func (s *Service) partitionReader(key partitionKey, start int64) (*kafka.Reader, error) {
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: s.conn.Addrs, Dialer: s.conn.Dialer, Topic: key.topic, Partition: key.partition,
 		MinBytes: 1, MaxBytes: max(2*s.cfg.Limits.MaxMessageBytes, 1<<20), MaxWait: brokers.FetchMaxWait,
@@ -283,6 +291,7 @@ func (s *Service) learnRecord(ctx context.Context, m kafka.Message, writer *kafk
 		}
 		return
 	}
+	s.unread.read(&m)
 	l, err := s.pipe.DecodeLabel(m.Value)
 	if err == nil {
 		s.pipe.Label(l, src)

@@ -38,7 +38,7 @@ func TestStalledPartitionIsDetectedAndRecovered(t *testing.T) {
 	waitFor(t, "ready", 30*time.Second, func() bool { code, _ := get(t, base+"/readyz"); return code == http.StatusOK })
 
 	replaced := make(chan struct{})
-	brokerstest.HoldFetches(cluster.Cluster, "examples", 0, replaced)
+	brokerstest.HoldFetches(cluster.Cluster, "examples", 0, 0, replaced)
 	ids = append(ids, stream.write(t, ctx, 300)...)
 
 	stalled := func(p string) float64 {

@@ -25,6 +25,7 @@ type Metrics struct {
 	Restarts     *prometheus.CounterVec
 	SolveTime    prometheus.Histogram
 	Solves       *prometheus.CounterVec
+	LabelsWaits  *prometheus.CounterVec
 	Snapshots    prometheus.Counter
 	Retries      *prometheus.CounterVec
 	// PredictRequests, PredictExamples and PredictTime measure POST
@@ -78,6 +79,10 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 			Name: "streamer_solves_total",
 			Help: "Re-solves by result: ok (a new model in force), skipped (labels of fewer than two classes so far) or error; a window unchanged since the last solve is not solved and not counted.",
 		}, []string{"result"}),
+		LabelsWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "streamer_solve_label_waits_total",
+			Help: "Due solves that first waited for label records on the brokers not read yet (a catch-up reading examples ahead of their labels), by how the wait ended: read (every such label read) or timeout (schedule.labels_wait passed).",
+		}, []string{"ended"}),
 		Snapshots: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "streamer_snapshots_published_total",
 			Help: "Model snapshots written to the snapshot topic by this process.",
@@ -136,7 +141,7 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		Name: "streamer_window_kept_ratio",
 		Help: "Fraction of the unlabeled examples handed to the learner since start that entered its window (window.sample; labeled examples always do); 1 before any.",
 	}, func() float64 { return pipe.Learner().Sampling().KeptFraction() })
-	m.Registry.MustRegister(m.Consumed, m.Published, joined, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.SolveTime, m.Solves,
+	m.Registry.MustRegister(m.Consumed, m.Published, joined, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.SolveTime, m.Solves, m.LabelsWaits,
 		version, pinned, window, labeled, kept, m.Snapshots, accuracy, m.Retries, m.PredictRequests, m.PredictExamples, m.PredictTime,
 		m.ModelEpoch, m.SnapshotsIgnored, m.LeaseHeld,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

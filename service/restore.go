@@ -152,6 +152,9 @@ func (s *Service) rebuild(ctx context.Context, topic string, snap *snapshot.Snap
 	}
 	same := true
 	for _, p := range parts {
+		if topic == s.cfg.Kafka.Topics.Labels && s.cfg.Role != RoleLearner {
+			s.unread.expect(p, s.groupStart(committed, p, ranges[p]), ranges[p].End)
+		}
 		from, to := s.rebuildRange(topic, p, snap, committed, ranges[p].First)
 		same = same && to == snapshotNext(snap, topic, p, to)
 		if to <= from {
@@ -179,6 +182,18 @@ func snapshotNext(snap *snapshot.Snapshot, topic string, partition int, otherwis
 		return -1
 	}
 	return otherwise
+}
+
+// groupStart is where the group's reader starts reading partition p: its
+// committed offset, else where kafka.start says.
+func (s *Service) groupStart(committed map[int]int64, p int, r brokers.OffsetRange) int64 {
+	if c, ok := committed[p]; ok {
+		return c
+	}
+	if s.cfg.Kafka.Start == "latest" {
+		return r.End
+	}
+	return r.First
 }
 
 // rebuildRange returns the offsets [from, to) of partition p to replay.

@@ -35,7 +35,7 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 		case <-trigger:
 		case <-tick.C:
 		}
-		if !sleep(ctx, time.Until(notBefore)) {
+		if !sleep(ctx, time.Until(notBefore)) || !s.awaitLabels(ctx) {
 			return
 		}
 		start := time.Now()

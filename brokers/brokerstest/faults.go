@@ -5,12 +5,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// HoldFetches makes the embedded cluster (brokers.Cluster's kfake) hold every fetch of one partition
-// until release is closed, as a partition reader stuck inside a client
-// would look from the brokers: no error, no records, nothing in the logs of
-// the other partitions. Held fetches are answered normally once released.
-// Fetches that name the topic only by ID (fetch v13+) are not held.
-func HoldFetches(c *kfake.Cluster, topic string, partition int, release <-chan struct{}) {
+// HoldFetches makes the embedded cluster (brokers.Cluster's kfake) hold
+// every fetch of one partition at offset from or later until release is
+// closed, as a partition reader stuck inside a client would look from the
+// brokers: no error, no records, nothing in the logs of the other
+// partitions. Held fetches are answered normally once released. Fetches
+// that name the topic only by ID (fetch v13+) are not held.
+func HoldFetches(c *kfake.Cluster, topic string, partition int, from int64, release <-chan struct{}) {
 	c.ControlKey(int16(kmsg.Fetch), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		select {
 		case <-release:
@@ -18,20 +19,20 @@ func HoldFetches(c *kfake.Cluster, topic string, partition int, release <-chan s
 			return nil, nil, false
 		default:
 		}
-		if fetches(req.(*kmsg.FetchRequest), topic, int32(partition)) {
+		if fetches(req.(*kmsg.FetchRequest), topic, int32(partition), from) {
 			c.SleepControl(func() { <-release })
 		}
 		return nil, nil, false
 	})
 }
 
-func fetches(req *kmsg.FetchRequest, topic string, partition int32) bool {
+func fetches(req *kmsg.FetchRequest, topic string, partition int32, from int64) bool {
 	for _, t := range req.Topics {
 		if t.Topic != topic {
 			continue
 		}
 		for _, p := range t.Partitions {
-			if p.Partition == partition {
+			if p.Partition == partition && p.FetchOffset >= from {
 				return true
 			}
 		}

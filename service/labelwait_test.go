@@ -1,0 +1,136 @@
+package service
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/segmentio/kafka-go"
+
+	"streamer/brokers/brokerstest"
+)
+
+// TestUnreadLabels: a partition is behind from what was expected of it
+// until a record read says its fetch reached the high watermark (up to
+// one record, a transaction's commit marker).
+func TestUnreadLabels(t *testing.T) {
+	u := newUnreadLabels()
+	u.expect(0, 10, 20)
+	u.expect(1, 20, 20)
+	u.expect(2, 5, 9)
+	if got := u.lagging(); !slices.Equal(got, []int{0, 2}) {
+		t.Fatalf("lagging %v after expect, want [0 2]", got)
+	}
+	read := func(p int, offset, hwm int64) { u.read(&kafka.Message{Partition: p, Offset: offset, HighWaterMark: hwm}) }
+	read(0, 15, 20)
+	read(2, 7, 9) // the last record before a commit marker
+	if got := u.lagging(); !slices.Equal(got, []int{0}) {
+		t.Fatalf("lagging %v, want [0]", got)
+	}
+	read(0, 19, 20)
+	if got := u.lagging(); len(got) != 0 {
+		t.Fatalf("lagging %v after the last records, want none", got)
+	}
+	read(1, 20, 30) // a burst arrived: behind again
+	if got := u.lagging(); !slices.Equal(got, []int{1}) {
+		t.Fatalf("lagging %v, want [1]", got)
+	}
+}
+
+// TestAwaitLabelsEnds: the wait ends when the labels are read, at
+// schedule.labels_wait, or at once when the context ends.
+func TestAwaitLabelsEnds(t *testing.T) {
+	svc, err := New(testConfig(t, []string{"127.0.0.1:1"}, "schedule.labels_wait=100ms"), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waits := func(ended string) float64 { return testutil.ToFloat64(svc.metrics.LabelsWaits.WithLabelValues(ended)) }
+	if !svc.awaitLabels(context.Background()) || waits("read")+waits("timeout") != 0 {
+		t.Fatal("waited with nothing unread")
+	}
+	svc.unread.expect(0, 0, 5)
+	if !svc.awaitLabels(context.Background()) || waits("timeout") != 1 {
+		t.Fatalf("waits that timed out: %v, want 1", waits("timeout"))
+	}
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		svc.unread.read(&kafka.Message{Partition: 0, Offset: 4, HighWaterMark: 5})
+	}()
+	svc.cfg.Schedule.LabelsWait = time.Minute
+	if !svc.awaitLabels(context.Background()) || waits("read") != 1 {
+		t.Fatalf("waits that ended with the labels read: %v, want 1", waits("read"))
+	}
+	svc.unread.expect(0, 0, 5)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if svc.awaitLabels(ctx) {
+		t.Fatal("awaitLabels reported a running context after it ended")
+	}
+}
+
+// TestSolveWaitsForTheLabelsOfABacklog restarts a service on a backlog of
+// examples and labels while the brokers hold every fetch of the labels
+// partitions past what the window was rebuilt from: the examples are read,
+// a solve is due, and it must wait for the labels. Once they are read, it
+// solves on a window with every label.
+func TestSolveWaitsForTheLabelsOfABacklog(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := testConfig(t, addrs, "schedule.labels_wait=1m")
+	svc, stop := runService(t, cfg)
+	stream := newStreamWriter(addrs, 21)
+	stream.write(t, ctx, 400)
+	waitFor(t, "every example, scored and solved", time.Minute, func() bool {
+		st := svc.Status().Pipeline
+		return st.Examples >= 400 && st.ModelVersion > 0 && !svc.Pipeline().Learner().Changed()
+	})
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	version := svc.Status().Pipeline.ModelVersion
+
+	conn, err := cfg.Brokers().Connect(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends, err := conn.Offsets(ctx, "labels", []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	for p, r := range ends {
+		brokerstest.HoldFetches(cluster.Cluster, "labels", p, r.End, release)
+	}
+	stream.write(t, ctx, 400)
+
+	svc2, stop2 := runService(t, cfg)
+	waitFor(t, "the backlog's examples", time.Minute, func() bool { return svc2.Status().Pipeline.Examples >= 400 })
+	if !svc2.Pipeline().Due() {
+		t.Fatal("no solve due after 400 new examples")
+	}
+	for deadline := time.Now().Add(5 * cfg.Schedule.SolveInterval); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if v := svc2.Status().Pipeline.ModelVersion; v != version {
+			t.Fatalf("solved (version %d) with the labels of the backlog unread", v)
+		}
+	}
+	if len(svc2.unread.lagging()) == 0 {
+		t.Fatal("no labels partition behind while its fetches are held")
+	}
+	close(release)
+	waitFor(t, "a solve once the labels are read", time.Minute, func() bool { return svc2.Status().Pipeline.ModelVersion > version })
+	st := svc2.Status().Pipeline
+	if st.LastSolve.Labeled != st.WindowLabeled {
+		t.Errorf("the solve saw %d labeled rows; the window has %d", st.LastSolve.Labeled, st.WindowLabeled)
+	}
+	if got := testutil.ToFloat64(svc2.metrics.LabelsWaits.WithLabelValues("read")); got < 1 {
+		t.Errorf("streamer_solve_label_waits_total{ended=read} is %v", got)
+	}
+	if err := stop2(); err != nil {
+		t.Fatal(err)
+	}
+}
