@@ -92,7 +92,7 @@ func (b *batch) consumed(m *kafka.Message) {
 // handled; the records fetched and not yet handled are left to be
 // consumed again (with a graph, handling them could wait for many window
 // inserts, long after shutdown began).
-func (s *Service) consumeLoop(ctx, drain context.Context, r *kafka.Reader, out chan<- batch, trigger chan<- struct{}) {
+func (s *Service) consumeLoop(ctx, drain context.Context, gens *generations, out chan<- batch, trigger chan<- struct{}) {
 	defer close(out)
 	runs := make(chan []record, 2)
 	// Spent runs go back to fetchLoop, and published batches' buffers come
@@ -102,12 +102,13 @@ func (s *Service) consumeLoop(ctx, drain context.Context, r *kafka.Reader, out c
 	spare := make(chan batch, 4)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { s.fetchLoop(ctx, drain, r, runs, spentRuns) })
+	wg.Go(func() { s.fetchLoop(ctx, drain, gens.r, runs, spentRuns) })
 	t := s.cfg.Kafka.Topics
 	consumed := map[string]prometheus.Counter{
 		t.Examples: s.metrics.Consumed.WithLabelValues(t.Examples),
 		t.Labels:   s.metrics.Consumed.WithLabelValues(t.Labels),
 	}
+	var generation int64
 	for run := range runs {
 		if ctx.Err() != nil {
 			// What was fetched but not handled is consumed again on the
@@ -115,6 +116,10 @@ func (s *Service) consumeLoop(ctx, drain context.Context, r *kafka.Reader, out c
 			continue
 		}
 		s.assigned.Store(true)
+		if g := gens.count(); g != generation {
+			generation = g
+			s.newGeneration()
+		}
 		b := nextBatch(spare, len(run))
 		for i := range run {
 			if ctx.Err() != nil {

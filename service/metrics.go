@@ -33,9 +33,11 @@ type Metrics struct {
 	PredictRequests *prometheus.CounterVec
 	PredictExamples prometheus.Counter
 	PredictTime     prometheus.Histogram
-	// ModelEpoch, SnapshotsIgnored and LeaseHeld are the roles' (roles.go).
+	// ModelEpoch, SnapshotsIgnored, CatchUps and LeaseHeld are the roles'
+	// (roles.go).
 	ModelEpoch       prometheus.Gauge
 	SnapshotsIgnored prometheus.Counter
+	CatchUps         prometheus.Counter
 	LeaseHeld        prometheus.Gauge
 }
 
@@ -112,6 +114,10 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 			Name: "streamer_snapshots_ignored_total",
 			Help: "Snapshots a scorer read and did not put in force because their (epoch, version) was not newer than the model's in force: a fenced learner's late snapshots, or ones read again.",
 		}),
+		CatchUps: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "streamer_partition_catchups_total",
+			Help: "Times a scorer read the snapshot topic up to its end before scoring the first record of a partition in a group generation: a partition assigned to it, or given back to it after a rebalance.",
+		}),
 		LeaseHeld: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "streamer_lease_held",
 			Help: "1 while this learner holds the lease, else 0.",
@@ -143,7 +149,7 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 	}, func() float64 { return pipe.Learner().Sampling().KeptFraction() })
 	m.Registry.MustRegister(m.Consumed, m.Published, joined, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.SolveTime, m.Solves, m.LabelsWaits,
 		version, pinned, window, labeled, kept, m.Snapshots, accuracy, m.Retries, m.PredictRequests, m.PredictExamples, m.PredictTime,
-		m.ModelEpoch, m.SnapshotsIgnored, m.LeaseHeld,
+		m.ModelEpoch, m.SnapshotsIgnored, m.CatchUps, m.LeaseHeld,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Restarts.WithLabelValues("stall")
 	for _, r := range append(ingest.Reasons(), "incompatible_vector", "rejected") {

@@ -39,8 +39,9 @@ type roles struct {
 	// followedTo is the offset of the snapshot topic up to which a
 	// scorer's follower has read and offered every snapshot.
 	followedTo atomic.Int64
-	// partitions are the input partitions a scorer has read from; only
-	// the consumer goroutine uses it.
+	// partitions are the input partitions a scorer has read from in the
+	// reader's current group generation; only the consumer goroutine uses
+	// it.
 	partitions map[int]bool
 
 	// epoch stamps a learner's snapshots; newestEpoch is the highest epoch

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
 	"streamer/control"
@@ -297,4 +298,37 @@ func TestScorerCatchesUpBeforeANewPartition(t *testing.T) {
 			t.Fatalf("caught up before the follower offered %v", next)
 		}
 	}
+}
+
+// TestScorerCatchesUpWhenAPartitionComesBack: a partition that moved to
+// another scorer and comes back after a rebalance is caught up on again
+// before its first record, like a partition never read: the other scorer
+// may have scored it with a model this one has not read yet.
+func TestScorerCatchesUpWhenAPartitionComesBack(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	stream := newStreamWriter(addrs, 7)
+	stream.write(t, ctx, 300)
+	trainSnapshots(t, ctx, addrs, stream, "all", 1)
+	catchUps := func(r *running) float64 { return testutil.ToFloat64(r.svc.metrics.CatchUps) }
+	// Records keep coming while the test waits, so that every partition
+	// has a first record in every generation.
+	keepWriting := func(what string, cond func() bool) {
+		t.Helper()
+		waitFor(t, what, time.Minute, func() bool {
+			stream.write(t, ctx, 20)
+			return cond()
+		})
+	}
+	a := startService(t, testConfig(t, addrs, "role=scorer"), testLogger(t))
+	keepWriting("the first scorer to catch up on both partitions", func() bool { return catchUps(a) == 2 })
+	b := startService(t, testConfig(t, addrs, "role=scorer"), testLogger(t))
+	keepWriting("the second scorer to get a partition", func() bool { return catchUps(b) >= 1 })
+	if err := b.stop(); err != nil {
+		t.Fatal(err)
+	}
+	before := catchUps(a)
+	keepWriting("the first scorer to catch up on both partitions again", func() bool { return catchUps(a) >= before+2 })
 }

@@ -113,18 +113,26 @@ func (s *Service) followSnapshots(ctx context.Context, caughtUp chan<- struct{})
 }
 
 // catchUpOnAssignment waits, before the first record a scorer reads from
-// an input partition, until its follower has read the snapshot topic up
-// to the end it has now: the partition may come from a scorer that was
-// ahead, and its predictions' model_version must not go back. It waits at
-// most kafka.session_timeout, then scores with what it has. Only the
-// first record of each partition since the process started waits: a
-// partition that comes back after it moved away does not.
+// an input partition in a group generation, until its follower has read
+// the snapshot topic up to the end it has now: the partition may come from
+// a scorer that was ahead, and its predictions' model_version must not go
+// back. It waits at most kafka.session_timeout, then scores with what it
+// has. A partition that moved away and comes back waits again: the
+// consumer forgets the partitions it read at every new generation
+// (newGeneration).
 func (s *Service) catchUpOnAssignment(partition int) {
 	if s.roles.partitions == nil {
 		s.roles.partitions = map[int]bool{}
 	}
 	s.roles.partitions[partition] = true
+	s.metrics.CatchUps.Inc()
 	s.awaitSnapshots(partition)
+}
+
+// newGeneration is called by the consumer goroutine before the first
+// record of a new group generation: every partition then counts as new.
+func (s *Service) newGeneration() {
+	clear(s.roles.partitions)
 }
 
 // awaitSnapshots waits, at most kafka.session_timeout, until the follower

@@ -272,7 +272,8 @@ func (s *Service) consume(ctx, drain context.Context, r *kafka.Reader, w *kafka.
 	var reason string
 	var wg sync.WaitGroup
 	wg.Go(func() { defer close(published); s.publishLoop(publishCtx, r, w, batches) })
-	wg.Go(func() { s.watchReader(fetchCtx, r) })
+	gens := &generations{r: r}
+	wg.Go(func() { s.watchReader(fetchCtx, gens) })
 	wg.Go(func() {
 		select {
 		case <-fetchCtx.Done():
@@ -286,7 +287,7 @@ func (s *Service) consume(ctx, drain context.Context, r *kafka.Reader, w *kafka.
 			stopPublish()
 		}
 	})
-	s.consumeLoop(fetchCtx, publishCtx, r, batches, trigger)
+	s.consumeLoop(fetchCtx, publishCtx, gens, batches, trigger)
 	<-published
 	stopFetch()
 	wg.Wait()
@@ -343,10 +344,10 @@ func (s *Service) newReader() *kafka.Reader {
 // group. Lag and liveness are measured from the brokers' side
 // (liveness.go), not from the reader's statistics: kafka-go keeps one lag
 // figure for all partitions, the last any partition reader saw.
-func (s *Service) watchReader(ctx context.Context, r *kafka.Reader) {
+func (s *Service) watchReader(ctx context.Context, gens *generations) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	for r.Stats().Rebalances == 0 {
+	for gens.count() == 0 {
 		select {
 		case <-ctx.Done():
 			return
@@ -354,6 +355,24 @@ func (s *Service) watchReader(ctx context.Context, r *kafka.Reader) {
 		}
 	}
 	s.assigned.Store(true)
+}
+
+// generations counts the group generations a reader has joined. kafka-go
+// tells them only as ReaderStats.Rebalances, a counter that each Stats
+// call resets, and counts there also the partition readers it re-creates
+// after a leader moved: a count may be above the generations, never below.
+// The count goes up before the first record of a generation is fetched.
+type generations struct {
+	r  *kafka.Reader
+	mu sync.Mutex
+	n  int64
+}
+
+func (g *generations) count() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n += g.r.Stats().Rebalances
+	return g.n
 }
 
 // closeAll closes readers and writers, each under close_timeout: kafka-go's
