@@ -24,7 +24,9 @@ func TestUnreadLabels(t *testing.T) {
 	if got := u.lagging(); !slices.Equal(got, []int{0, 2}) {
 		t.Fatalf("lagging %v after expect, want [0 2]", got)
 	}
-	read := func(p int, offset, hwm int64) { u.read(&kafka.Message{Partition: p, Offset: offset, HighWaterMark: hwm}) }
+	read := func(p int, offset, hwm int64) {
+		u.read(&kafka.Message{Partition: p, Offset: offset, HighWaterMark: hwm})
+	}
 	read(0, 15, 20)
 	read(2, 7, 9) // the last record before a commit marker
 	if got := u.lagging(); !slices.Equal(got, []int{0}) {
