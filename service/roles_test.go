@@ -143,8 +143,13 @@ func TestLearnerHandsOver(t *testing.T) {
 	first := startService(t, testConfig(t, addrs, "role=learner"), testLogger(t))
 	<-first.svc.Started()
 	second := startService(t, testConfig(t, addrs, "role=learner"), testLogger(t))
+	// Two snapshots: the first solved model, then one of more examples (a
+	// solve reads every label on the brokers first, so one write of the
+	// whole stream could be learned in one solve).
 	stream.write(t, ctx, 600)
-	waitFor(t, "the first learner's snapshots", 2*time.Minute, func() bool { return first.svc.Status().Snapshots >= 2 })
+	waitFor(t, "the first learner's first snapshot", 2*time.Minute, func() bool { return first.svc.Status().Snapshots >= 1 })
+	stream.write(t, ctx, 200)
+	waitFor(t, "the first learner's second snapshot", 2*time.Minute, func() bool { return first.svc.Status().Snapshots >= 2 })
 	waitFor(t, "the standby's HTTP listener", 10*time.Second, func() bool { return second.svc.HTTPAddr() != "" })
 	if code, body := readyz(t, second.svc); code != http.StatusServiceUnavailable || !strings.Contains(body, "standby") {
 		t.Fatalf("the standby's /readyz: %d %q", code, body)
