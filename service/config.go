@@ -173,9 +173,9 @@ type ScheduleConfig struct {
 	SolveExamples int           `mapstructure:"solve_examples"`
 	SolveLabels   int           `mapstructure:"solve_labels"`
 	SolveInterval time.Duration `mapstructure:"solve_interval"`
-	// SolveShare bounds the fraction of the time the solver is busy: after
-	// a solve, the next waits until it is the share of the time since the
-	// last one began (service/pace.go).
+	// SolveShare bounds the fraction of the time the solver is busy while
+	// the examples are backlogged: after a solve, the next waits until it
+	// is the share of the time since the last one began (service/pace.go).
 	SolveShare float64 `mapstructure:"solve_share"`
 	// LabelsWait bounds how long a due solve waits for label records on
 	// the brokers not read yet (service/labelwait.go); 0 does not wait.

@@ -252,6 +252,7 @@ func (s *Service) decode(m kafka.Message) record {
 func (s *Service) handle(rec *record, b *batch) {
 	m := &rec.msg
 	b.consumed(m)
+	s.unread.read(m)
 	src := pipeline.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
 	t := s.cfg.Kafka.Topics
 	switch m.Topic {
@@ -263,7 +264,6 @@ func (s *Service) handle(rec *record, b *batch) {
 			return
 		}
 		s.pipe.Label(rec.label, src)
-		s.unread.read(m)
 	}
 }
 

@@ -10,60 +10,77 @@ import (
 	"github.com/segmentio/kafka-go"
 )
 
-// unreadLabels knows, for each partition of the labels topic, whether the
-// brokers hold label records this process has not read yet, so that a
-// solve can first wait for them (awaitLabels). A process catching up on a
-// backlog reads the examples and the labels partitions at their own paces,
-// and the examples may run ahead: a solve then sees a window whose labels
-// are still on the topic (2,000 rows with 89 of their 200 labels, in a
-// crash test), and its model scores the rest of the backlog. Labels read
-// early wait for their examples (join.pending_labels), so reading every
-// label first costs nothing.
+// unreadRecords knows, for each input partition, how many records the
+// brokers hold that this process has not read yet. Two decisions rest on
+// it. A due solve first waits for the labels (awaitLabels): a process
+// catching up on a backlog reads the examples and the labels partitions at
+// their own paces, and the examples may run ahead, so that a solve saw a
+// window whose labels were still on the topic (2,000 rows with 89 of their
+// 200 labels, in a crash test) and its model scored the rest of the
+// backlog. Labels read early wait for their examples
+// (join.pending_labels), so reading every label first costs nothing. And
+// solves are paced only while the examples are behind (backlogged).
 //
-// A partition is behind from what the reader last said of it: the high
+// A partition's count is what the reader last said of it: the high
 // watermark of the fetch that brought its last record, or, before any
 // record, the end a restore or an opening saw. It is safe for concurrent
 // use.
-type unreadLabels struct {
+type unreadRecords struct {
 	mu     sync.Mutex
-	behind map[int]int64 // partition → records on the brokers not read yet
+	behind map[partitionKey]int64 // records on the brokers not read yet, where some are
 }
 
-func newUnreadLabels() *unreadLabels { return &unreadLabels{behind: map[int]int64{}} }
+func newUnreadRecords() *unreadRecords { return &unreadRecords{behind: map[partitionKey]int64{}} }
 
 // expect records that a partition will be read from next and that its
 // end is end, before any record of it is read.
-func (u *unreadLabels) expect(partition int, next, end int64) {
-	u.set(partition, end-next)
+func (u *unreadRecords) expect(key partitionKey, next, end int64) {
+	u.set(key, end-next)
 }
 
-// read records a label record read. The last record of a fetch leaves
-// its partition caught up, up to one record: the commit marker that ends
-// a transactional producer's records, which no reader is given.
-func (u *unreadLabels) read(m *kafka.Message) {
-	u.set(m.Partition, m.HighWaterMark-(m.Offset+1)-1)
+// read records a record read. The last record of a fetch leaves its
+// partition caught up, up to one record: the commit marker that ends a
+// transactional producer's records, which no reader is given.
+func (u *unreadRecords) read(m *kafka.Message) {
+	u.set(partitionKey{m.Topic, m.Partition}, m.HighWaterMark-(m.Offset+1)-1)
 }
 
-func (u *unreadLabels) set(partition int, unread int64) {
+func (u *unreadRecords) set(key partitionKey, unread int64) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if unread > 0 {
-		u.behind[partition] = unread
+		u.behind[key] = unread
 	} else {
-		delete(u.behind, partition)
+		delete(u.behind, key)
 	}
 }
 
-// lagging returns the partitions with records not read yet, in order.
-func (u *unreadLabels) lagging() []int {
+// lagging returns the partitions of topic with records not read yet, in
+// order.
+func (u *unreadRecords) lagging(topic string) []int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	out := make([]int, 0, len(u.behind))
-	for p := range u.behind {
-		out = append(out, p)
+	var out []int
+	for k := range u.behind {
+		if k.topic == topic {
+			out = append(out, k.partition)
+		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// total returns the records of topic not read yet, over its partitions.
+func (u *unreadRecords) total(topic string) int64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var n int64
+	for k, v := range u.behind {
+		if k.topic == topic {
+			n += v
+		}
+	}
+	return n
 }
 
 // awaitLabels waits until no labels partition has records left to read,
@@ -71,7 +88,8 @@ func (u *unreadLabels) lagging() []int {
 // is still running. A live stream has its labels read within a fetch or
 // two: the wait is for catch-ups.
 func (s *Service) awaitLabels(ctx context.Context) bool {
-	lagging := s.unread.lagging()
+	topic := s.cfg.Kafka.Topics.Labels
+	lagging := s.unread.lagging(topic)
 	if len(lagging) == 0 || s.cfg.Schedule.LabelsWait == 0 {
 		return true
 	}
@@ -90,7 +108,7 @@ func (s *Service) awaitLabels(ctx context.Context) bool {
 				"partitions", fmt.Sprint(lagging))
 			return true
 		case <-tick.C:
-			lagging = s.unread.lagging()
+			lagging = s.unread.lagging(topic)
 		}
 	}
 	s.metrics.LabelsWaits.WithLabelValues("read").Inc()

@@ -13,32 +13,62 @@ import (
 	"streamer/brokers/brokerstest"
 )
 
-// TestUnreadLabels: a partition is behind from what was expected of it
+// TestUnreadRecords: a partition is behind from what was expected of it
 // until a record read says its fetch reached the high watermark (up to
-// one record, a transaction's commit marker).
-func TestUnreadLabels(t *testing.T) {
-	u := newUnreadLabels()
-	u.expect(0, 10, 20)
-	u.expect(1, 20, 20)
-	u.expect(2, 5, 9)
-	if got := u.lagging(); !slices.Equal(got, []int{0, 2}) {
+// one record, a transaction's commit marker); topics count apart.
+func TestUnreadRecords(t *testing.T) {
+	u := newUnreadRecords()
+	labels := func(p int) partitionKey { return partitionKey{"labels", p} }
+	u.expect(labels(0), 10, 20)
+	u.expect(labels(1), 20, 20)
+	u.expect(labels(2), 5, 9)
+	u.expect(partitionKey{"examples", 0}, 100, 700)
+	if got := u.lagging("labels"); !slices.Equal(got, []int{0, 2}) {
 		t.Fatalf("lagging %v after expect, want [0 2]", got)
 	}
-	read := func(p int, offset, hwm int64) {
-		u.read(&kafka.Message{Partition: p, Offset: offset, HighWaterMark: hwm})
+	read := func(topic string, p int, offset, hwm int64) {
+		u.read(&kafka.Message{Topic: topic, Partition: p, Offset: offset, HighWaterMark: hwm})
 	}
-	read(0, 15, 20)
-	read(2, 7, 9) // the last record before a commit marker
-	if got := u.lagging(); !slices.Equal(got, []int{0}) {
+	read("labels", 0, 15, 20)
+	read("labels", 2, 7, 9) // the last record before a commit marker
+	if got := u.lagging("labels"); !slices.Equal(got, []int{0}) {
 		t.Fatalf("lagging %v, want [0]", got)
 	}
-	read(0, 19, 20)
-	if got := u.lagging(); len(got) != 0 {
+	read("labels", 0, 19, 20)
+	if got := u.lagging("labels"); len(got) != 0 {
 		t.Fatalf("lagging %v after the last records, want none", got)
 	}
-	read(1, 20, 30) // a burst arrived: behind again
-	if got := u.lagging(); !slices.Equal(got, []int{1}) {
+	read("labels", 1, 20, 30) // a burst arrived: behind again
+	if got := u.lagging("labels"); !slices.Equal(got, []int{1}) {
 		t.Fatalf("lagging %v, want [1]", got)
+	}
+	if n := u.total("examples"); n != 600 {
+		t.Fatalf("%d examples unread, want 600", n)
+	}
+	read("examples", 1, 40, 142)
+	if n := u.total("examples"); n != 700 {
+		t.Fatalf("%d examples unread, want 700", n)
+	}
+}
+
+// TestSolvesArePacedOnlyBehindABacklog: the pause after a solve applies
+// while more examples wait on the brokers than make a solve due.
+func TestSolvesArePacedOnlyBehindABacklog(t *testing.T) {
+	svc, err := New(testConfig(t, []string{"127.0.0.1:1"}, "schedule.solve_examples=100"), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc.backlogged() {
+		t.Fatal("backlogged with nothing known on the brokers")
+	}
+	svc.unread.expect(partitionKey{"examples", 0}, 0, 60)
+	svc.unread.expect(partitionKey{"labels", 0}, 0, 500)
+	if svc.backlogged() {
+		t.Fatal("backlogged with 60 examples unread, fewer than make a solve due")
+	}
+	svc.unread.expect(partitionKey{"examples", 1}, 0, 60)
+	if !svc.backlogged() {
+		t.Fatal("not backlogged with 120 examples unread")
 	}
 }
 
@@ -53,19 +83,19 @@ func TestAwaitLabelsEnds(t *testing.T) {
 	if !svc.awaitLabels(context.Background()) || waits("read")+waits("timeout") != 0 {
 		t.Fatal("waited with nothing unread")
 	}
-	svc.unread.expect(0, 0, 5)
+	svc.unread.expect(partitionKey{"labels", 0}, 0, 5)
 	if !svc.awaitLabels(context.Background()) || waits("timeout") != 1 {
 		t.Fatalf("waits that timed out: %v, want 1", waits("timeout"))
 	}
 	go func() {
 		time.Sleep(20 * time.Millisecond)
-		svc.unread.read(&kafka.Message{Partition: 0, Offset: 4, HighWaterMark: 5})
+		svc.unread.read(&kafka.Message{Topic: "labels", Partition: 0, Offset: 4, HighWaterMark: 5})
 	}()
 	svc.cfg.Schedule.LabelsWait = time.Minute
 	if !svc.awaitLabels(context.Background()) || waits("read") != 1 {
 		t.Fatalf("waits that ended with the labels read: %v, want 1", waits("read"))
 	}
-	svc.unread.expect(0, 0, 5)
+	svc.unread.expect(partitionKey{"labels", 0}, 0, 5)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if svc.awaitLabels(ctx) {
@@ -120,7 +150,7 @@ func TestSolveWaitsForTheLabelsOfABacklog(t *testing.T) {
 			t.Fatalf("solved (version %d) with the labels of the backlog unread", v)
 		}
 	}
-	if len(svc2.unread.lagging()) == 0 {
+	if len(svc2.unread.lagging("labels")) == 0 {
 		t.Fatal("no labels partition behind while its fetches are held")
 	}
 	close(release)

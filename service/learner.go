@@ -213,9 +213,7 @@ func (s *Service) openNewPartitions(ctx context.Context, readers map[partitionKe
 				s.log.Warn("input partition not opened; trying again", "topic", topic, "partition", p, "error", err)
 				continue
 			}
-			if topic == s.cfg.Kafka.Topics.Labels {
-				s.unread.expect(p, start, ranges[p].End)
-			}
+			s.unread.expect(key, start, ranges[p].End)
 			readers[key] = r
 			out = append(out, r)
 		}
@@ -279,6 +277,7 @@ func (s *Service) fetchInto(ctx context.Context, r *kafka.Reader, out chan<- kaf
 // which alone reads the labels.
 func (s *Service) learnRecord(ctx context.Context, m kafka.Message, writer *kafka.Writer) {
 	s.metrics.Consumed.WithLabelValues(m.Topic).Inc()
+	s.unread.read(&m)
 	src := pipeline.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
 	t := s.cfg.Kafka.Topics
 	if m.Topic == t.Examples {
@@ -291,7 +290,6 @@ func (s *Service) learnRecord(ctx context.Context, m kafka.Message, writer *kafk
 		}
 		return
 	}
-	s.unread.read(&m)
 	l, err := s.pipe.DecodeLabel(m.Value)
 	if err == nil {
 		s.pipe.Label(l, src)

@@ -2,6 +2,17 @@ package service
 
 import "time"
 
+// backlogged reports whether the brokers hold more examples this process
+// has not read than make a solve due (schedule.solve_examples): a catch-up
+// or a burst, which solves back to back would take the cores from
+// scoring. Without a backlog a solve is not paced: the cores it uses
+// would be idle, and the model in force improves sooner (a young model
+// kept 0.9 s after a solve of 0.3 s scored the next 900 examples of a
+// 1,000/s stream).
+func (s *Service) backlogged() bool {
+	return s.unread.total(s.cfg.Kafka.Topics.Examples) > int64(s.cfg.Schedule.SolveExamples)
+}
+
 // solvePause is how long the solver waits after a solve that took busy
 // before it starts the next, so that solves take at most share of the
 // time: busy·(1 − share)/share. Solves are due after so many examples or

@@ -152,8 +152,8 @@ func (s *Service) rebuild(ctx context.Context, topic string, snap *snapshot.Snap
 	}
 	same := true
 	for _, p := range parts {
-		if topic == s.cfg.Kafka.Topics.Labels && s.cfg.Role != RoleLearner {
-			s.unread.expect(p, s.groupStart(committed, p, ranges[p]), ranges[p].End)
+		if s.cfg.Role != RoleLearner {
+			s.unread.expect(partitionKey{topic, p}, s.groupStart(committed, p, ranges[p]), ranges[p].End)
 		}
 		from, to := s.rebuildRange(topic, p, snap, committed, ranges[p].First)
 		same = same && to == snapshotNext(snap, topic, p, to)

@@ -37,7 +37,7 @@ type Service struct {
 	started     chan struct{} // closed once the consumer runs
 	scoring     chan struct{} // a slot per /v1/predict request read or scored at once
 	roles       roles         // scorer and learner state (roles.go)
-	unread      *unreadLabels // labels on the brokers not read yet (labelwait.go)
+	unread      *unreadRecords // input records on the brokers not read yet (labelwait.go)
 
 	pin     pinning                 // the pin order obeyed (pin.go)
 	history *publish.SnapshotWriter // of the history topic (history.go); nil without one
@@ -58,7 +58,7 @@ func New(cfg Config, log *slog.Logger) (*Service, error) {
 	}
 	return &Service{
 		cfg: cfg, log: log, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{}),
-		scoring: make(chan struct{}, predictSlots()), unread: newUnreadLabels(),
+		scoring: make(chan struct{}, predictSlots()), unread: newUnreadRecords(),
 	}, nil
 }
 

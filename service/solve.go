@@ -12,8 +12,9 @@ import (
 )
 
 // solveLoop re-solves when the consumer says enough examples or labels
-// arrived, or every solve_interval when the window changed, but never
-// sooner after a solve than schedule.solve_share allows (solvePause), and
+// arrived, or every solve_interval when the window changed, but, while the
+// examples are backlogged, never sooner after a solve than
+// schedule.solve_share allows (solvePause), and
 // publishes a snapshot after its first solve, then every every_solves
 // solves or every snapshot.every.
 // Solves run here, beside the consumer, which keeps scoring with the model
@@ -41,7 +42,9 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 		start := time.Now()
 		if s.solve(ctx) {
 			sinceSnapshot++
-			notBefore = time.Now().Add(solvePause(time.Since(start), s.cfg.Schedule.SolveShare))
+			if s.backlogged() {
+				notBefore = time.Now().Add(solvePause(time.Since(start), s.cfg.Schedule.SolveShare))
+			}
 		}
 		if sinceSnapshot > 0 && (first || sinceSnapshot >= s.cfg.Snapshot.EverySolves || time.Since(lastSnapshot) >= s.cfg.Snapshot.Every) {
 			if s.publishSnapshot(ctx, snaps) == nil {
