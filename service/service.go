@@ -33,10 +33,10 @@ type Service struct {
 	restored    atomic.Uint64 // version of the snapshot restored from, 0 if none
 	rebuilt     atomic.Int64  // examples replayed into the window at restore
 	deadLetters atomic.Int64
-	httpAddr    atomic.Value  // string
-	started     chan struct{} // closed once the consumer runs
-	scoring     chan struct{} // a slot per /v1/predict request read or scored at once
-	roles       roles         // scorer and learner state (roles.go)
+	httpAddr    atomic.Value   // string
+	started     chan struct{}  // closed once the consumer runs
+	scoring     chan struct{}  // a slot per /v1/predict request read or scored at once
+	roles       roles          // scorer and learner state (roles.go)
 	unread      *unreadRecords // input records on the brokers not read yet (labelwait.go)
 
 	pin     pinning                 // the pin order obeyed (pin.go)
