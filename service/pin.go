@@ -88,10 +88,10 @@ func (s *Service) applyPin(ctx context.Context) {
 		}
 		return
 	}
-	if v, ok := learner.Pinned(); ok && v == version {
+	if st, ok := learner.Pinned(); ok && st.Version == version {
 		return
 	}
-	m, err := s.pinnedModel(ctx, version)
+	m, st, err := s.pinnedModel(ctx, version)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.pin.missing.Store(fmt.Sprintf("model pinned to version %d, which is not in force: %v", version, err))
@@ -99,45 +99,45 @@ func (s *Service) applyPin(ctx context.Context) {
 		}
 		return
 	}
-	learner.Pin(m, version)
+	learner.Pin(m, st)
 	s.pin.missing.Store("")
-	s.log.Info("model pinned", "model_version", version, "newest_version", newest)
+	s.log.Info("model pinned", "model_version", version, "epoch", st.Epoch, "newest_version", newest)
 }
 
 // pinnedModel returns the model of version: the newest model when it is
 // that version, else the version's snapshot from the history topic, or
 // from the snapshot topic.
-func (s *Service) pinnedModel(ctx context.Context, version uint64) (*online.Model, error) {
-	if m, v := s.pipe.Learner().Model(); v == version && m.Ready() {
-		return m, nil
+func (s *Service) pinnedModel(ctx context.Context, version uint64) (*online.Model, online.Stamp, error) {
+	if m, st := s.pipe.Learner().InForce(); st.Version == version && m.Ready() {
+		return m, st, nil
 	}
 	data, err := s.conn.FindSnapshotVersion(ctx, s.cfg.Model.Name, version, s.cfg.Snapshot.HistoryTopic, s.cfg.Kafka.Topics.Snapshots)
 	if err != nil {
-		return nil, err
+		return nil, online.Stamp{}, err
 	}
 	snap, err := snapshot.Decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("snapshot of version %d: %w", version, err)
+		return nil, online.Stamp{}, fmt.Errorf("snapshot of version %d: %w", version, err)
 	}
 	if snap.Version != version {
-		return nil, fmt.Errorf("snapshot of version %d holds version %d", version, snap.Version)
+		return nil, online.Stamp{}, fmt.Errorf("snapshot of version %d holds version %d", version, snap.Version)
 	}
 	if err := s.compatible(snap); err != nil {
-		return nil, fmt.Errorf("snapshot of version %d: %w", version, err)
+		return nil, online.Stamp{}, fmt.Errorf("snapshot of version %d: %w", version, err)
 	}
-	return &snap.Model, nil
+	return &snap.Model, snap.Stamp(), nil
 }
 
 // pinStatus says, for /readyz, which version scores when the model is
 // pinned; "" when it is not.
 func (s *Service) pinStatus() string {
 	if missing := s.pinMissing(); missing != "" {
-		_, v := s.pipe.Learner().Scoring()
-		return fmt.Sprintf("%s; version %d scores", missing, v)
+		_, st := s.pipe.Learner().Scoring()
+		return fmt.Sprintf("%s; version %d scores", missing, st.Version)
 	}
-	if v, ok := s.pipe.Learner().Pinned(); ok {
+	if st, ok := s.pipe.Learner().Pinned(); ok {
 		_, newest := s.pipe.Learner().Model()
-		return fmt.Sprintf("model pinned to version %d (newest learned: %d)", v, newest)
+		return fmt.Sprintf("model pinned to version %d (newest learned: %d)", st.Version, newest)
 	}
 	return ""
 }

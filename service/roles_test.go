@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"streamer/control"
+	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/snapshot"
 )
@@ -31,7 +33,8 @@ func readyz(t *testing.T, svc *Service) (int, string) {
 // TestScorerFollowsSnapshots: a scorer is not ready, and reads nothing of
 // the examples, until a snapshot is on the topic; then it scores every
 // example with it, keeps no window, and puts in force only strictly newer
-// (epoch, version) stamps.
+// (epoch, version) stamps. Its predictions, on the topic and over HTTP,
+// carry the stamp of the model in force.
 func TestScorerFollowsSnapshots(t *testing.T) {
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
@@ -119,6 +122,39 @@ func TestScorerFollowsSnapshots(t *testing.T) {
 		if got := inForce(); got != step.want {
 			t.Fatalf("after %v: in force %v, want %v", step.st, got, step.want)
 		}
+		ids := stream.write(t, ctx, 20)
+		waitFor(t, "the predictions after "+step.st.String(), time.Minute, func() bool { return preds.has(ids) == len(ids) })
+		checkStamps(t, preds, ids, step.want)
+		checkHTTPStamp(t, svc, step.want)
+	}
+}
+
+// checkStamps checks that every prediction of ids was made by the model of
+// stamp want.
+func checkStamps(t *testing.T, l *predictionLog, ids []string, want snapshot.Stamp) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range ids {
+		for _, p := range l.byID[id] {
+			if got := (snapshot.Stamp{Epoch: p.ModelEpoch, Version: p.ModelVersion}); got != want || p.Label == nil {
+				t.Fatalf("%s predicted by %v (label %v), want %v", id, got, p.Label, want)
+			}
+		}
+	}
+}
+
+// checkHTTPStamp checks that svc's /v1/predict scores with the model of
+// stamp want.
+func checkHTTPStamp(t *testing.T, svc *Service, want snapshot.Stamp) {
+	t.Helper()
+	code, body := post(t, "http://"+svc.HTTPAddr()+"/v1/predict", probes(1)[0])
+	var p pipeline.Prediction
+	if err := json.Unmarshal(body, &p); code != http.StatusOK || err != nil {
+		t.Fatalf("/v1/predict: %d %s: %v", code, body, err)
+	}
+	if got := (snapshot.Stamp{Epoch: p.ModelEpoch, Version: p.ModelVersion}); got != want {
+		t.Fatalf("/v1/predict answered with %v, want %v: %s", got, want, body)
 	}
 }
 
@@ -219,7 +255,7 @@ func TestScorerObeysPin(t *testing.T) {
 	}
 	pinned := newest.Version
 	pin(t, ctx, conn, cfg, pinned)
-	waitFor(t, "the pin obeyed", 30*time.Second, func() bool { v, ok := svc.pipe.Learner().Pinned(); return ok && v == pinned })
+	waitFor(t, "the pin obeyed", 30*time.Second, func() bool { st, ok := svc.pipe.Learner().Pinned(); return ok && st == newest.Stamp() })
 
 	snap, err := snapshot.Decode(newest.Data)
 	if err != nil {
@@ -237,16 +273,18 @@ func TestScorerObeysPin(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the newer snapshot followed", 30*time.Second, func() bool { return svc.followed(next) })
-	if _, v := svc.pipe.Learner().Scoring(); v != pinned {
-		t.Fatalf("pinned to %d, version %d scores", pinned, v)
+	if _, st := svc.pipe.Learner().Scoring(); st != newest.Stamp() {
+		t.Fatalf("pinned to %v, %v scores", newest.Stamp(), st)
 	}
+	checkHTTPStamp(t, svc, newest.Stamp())
 	if _, v := svc.pipe.Learner().Model(); v != next.Version {
 		t.Fatalf("the newest model is version %d, want %d", v, next.Version)
 	}
 	if err := control.Write(ctx, conn, cfg.Kafka.Topics.Control, control.Pin{Model: "default", At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the newest scores once unpinned", 30*time.Second, func() bool { _, v := svc.pipe.Learner().Scoring(); return v == next.Version })
+	waitFor(t, "the newest scores once unpinned", 30*time.Second, func() bool { _, st := svc.pipe.Learner().Scoring(); return st == next })
+	checkHTTPStamp(t, svc, next)
 }
 
 // TestScorerCatchesUpBeforeANewPartition: what a scorer does before the
