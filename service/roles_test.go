@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -369,4 +370,77 @@ func TestScorerCatchesUpWhenAPartitionComesBack(t *testing.T) {
 	}
 	before := catchUps(a)
 	keepWriting("the first scorer to catch up on both partitions again", func() bool { return catchUps(a) >= before+2 })
+}
+
+// TestScorerPinsTheExactStamp: the learners of epochs 1 and 2 both made
+// the version the scorer has in force (the same model, republished). An
+// order of that version under any epoch (written before orders named
+// epochs) pins the model in force; an order of one epoch pins that
+// snapshot, which then scores, and says so in its predictions; an order of
+// a stamp kept nowhere is not obeyed, and /readyz says so.
+func TestScorerPinsTheExactStamp(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stream := newStreamWriter(addrs, 7)
+	stream.write(t, ctx, 200)
+	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
+	cfg := testConfig(t, addrs, "role=scorer")
+	svc := startService(t, cfg, testLogger(t)).svc
+	<-svc.Started()
+	conn, err := cfg.Brokers().Connect(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest, _, _, err := conn.ReadSnapshots(ctx, cfg.Kafka.Topics.Snapshots, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Decode(newest.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := publish.NewSnapshotWriter(conn, cfg.Kafka.Topics.Snapshots, publish.WriterConfig{MaxMessageBytes: 1 << 20})
+	defer w.Close()
+	v := newest.Version
+	for epoch := uint64(1); epoch <= 2; epoch++ {
+		snap.Epoch = epoch
+		data, err := snapshot.Encode(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Publish(ctx, "default", snapshot.Stamp{Epoch: epoch, Version: v}, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e2 := snapshot.Stamp{Epoch: 2, Version: v}
+	waitFor(t, "epoch 2 in force", 30*time.Second, func() bool { return svc.inForce() == e2 })
+
+	pinnedTo := func(want snapshot.Stamp) func() bool {
+		return func() bool { st, ok := svc.pipe.Learner().Pinned(); return ok && st == want }
+	}
+	pin(t, ctx, conn, cfg, v) // no epoch
+	waitFor(t, "version of any epoch pinned", 30*time.Second, pinnedTo(e2))
+	for _, st := range []snapshot.Stamp{{Epoch: 1, Version: v}, {Epoch: 0, Version: v}} {
+		if err := control.Write(ctx, conn, cfg.Kafka.Topics.Control, control.PinStamp("default", st)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, st.String()+" pinned", 30*time.Second, pinnedTo(st))
+		checkHTTPStamp(t, svc, st)
+		ids := stream.write(t, ctx, 10)
+		preds := readPredictions(t, ctx, addrs)
+		waitFor(t, "the predictions while "+st.String()+" is pinned", time.Minute, func() bool { return preds.has(ids) == len(ids) })
+		checkStamps(t, preds, ids, st)
+	}
+
+	missing := snapshot.Stamp{Epoch: 5, Version: v}
+	if err := control.Write(ctx, conn, cfg.Kafka.Topics.Control, control.PinStamp("default", missing)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the missing stamp reported", 30*time.Second, func() bool {
+		_, body := readyz(t, svc)
+		return strings.Contains(body, fmt.Sprintf("pinned to version %d of epoch 5, which is not in force", v))
+	})
+	checkHTTPStamp(t, svc, snapshot.Stamp{Version: v})
 }

@@ -1,6 +1,10 @@
 package snapshot
 
-import "streamer/online"
+import (
+	"fmt"
+
+	"streamer/online"
+)
 
 // Stamp orders the snapshots of a model across learners: Epoch is the
 // leadership term of the learner that made it (the lease's group
@@ -14,3 +18,32 @@ type Stamp = online.Stamp
 
 // Stamp returns the snapshot's (epoch, version).
 func (s *Snapshot) Stamp() Stamp { return Stamp{Epoch: s.Epoch, Version: s.Version} }
+
+// Selector names one snapshot of a model, as a pin order or a replay asks
+// for it: the version Version of the epoch Epoch, or, with AnyEpoch, the
+// version Version of whichever epoch made it (the pin orders written
+// before epochs were named); of several, the newest epoch.
+type Selector struct {
+	Stamp
+	AnyEpoch bool
+}
+
+// Exactly selects the snapshot of stamp st.
+func Exactly(st Stamp) Selector { return Selector{Stamp: st} }
+
+// AnyEpochVersion selects version under whichever epoch made it.
+func AnyEpochVersion(version uint64) Selector {
+	return Selector{Stamp: Stamp{Version: version}, AnyEpoch: true}
+}
+
+// Matches reports whether the snapshot of stamp st is one sel names.
+func (sel Selector) Matches(st Stamp) bool {
+	return st.Version == sel.Version && (sel.AnyEpoch || st.Epoch == sel.Epoch)
+}
+
+func (sel Selector) String() string {
+	if sel.AnyEpoch {
+		return fmt.Sprintf("version %d", sel.Version)
+	}
+	return fmt.Sprintf("version %d of epoch %d", sel.Version, sel.Epoch)
+}
