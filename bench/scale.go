@@ -31,6 +31,12 @@ type ScaleConfig struct {
 	SessionTimeout time.Duration
 	Set            []string      // more --set overrides for every process
 	Timeout        time.Duration // bound on each phase; 0 means 10 minutes
+	// RollingScorers is the number of scorers restarted one by one; 0
+	// means 3.
+	RollingScorers int
+	// RollingRate is the examples per second streamed during the rolling
+	// restart; 0 means 400.
+	RollingRate int
 }
 
 // ScaleRun is one measure of the scorers.
@@ -51,6 +57,21 @@ type ScaleReport struct {
 	SessionTimeoutSeconds float64    `json:"session_timeout_seconds"`
 	TakeoverKillSeconds   float64    `json:"takeover_after_kill_seconds"`
 	TakeoverStopSeconds   float64    `json:"takeover_after_stop_seconds"`
+	Rolling               Rolling    `json:"rolling_restart"`
+}
+
+// Rolling is the rolling restart of a group of scorers while examples
+// stream in: each in turn gets SIGTERM, and a new one starts and joins
+// before the next goes. Rebalances counts the times the group left the
+// Stable state (polled every 25 ms); LongestPauseSeconds is the longest
+// time an input partition went without a prediction from the first
+// SIGTERM on.
+type Rolling struct {
+	Scorers             int     `json:"scorers"`
+	Rate                int     `json:"examples_per_sec"`
+	Seconds             float64 `json:"seconds"`
+	Rebalances          int     `json:"rebalances"`
+	LongestPauseSeconds float64 `json:"longest_pause_seconds"`
 }
 
 // Scale fills an embedded broker, runs two learners as child processes
@@ -97,7 +118,8 @@ func Scale(ctx context.Context, cfg ScaleConfig) (rep ScaleReport, err error) {
 		}
 		rep.Runs = append(rep.Runs, run)
 	}
-	return rep, nil
+	rep.Rolling, err = rollingRestart(ctx, cfg, sets, conn, topics.Examples, topics.Predictions)
+	return rep, err
 }
 
 func (c ScaleConfig) withDefaults() ScaleConfig {
@@ -115,6 +137,12 @@ func (c ScaleConfig) withDefaults() ScaleConfig {
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Minute
+	}
+	if c.RollingScorers <= 0 {
+		c.RollingScorers = 3
+	}
+	if c.RollingRate <= 0 {
+		c.RollingRate = 400
 	}
 	return c
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/segmentio/kafka-go"
 
@@ -24,15 +26,15 @@ func (conn *Connection) ReadSnapshots(ctx context.Context, topic, name string) (
 	return c, ok, skipped, nil
 }
 
-// ReadSnapshotVersion returns the encoded snapshot of model name at
-// version from the snapshot topic; of learners' epochs that made that
-// version, the newest.
-func (conn *Connection) ReadSnapshotVersion(ctx context.Context, topic, name string, version uint64) ([]byte, error) {
+// ReadSnapshotVersion returns the encoded snapshot of model name that sel
+// names from the snapshot topic; of several epochs that made the version
+// (sel.AnyEpoch), the newest's.
+func (conn *Connection) ReadSnapshotVersion(ctx context.Context, topic, name string, sel snapshot.Selector) ([]byte, error) {
 	var found []byte
 	var epoch uint64
 	asm := snapshot.NewAssembler()
 	asm.OnComplete = func(n string, c snapshot.Complete) {
-		if n == name && c.Version == version && (found == nil || c.Epoch >= epoch) {
+		if n == name && sel.Matches(c.Stamp()) && (found == nil || c.Epoch >= epoch) {
 			found, epoch = c.Data, c.Epoch
 		}
 	}
@@ -40,22 +42,22 @@ func (conn *Connection) ReadSnapshotVersion(ctx context.Context, topic, name str
 		return nil, err
 	}
 	if found == nil {
-		return nil, fmt.Errorf("%w: model %q version %d is not on topic %s (compaction keeps the newest two)", ErrNoSnapshot, name, version, topic)
+		return nil, fmt.Errorf("%w: model %q %v is not on topic %s (compaction keeps the newest two)", ErrNoSnapshot, name, sel, topic)
 	}
 	return found, nil
 }
 
-// FindSnapshotVersion returns the encoded snapshot of model name at
-// version from the first of topics that holds it: the history topic, which
+// FindSnapshotVersion returns the encoded snapshot of model name that sel
+// names from the first of topics that holds it: the history topic, which
 // keeps every version for its retention, then the compacted snapshot
 // topic, which keeps the newest. Topics that do not exist are passed over.
-func (conn *Connection) FindSnapshotVersion(ctx context.Context, name string, version uint64, topics ...string) ([]byte, error) {
+func (conn *Connection) FindSnapshotVersion(ctx context.Context, name string, sel snapshot.Selector, topics ...string) ([]byte, error) {
 	var searched []string
 	for _, topic := range topics {
 		if topic == "" {
 			continue
 		}
-		data, err := conn.ReadSnapshotVersion(ctx, topic, name, version)
+		data, err := conn.ReadSnapshotVersion(ctx, topic, name, sel)
 		if err == nil {
 			return data, nil
 		}
@@ -64,7 +66,60 @@ func (conn *Connection) FindSnapshotVersion(ctx context.Context, name string, ve
 		}
 		searched = append(searched, topic)
 	}
-	return nil, fmt.Errorf("%w: model %q version %d is on none of the topics %v", ErrNoSnapshot, name, version, searched)
+	return nil, fmt.Errorf("%w: model %q %v is on none of the topics %v", ErrNoSnapshot, name, sel, searched)
+}
+
+// ResolveVersion returns the stamp of the snapshot of model name that sel
+// names on topics, for a person who named a version: with sel.AnyEpoch,
+// the version must have been made under one epoch only, else the error
+// wraps ErrAmbiguousVersion and lists the epochs; an exact stamp must be
+// there, else the error wraps ErrNoSnapshot and lists the epochs that made
+// the version. Topics that do not exist are passed over.
+func (conn *Connection) ResolveVersion(ctx context.Context, name string, sel snapshot.Selector, topics ...string) (snapshot.Stamp, error) {
+	epochs, err := conn.versionEpochs(ctx, name, sel.Version, topics)
+	if err != nil {
+		return snapshot.Stamp{}, err
+	}
+	switch {
+	case len(epochs) == 0:
+		return snapshot.Stamp{}, fmt.Errorf("%w: model %q version %d is on none of the topics %v", ErrNoSnapshot, name, sel.Version, topics)
+	case !sel.AnyEpoch && !slices.Contains(epochs, sel.Epoch):
+		return snapshot.Stamp{}, fmt.Errorf("%w: model %q has no %v (version %d is of epochs %s)", ErrNoSnapshot, name, sel, sel.Version, listEpochs(epochs))
+	case sel.AnyEpoch && len(epochs) > 1:
+		return snapshot.Stamp{}, fmt.Errorf("%w: model %q version %d was made under epochs %s", ErrAmbiguousVersion, name, sel.Version, listEpochs(epochs))
+	case sel.AnyEpoch:
+		return snapshot.Stamp{Epoch: epochs[0], Version: sel.Version}, nil
+	}
+	return sel.Stamp, nil
+}
+
+// versionEpochs returns the epochs under which model name's version is on
+// topics, in order.
+func (conn *Connection) versionEpochs(ctx context.Context, name string, version uint64, topics []string) ([]uint64, error) {
+	var epochs []uint64
+	for _, topic := range topics {
+		if topic == "" {
+			continue
+		}
+		_, err := conn.EachSnapshot(ctx, topic, func(model string, c snapshot.Complete) {
+			if model == name && c.Version == version && !slices.Contains(epochs, c.Epoch) {
+				epochs = append(epochs, c.Epoch)
+			}
+		})
+		if err != nil && !errors.Is(err, ErrUnknownTopic) {
+			return nil, err
+		}
+	}
+	slices.Sort(epochs)
+	return epochs, nil
+}
+
+func listEpochs(epochs []uint64) string {
+	s := make([]string, len(epochs))
+	for i, e := range epochs {
+		s[i] = strconv.FormatUint(e, 10)
+	}
+	return strings.Join(s, ", ")
 }
 
 // SnapshotHistory returns the history entry of every version of model
@@ -151,3 +206,7 @@ func (conn *Connection) scanSnapshots(ctx context.Context, topic string, asm *sn
 
 // ErrNoSnapshot says that no snapshot of the model was found.
 var ErrNoSnapshot = errors.New("no snapshot")
+
+// ErrAmbiguousVersion says that a version was named without an epoch and
+// several learners' terms made one of that number.
+var ErrAmbiguousVersion = errors.New("version of several epochs")

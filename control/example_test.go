@@ -6,6 +6,7 @@ import (
 
 	"streamer/brokers"
 	"streamer/control"
+	"streamer/snapshot"
 )
 
 // A process reads the control topic to its end before it scores, then
@@ -21,15 +22,15 @@ func ExampleFollower() {
 		panic(err)
 	}
 	ctx := context.Background()
-	// What `streamer model pin --version 7` writes.
-	if err := control.Write(ctx, conn, "model-control", control.Pin{Model: "default", Pinned: true, Version: 7}); err != nil {
+	// What `streamer model pin --version 7 --epoch 2` writes.
+	if err := control.Write(ctx, conn, "model-control", control.PinStamp("default", snapshot.Stamp{Epoch: 2, Version: 7})); err != nil {
 		panic(err)
 	}
 	f := control.NewFollower(conn, "model-control", "default", nil)
 	if err := f.CatchUp(ctx); err != nil {
 		panic(err)
 	}
-	version, pinned := f.Current()
-	fmt.Println(version, pinned)
-	// Output: 7 true
+	sel, pinned := f.Current()
+	fmt.Println(sel, pinned)
+	// Output: version 7 of epoch 2 true
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/snapshot"
 )
 
 // Follower keeps the last order of one model on the control topic. Call
@@ -37,10 +38,10 @@ func NewFollower(conn *brokers.Connection, topic, model string, log *slog.Logger
 	return &Follower{conn: conn, topic: topic, model: model, log: log, pin: Pin{Model: model}, changed: make(chan struct{}, 1)}
 }
 
-// Current returns the pinned version, and whether the model is pinned.
-func (f *Follower) Current() (version uint64, pinned bool) {
+// Current returns the pinned snapshot, and whether the model is pinned.
+func (f *Follower) Current() (pinned snapshot.Selector, ok bool) {
 	p := f.Pin()
-	return p.Version, p.Pinned
+	return p.Selector(), p.Pinned
 }
 
 // Pin returns the model's last order; the zero order (unpinned) before any.
@@ -126,7 +127,7 @@ func (f *Follower) take(m kafka.Message) {
 		return
 	}
 	f.mu.Lock()
-	same := p.Pinned == f.pin.Pinned && p.Version == f.pin.Version
+	same := p.Pinned == f.pin.Pinned && p.Selector() == f.pin.Selector()
 	f.pin = p
 	f.mu.Unlock()
 	if !same {

@@ -10,16 +10,36 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/snapshot"
 )
 
 // Pin is the order of a model's control record: while Pinned, every
-// process scores with Version, whatever newer versions are learned; when
-// not, each puts the newest model in force.
+// process scores with Version of Epoch, whatever newer versions are
+// learned; when not, each puts the newest model in force.
 type Pin struct {
-	Model   string    `json:"model"`
-	Pinned  bool      `json:"pinned"`
-	Version uint64    `json:"version,omitempty"`
-	At      time.Time `json:"at"`
+	Model   string `json:"model"`
+	Pinned  bool   `json:"pinned"`
+	Version uint64 `json:"version,omitempty"`
+	// Epoch is the epoch of the pinned version. Orders written before
+	// epochs were named have none: they pin Version under any epoch
+	// (Selector).
+	Epoch *uint64   `json:"epoch,omitempty"`
+	At    time.Time `json:"at"`
+}
+
+// PinStamp returns the order to pin model to the snapshot of stamp st.
+func PinStamp(model string, st snapshot.Stamp) Pin {
+	epoch := st.Epoch
+	return Pin{Model: model, Pinned: true, Version: st.Version, Epoch: &epoch, At: time.Now().UTC()}
+}
+
+// Selector names the pinned snapshot: the version of the epoch ordered,
+// or of any epoch when the order names none.
+func (p Pin) Selector() snapshot.Selector {
+	if p.Epoch == nil {
+		return snapshot.AnyEpochVersion(p.Version)
+	}
+	return snapshot.Exactly(snapshot.Stamp{Epoch: *p.Epoch, Version: p.Version})
 }
 
 // Topic is the control topic as EnsureTopics creates it: one partition,

@@ -105,7 +105,7 @@ func PredictWarning(snap *snapshot.Snapshot, path string, out, warnings io.Write
 // Score is the prediction of a pinned snapshot's model for one example, in
 // the service's schema; `replay --snapshot` and `predict` share it.
 func Score(snap *snapshot.Snapshot, ex ingest.Example, src pipeline.Source) pipeline.Prediction {
-	return pipeline.NewPrediction(ex, src, &snap.Model, snap.Version, snap.Model.Predict(ex.Vector))
+	return pipeline.NewPrediction(ex, src, &snap.Model, snap.Stamp(), snap.Model.Predict(ex.Vector))
 }
 
 // warnForeignLabels says which labels of the file are no class of the

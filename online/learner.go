@@ -105,6 +105,8 @@ type Learner struct {
 	// pinned, when set, scores in place of current (Pin): solves go on
 	// from current, and put their models in force only at Unpin.
 	pinned atomic.Pointer[versionedModel]
+	// epoch stamps the models Solve makes (SetEpoch).
+	epoch atomic.Uint64
 	// kind is that of the first vector observed, nil before: the window
 	// holds one kind. It is set once, under mu, and read without it by
 	// Compatible.
@@ -112,8 +114,8 @@ type Learner struct {
 }
 
 type versionedModel struct {
-	model   *Model
-	version uint64
+	model *Model
+	stamp Stamp
 }
 
 // NewLearner returns a Learner with an empty window and no model.
@@ -359,52 +361,70 @@ func (l *Learner) MarkSolved() {
 // first solve or restore.
 func (l *Learner) Model() (*Model, uint64) {
 	if v := l.current.Load(); v != nil {
-		return v.model, v.version
+		return v.model, v.stamp.Version
 	}
 	return nil, 0
 }
 
-// SetModel puts a model in force, such as one restored from a snapshot.
-func (l *Learner) SetModel(m *Model, version uint64) {
-	l.current.Store(&versionedModel{model: m, version: version})
+// InForce returns the model in force and its stamp; nil before the first
+// solve or restore.
+func (l *Learner) InForce() (*Model, Stamp) {
+	if v := l.current.Load(); v != nil {
+		return v.model, v.stamp
+	}
+	return nil, Stamp{}
 }
 
-// Pin makes m, at version, the model that scores (Scoring, Predict) until
-// Unpin, whatever the solves put in force meanwhile: a rollback, or a
-// model held while newer ones are learned. Solves go on warm-started from
-// the newest model, not from m.
-func (l *Learner) Pin(m *Model, version uint64) {
-	l.pinned.Store(&versionedModel{model: m, version: version})
+// SetModel puts a model in force, such as one restored from a snapshot,
+// with the stamp it was made with.
+func (l *Learner) SetModel(m *Model, st Stamp) {
+	l.current.Store(&versionedModel{model: m, stamp: st})
+}
+
+// SetEpoch sets the epoch that stamps the models Solve makes from now on
+// (0 until it is called): the term of a learner that leads.
+func (l *Learner) SetEpoch(epoch uint64) { l.epoch.Store(epoch) }
+
+// Pin makes m, with stamp st, the model that scores (Scoring, Predict)
+// until Unpin, whatever the solves put in force meanwhile: a rollback, or
+// a model held while newer ones are learned. Solves go on warm-started
+// from the newest model, not from m.
+func (l *Learner) Pin(m *Model, st Stamp) {
+	l.pinned.Store(&versionedModel{model: m, stamp: st})
 }
 
 // Unpin lets the newest model score again.
 func (l *Learner) Unpin() { l.pinned.Store(nil) }
 
-// Pinned returns the pinned version, and whether a model is pinned.
-func (l *Learner) Pinned() (uint64, bool) {
+// Pinned returns the pinned model's stamp, and whether a model is pinned.
+func (l *Learner) Pinned() (Stamp, bool) {
 	if v := l.pinned.Load(); v != nil {
-		return v.version, true
+		return v.stamp, true
 	}
-	return 0, false
+	return Stamp{}, false
 }
 
-// Scoring returns the model that scores and its version: the pinned one
-// while there is one, else the model in force.
-func (l *Learner) Scoring() (*Model, uint64) {
-	if v := l.pinned.Load(); v != nil {
-		return v.model, v.version
+// Scoring returns the model that scores and its stamp, read together: the
+// pinned one while there is one, else the model in force.
+func (l *Learner) Scoring() (*Model, Stamp) {
+	v := l.pinned.Load()
+	if v == nil {
+		v = l.current.Load()
 	}
-	return l.Model()
+	if v == nil {
+		return nil, Stamp{}
+	}
+	return v.model, v.stamp
 }
 
 // Predict scores v with the model that scores (Scoring). It returns false
 // while there is none.
-func (l *Learner) Predict(v vector.Vector) (Prediction, *Model, uint64, bool) {
-	m, version := l.Scoring()
+func (l *Learner) Predict(v vector.Vector) (Prediction, *Model, Stamp, bool) {
+	m, st := l.Scoring()
 	if !m.Ready() {
-		return Prediction{}, nil, version, false
+		return Prediction{}, nil, st, false
 	}
-	return m.Predict(v), m, version, true
+	return m.Predict(v), m, st, true
 }
 
 // SolveReport describes a re-solve.
@@ -534,7 +554,7 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 	}
 	m.Map = km
 	rep.TrainStats, rep.Version = st, version+1
-	l.SetModel(m, rep.Version)
+	l.SetModel(m, Stamp{Epoch: l.epoch.Load(), Version: rep.Version})
 	return rep, nil
 }
 

@@ -228,21 +228,25 @@ func TestLearnerPin(t *testing.T) {
 		}
 	}
 	observe(rows[:200])
-	first, v1 := l.Model()
-	l.Pin(first, v1)
+	first, st1 := l.Scoring()
+	if st1.Epoch != 0 {
+		t.Fatalf("solved as %v before any SetEpoch", st1)
+	}
+	l.Pin(first, st1)
+	l.SetEpoch(4)
 	observe(rows[200:])
 	newest, v2 := l.Model()
-	if v2 != v1+1 || newest == first {
-		t.Fatalf("pinned at %d, the learner reached version %d", v1, v2)
+	if v2 != st1.Version+1 || newest == first {
+		t.Fatalf("pinned at %v, the learner reached version %d", st1, v2)
 	}
-	if v, ok := l.Pinned(); !ok || v != v1 {
-		t.Fatalf("Pinned() = %d, %v; want %d", v, ok, v1)
+	if st, ok := l.Pinned(); !ok || st != st1 {
+		t.Fatalf("Pinned() = %v, %v; want %v", st, ok, st1)
 	}
 	differs := false
 	for _, r := range rows {
-		pred, m, version, ok := l.Predict(r.v)
-		if !ok || m != first || version != v1 || pred.Scores[pred.Class] != first.Predict(r.v).Scores[pred.Class] {
-			t.Fatalf("pinned: scored by version %d (%v)", version, ok)
+		pred, m, st, ok := l.Predict(r.v)
+		if !ok || m != first || st != st1 || pred.Scores[pred.Class] != first.Predict(r.v).Scores[pred.Class] {
+			t.Fatalf("pinned: scored by %v (%v)", st, ok)
 		}
 		differs = differs || newest.Predict(r.v).Scores[0] != pred.Scores[0]
 	}
@@ -253,7 +257,8 @@ func TestLearnerPin(t *testing.T) {
 	if _, ok := l.Pinned(); ok {
 		t.Fatal("pinned after Unpin")
 	}
-	if _, m, version, _ := l.Predict(rows[0].v); m != newest || version != v2 {
-		t.Fatalf("unpinned: scored by version %d, want %d", version, v2)
+	want := Stamp{Epoch: 4, Version: v2}
+	if _, m, st, _ := l.Predict(rows[0].v); m != newest || st != want {
+		t.Fatalf("unpinned: scored by %v, want %v", st, want)
 	}
 }

@@ -156,14 +156,14 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 // predict scores ex with both learners.
 func (p *Pipeline) predict(ex ingest.Example, src Source) (Prediction, ingest.Prediction) {
 	stored := ingest.Prediction{At: ex.TS}
-	pred, m, version, ok := p.learner.Predict(ex.Vector)
-	stored.ModelVersion = version
+	pred, m, st, ok := p.learner.Predict(ex.Vector)
+	stored.ModelVersion = st.Version
 	var out Prediction
 	if ok {
-		out = NewPrediction(ex, src, m, version, pred)
+		out = NewPrediction(ex, src, m, st, pred)
 		stored.Class, stored.Score = *out.Label, pred.Scores[pred.Class]
 	} else {
-		out = Prediction{ID: ex.ID, TS: ex.TS, Source: src, Scores: map[string]float64{}, ModelVersion: version, Reason: p.noModelReason()}
+		out = Prediction{ID: ex.ID, TS: ex.TS, Source: src, Scores: map[string]float64{}, ModelVersion: st.Version, ModelEpoch: st.Epoch, Reason: p.noModelReason()}
 	}
 	if p.baseline != nil {
 		if bp, bm, _, ok := p.baseline.Predict(ex.Vector); ok {
@@ -201,13 +201,13 @@ func (p *Pipeline) Compatible(v vector.Vector) error { return p.learner.Compatib
 // while there is no model. It is safe for concurrent use, beside the
 // stream and solves.
 func (p *Pipeline) Score(exs []ingest.Example, src Source) ([]Prediction, error) {
-	m, version := p.learner.Scoring()
+	m, st := p.learner.Scoring()
 	if !m.Ready() {
 		return nil, p.noModel()
 	}
 	out := make([]Prediction, len(exs))
 	for i, ex := range exs {
-		out[i] = NewPrediction(ex, src, m, version, m.Predict(ex.Vector))
+		out[i] = NewPrediction(ex, src, m, st, m.Predict(ex.Vector))
 	}
 	return out, nil
 }
@@ -314,8 +314,9 @@ func isSkip(err error) bool {
 // solve yet: an unchanged window, or labels of fewer than two classes.
 func IsSkip(err error) bool { return isSkip(err) }
 
-// SetModel puts a restored model in force.
-func (p *Pipeline) SetModel(m *online.Model, version uint64) { p.learner.SetModel(m, version) }
+// SetModel puts a restored model in force, with the stamp of its snapshot:
+// its predictions carry that epoch and version until the next solve.
+func (p *Pipeline) SetModel(m *online.Model, st online.Stamp) { p.learner.SetModel(m, st) }
 
 // Progress is what a snapshot keeps of the pipeline beside the model.
 type Progress struct {

@@ -22,9 +22,13 @@ type Prediction struct {
 	Scores       map[string]float64 `json:"scores"`
 	Prob         *float64           `json:"prob"`
 	ModelVersion uint64             `json:"model_version"`
-	TS           time.Time          `json:"ts,omitzero"` // absent when unknown (LIBSVM rows)
-	Source       Source             `json:"source"`
-	Reason       string             `json:"reason,omitempty"`
+	// ModelEpoch is the epoch of the learner that made the model (the
+	// model is (ModelEpoch, ModelVersion), online.Stamp); absent when 0,
+	// as for a process that learns alone.
+	ModelEpoch uint64    `json:"model_epoch,omitempty"`
+	TS         time.Time `json:"ts,omitzero"` // absent when unknown (LIBSVM rows)
+	Source     Source    `json:"source"`
+	Reason     string    `json:"reason,omitempty"`
 }
 
 // Source is where the example was read.
@@ -90,6 +94,10 @@ func (p *Prediction) AppendJSON(dst []byte) ([]byte, error) {
 	}
 	dst = append(dst, `,"model_version":`...)
 	dst = strconv.AppendUint(dst, p.ModelVersion, 10)
+	if p.ModelEpoch != 0 {
+		dst = append(dst, `,"model_epoch":`...)
+		dst = strconv.AppendUint(dst, p.ModelEpoch, 10)
+	}
 	if !p.TS.IsZero() {
 		dst = append(dst, `,"ts":`...)
 		if dst, err = appendTime(dst, p.TS); err != nil {
@@ -209,13 +217,13 @@ func appendString(dst []byte, s string) []byte {
 }
 
 // NewPrediction returns the prediction message of example ex, read at src,
-// as model m of the given version answered it (pred): the one constructor
-// of a prediction, for the service, replay and `predict` alike.
-func NewPrediction(ex ingest.Example, src Source, m *online.Model, version uint64, pred online.Prediction) Prediction {
+// as model m of stamp st answered it (pred): the one constructor of a
+// prediction, for the service, replay and `predict` alike.
+func NewPrediction(ex ingest.Example, src Source, m *online.Model, st online.Stamp, pred online.Prediction) Prediction {
 	label := m.Classes[pred.Class]
 	prob := pred.Prob
 	out := Prediction{
-		ID: ex.ID, Label: &label, Prob: &prob, ModelVersion: version, TS: ex.TS, Source: src,
+		ID: ex.ID, Label: &label, Prob: &prob, ModelVersion: st.Version, ModelEpoch: st.Epoch, TS: ex.TS, Source: src,
 		Scores: make(map[string]float64, len(pred.Scores)),
 	}
 	for c, s := range pred.Scores {

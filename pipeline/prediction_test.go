@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,6 +52,7 @@ func randomPrediction(r *rand.Rand) Prediction {
 	p := Prediction{
 		ID:           randomString(r),
 		ModelVersion: r.Uint64() >> r.IntN(64),
+		ModelEpoch:   r.Uint64() >> r.IntN(64) * uint64(r.IntN(2)), // 0 half the time: absent
 		Source:       Source{Topic: randomString(r), Partition: r.IntN(100) - 1, Offset: r.Int64() >> r.IntN(63)},
 	}
 	if r.IntN(4) > 0 {
@@ -99,6 +102,66 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 			t.Fatalf("prediction %d: json.Marshal through MarshalJSON gives %s, %v; want %s", i, viaMethod, err, want)
 		}
 	}
+}
+
+// TestAppendJSONDecodes decodes the hand-written encoder's output with
+// encoding/json: it gives back the prediction it encoded, model_epoch
+// included. Strings are valid UTF-8 here (invalid bytes become U+FFFD, as
+// with json.Marshal) and times compare as instants.
+func TestAppendJSONDecodes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	epochs := 0
+	for i := range 5000 {
+		p := randomPrediction(r)
+		b, err := p.AppendJSON(nil)
+		if err != nil {
+			continue // a time encoding/json refuses too
+		}
+		want, distinct := validUTF8(p)
+		if !distinct {
+			continue
+		}
+		var got Prediction
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("prediction %d: %s does not decode: %v", i, b, err)
+		}
+		if !got.TS.Equal(want.TS) {
+			t.Fatalf("prediction %d: ts %v decoded as %v", i, want.TS, got.TS)
+		}
+		got.TS, want.TS = time.Time{}, time.Time{}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("prediction %d: %s decodes to\n%+v, want\n%+v", i, b, got, want)
+		}
+		if want.ModelEpoch != 0 {
+			epochs++
+		}
+	}
+	if epochs == 0 {
+		t.Fatal("no prediction with an epoch was drawn")
+	}
+}
+
+// validUTF8 returns p with its strings as JSON carries them, and false
+// when two classes then have the same name.
+func validUTF8(p Prediction) (Prediction, bool) {
+	v := func(s string) string { // U+FFFD for each invalid byte, as JSON writes them
+		var b strings.Builder
+		for _, r := range s {
+			b.WriteRune(r)
+		}
+		return b.String()
+	}
+	out := p
+	out.ID, out.Reason, out.Source.Topic = v(p.ID), v(p.Reason), v(p.Source.Topic)
+	if p.Label != nil {
+		l := v(*p.Label)
+		out.Label = &l
+	}
+	out.Scores = make(map[string]float64, len(p.Scores))
+	for c, s := range p.Scores {
+		out.Scores[v(c)] = s
+	}
+	return out, len(out.Scores) == len(p.Scores)
 }
 
 // TestMarshalWritesEmptyScores keeps the documented "scores": {} of a

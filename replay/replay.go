@@ -246,7 +246,10 @@ func newHandler(cfg Config, conn *brokers.Connection) (*handler, error) {
 		return nil, err
 	}
 	if cfg.Snapshot != nil {
-		pipe.SetModel(&cfg.Snapshot.Model, cfg.Snapshot.Version)
+		// The replay's solves continue the snapshot's numbering, under
+		// its epoch.
+		pipe.SetModel(&cfg.Snapshot.Model, cfg.Snapshot.Stamp())
+		pipe.Learner().SetEpoch(cfg.Snapshot.Epoch)
 	}
 	h.pipe = pipe
 	return h, nil

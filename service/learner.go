@@ -58,6 +58,7 @@ func (s *Service) runLearner(ctx context.Context) error {
 	// later epochs, which a new term must still pass.
 	epoch := max(term.Generation(), s.roles.newestEpoch.Load()+1)
 	s.roles.epoch.Store(epoch)
+	s.pipe.Learner().SetEpoch(epoch)
 	s.log.Info("learner leading", "epoch", epoch, "generation", term.Generation())
 	s.setWaiting("")
 	return s.learn(ctx, term)

@@ -132,7 +132,7 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 	}, func() float64 { _, v := pipe.Learner().Model(); return float64(v) })
 	pinned := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamer_model_pinned_version", Help: "Version of the pinned model that scores in place of the newest (streamer model pin); 0 when none is pinned.",
-	}, func() float64 { v, _ := pipe.Learner().Pinned(); return float64(v) })
+	}, func() float64 { st, _ := pipe.Learner().Pinned(); return float64(st.Version) })
 	window := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamer_window_examples", Help: "Examples in the learner's window now.",
 	}, func() float64 { n, _ := pipe.Learner().WindowSize(); return float64(n) })

@@ -72,12 +72,12 @@ func (s *Service) pinMissing() string {
 	return m
 }
 
-// applyPin puts the order in force: pinned, the version ordered scores (it
-// is loaded from the history topic or the snapshot topic unless it is the
-// newest model: a rollback), while the learner goes on solving and
+// applyPin puts the order in force: pinned, the snapshot ordered scores
+// (it is loaded from the history topic or the snapshot topic unless it is
+// the newest model: a rollback), while the learner goes on solving and
 // publishing; unpinned, the newest model scores.
 func (s *Service) applyPin(ctx context.Context) {
-	version, pinned := s.pin.follower.Current()
+	sel, pinned := s.pin.follower.Current()
 	learner := s.pipe.Learner()
 	_, newest := learner.Model()
 	if !pinned {
@@ -88,56 +88,56 @@ func (s *Service) applyPin(ctx context.Context) {
 		}
 		return
 	}
-	if v, ok := learner.Pinned(); ok && v == version {
+	if st, ok := learner.Pinned(); ok && sel.Matches(st) {
 		return
 	}
-	m, err := s.pinnedModel(ctx, version)
+	m, st, err := s.pinnedModel(ctx, sel)
 	if err != nil {
 		if ctx.Err() == nil {
-			s.pin.missing.Store(fmt.Sprintf("model pinned to version %d, which is not in force: %v", version, err))
-			s.log.Error("pinned model not loaded", "model_version", version, "error", err)
+			s.pin.missing.Store(fmt.Sprintf("model pinned to %v, which is not in force: %v", sel, err))
+			s.log.Error("pinned model not loaded", "model_version", sel.Version, "epoch", sel.Epoch, "any_epoch", sel.AnyEpoch, "error", err)
 		}
 		return
 	}
-	learner.Pin(m, version)
+	learner.Pin(m, st)
 	s.pin.missing.Store("")
-	s.log.Info("model pinned", "model_version", version, "newest_version", newest)
+	s.log.Info("model pinned", "model_version", st.Version, "epoch", st.Epoch, "newest_version", newest)
 }
 
-// pinnedModel returns the model of version: the newest model when it is
-// that version, else the version's snapshot from the history topic, or
-// from the snapshot topic.
-func (s *Service) pinnedModel(ctx context.Context, version uint64) (*online.Model, error) {
-	if m, v := s.pipe.Learner().Model(); v == version && m.Ready() {
-		return m, nil
+// pinnedModel returns the model sel names and its stamp: the newest model
+// when it is that one, else the snapshot from the history topic, or from
+// the snapshot topic.
+func (s *Service) pinnedModel(ctx context.Context, sel snapshot.Selector) (*online.Model, online.Stamp, error) {
+	if m, st := s.pipe.Learner().InForce(); sel.Matches(st) && m.Ready() {
+		return m, st, nil
 	}
-	data, err := s.conn.FindSnapshotVersion(ctx, s.cfg.Model.Name, version, s.cfg.Snapshot.HistoryTopic, s.cfg.Kafka.Topics.Snapshots)
+	data, err := s.conn.FindSnapshotVersion(ctx, s.cfg.Model.Name, sel, s.cfg.Snapshot.HistoryTopic, s.cfg.Kafka.Topics.Snapshots)
 	if err != nil {
-		return nil, err
+		return nil, online.Stamp{}, err
 	}
 	snap, err := snapshot.Decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("snapshot of version %d: %w", version, err)
+		return nil, online.Stamp{}, fmt.Errorf("snapshot of %v: %w", sel, err)
 	}
-	if snap.Version != version {
-		return nil, fmt.Errorf("snapshot of version %d holds version %d", version, snap.Version)
+	if !sel.Matches(snap.Stamp()) {
+		return nil, online.Stamp{}, fmt.Errorf("snapshot of %v holds %v", sel, snap.Stamp())
 	}
 	if err := s.compatible(snap); err != nil {
-		return nil, fmt.Errorf("snapshot of version %d: %w", version, err)
+		return nil, online.Stamp{}, fmt.Errorf("snapshot of %v: %w", sel, err)
 	}
-	return &snap.Model, nil
+	return &snap.Model, snap.Stamp(), nil
 }
 
-// pinStatus says, for /readyz, which version scores when the model is
+// pinStatus says, for /readyz, which model scores when the model is
 // pinned; "" when it is not.
 func (s *Service) pinStatus() string {
 	if missing := s.pinMissing(); missing != "" {
-		_, v := s.pipe.Learner().Scoring()
-		return fmt.Sprintf("%s; version %d scores", missing, v)
+		_, st := s.pipe.Learner().Scoring()
+		return fmt.Sprintf("%s; version %d of epoch %d scores", missing, st.Version, st.Epoch)
 	}
-	if v, ok := s.pipe.Learner().Pinned(); ok {
+	if st, ok := s.pipe.Learner().Pinned(); ok {
 		_, newest := s.pipe.Learner().Model()
-		return fmt.Sprintf("model pinned to version %d (newest learned: %d)", v, newest)
+		return fmt.Sprintf("model pinned to version %d of epoch %d (newest learned: %d)", st.Version, st.Epoch, newest)
 	}
 	return ""
 }

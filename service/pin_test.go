@@ -9,6 +9,7 @@ import (
 
 	"streamer/brokers"
 	"streamer/control"
+	"streamer/snapshot"
 )
 
 // TestPinAndRollback runs a service that keeps every snapshot in its
@@ -55,7 +56,7 @@ func TestPinAndRollback(t *testing.T) {
 	// Compacted, the snapshot topic keeps the newest version only: version
 	// 1 is in the history alone.
 	cluster.Compact()
-	if _, err := conn.ReadSnapshotVersion(ctx, cfg.Kafka.Topics.Snapshots, "default", 1); !errors.Is(err, brokers.ErrNoSnapshot) {
+	if _, err := conn.ReadSnapshotVersion(ctx, cfg.Kafka.Topics.Snapshots, "default", snapshot.AnyEpochVersion(1)); !errors.Is(err, brokers.ErrNoSnapshot) {
 		t.Fatalf("version 1 on the compacted snapshot topic: %v", err)
 	}
 
@@ -63,7 +64,7 @@ func TestPinAndRollback(t *testing.T) {
 	// on it while solves go on.
 	ordered := time.Now()
 	pin(t, ctx, conn, cfg, 1)
-	waitFor(t, "version 1 pinned", 30*time.Second, func() bool { v, ok := learner.Pinned(); return ok && v == 1 })
+	waitFor(t, "version 1 pinned", 30*time.Second, func() bool { st, ok := learner.Pinned(); return ok && st.Version == 1 })
 	t.Logf("rolled back to version 1 %v after the order was written", time.Since(ordered).Round(time.Millisecond))
 	if code, body := get(t, "http://"+svc.HTTPAddr()+"/readyz"); code != 200 || !strings.Contains(body, "pinned to version 1") {
 		t.Fatalf("/readyz while pinned: %d %q", code, body)
@@ -88,8 +89,8 @@ func TestPinAndRollback(t *testing.T) {
 	svc, stop = runService(t, cfg)
 	learner = svc.Pipeline().Learner()
 	<-svc.Started()
-	if v, ok := learner.Pinned(); !ok || v != 1 {
-		t.Fatalf("restarted pinned to %d (%v), want 1", v, ok)
+	if st, ok := learner.Pinned(); !ok || st.Version != 1 {
+		t.Fatalf("restarted pinned to %v (%v), want version 1", st, ok)
 	}
 	if _, v := learner.Model(); v <= 1 {
 		t.Fatalf("restarted at version %d: the newest model was not restored", v)

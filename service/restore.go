@@ -30,7 +30,7 @@ func (s *Service) restore(ctx context.Context) error {
 			s.log.Error("snapshot refused; starting without it", "model_version", snap.Version, "error", err)
 			snap = nil
 		} else {
-			s.pipe.SetModel(&snap.Model, snap.Version)
+			s.pipe.SetModel(&snap.Model, snap.Stamp())
 			s.restored.Store(snap.Version)
 			s.log.Info("restored snapshot", "model_version", snap.Version, "epoch", snap.Epoch, "created", snap.CreatedAt)
 		}

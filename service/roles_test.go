@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"streamer/control"
+	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/snapshot"
 )
@@ -31,7 +34,8 @@ func readyz(t *testing.T, svc *Service) (int, string) {
 // TestScorerFollowsSnapshots: a scorer is not ready, and reads nothing of
 // the examples, until a snapshot is on the topic; then it scores every
 // example with it, keeps no window, and puts in force only strictly newer
-// (epoch, version) stamps.
+// (epoch, version) stamps. Its predictions, on the topic and over HTTP,
+// carry the stamp of the model in force.
 func TestScorerFollowsSnapshots(t *testing.T) {
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
@@ -119,6 +123,39 @@ func TestScorerFollowsSnapshots(t *testing.T) {
 		if got := inForce(); got != step.want {
 			t.Fatalf("after %v: in force %v, want %v", step.st, got, step.want)
 		}
+		ids := stream.write(t, ctx, 20)
+		waitFor(t, "the predictions after "+step.st.String(), time.Minute, func() bool { return preds.has(ids) == len(ids) })
+		checkStamps(t, preds, ids, step.want)
+		checkHTTPStamp(t, svc, step.want)
+	}
+}
+
+// checkStamps checks that every prediction of ids was made by the model of
+// stamp want.
+func checkStamps(t *testing.T, l *predictionLog, ids []string, want snapshot.Stamp) {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range ids {
+		for _, p := range l.byID[id] {
+			if got := (snapshot.Stamp{Epoch: p.ModelEpoch, Version: p.ModelVersion}); got != want || p.Label == nil {
+				t.Fatalf("%s predicted by %v (label %v), want %v", id, got, p.Label, want)
+			}
+		}
+	}
+}
+
+// checkHTTPStamp checks that svc's /v1/predict scores with the model of
+// stamp want.
+func checkHTTPStamp(t *testing.T, svc *Service, want snapshot.Stamp) {
+	t.Helper()
+	code, body := post(t, "http://"+svc.HTTPAddr()+"/v1/predict", probes(1)[0])
+	var p pipeline.Prediction
+	if err := json.Unmarshal(body, &p); code != http.StatusOK || err != nil {
+		t.Fatalf("/v1/predict: %d %s: %v", code, body, err)
+	}
+	if got := (snapshot.Stamp{Epoch: p.ModelEpoch, Version: p.ModelVersion}); got != want {
+		t.Fatalf("/v1/predict answered with %v, want %v: %s", got, want, body)
 	}
 }
 
@@ -224,7 +261,7 @@ func TestScorerObeysPin(t *testing.T) {
 	}
 	pinned := newest.Version
 	pin(t, ctx, conn, cfg, pinned)
-	waitFor(t, "the pin obeyed", 30*time.Second, func() bool { v, ok := svc.pipe.Learner().Pinned(); return ok && v == pinned })
+	waitFor(t, "the pin obeyed", 30*time.Second, func() bool { st, ok := svc.pipe.Learner().Pinned(); return ok && st == newest.Stamp() })
 
 	snap, err := snapshot.Decode(newest.Data)
 	if err != nil {
@@ -242,16 +279,18 @@ func TestScorerObeysPin(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the newer snapshot followed", 30*time.Second, func() bool { return svc.followed(next) })
-	if _, v := svc.pipe.Learner().Scoring(); v != pinned {
-		t.Fatalf("pinned to %d, version %d scores", pinned, v)
+	if _, st := svc.pipe.Learner().Scoring(); st != newest.Stamp() {
+		t.Fatalf("pinned to %v, %v scores", newest.Stamp(), st)
 	}
+	checkHTTPStamp(t, svc, newest.Stamp())
 	if _, v := svc.pipe.Learner().Model(); v != next.Version {
 		t.Fatalf("the newest model is version %d, want %d", v, next.Version)
 	}
 	if err := control.Write(ctx, conn, cfg.Kafka.Topics.Control, control.Pin{Model: "default", At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the newest scores once unpinned", 30*time.Second, func() bool { _, v := svc.pipe.Learner().Scoring(); return v == next.Version })
+	waitFor(t, "the newest scores once unpinned", 30*time.Second, func() bool { _, st := svc.pipe.Learner().Scoring(); return st == next })
+	checkHTTPStamp(t, svc, next)
 }
 
 // TestScorerCatchesUpBeforeANewPartition: what a scorer does before the
@@ -336,4 +375,77 @@ func TestScorerCatchesUpWhenAPartitionComesBack(t *testing.T) {
 	}
 	before := catchUps(a)
 	keepWriting("the first scorer to catch up on both partitions again", func() bool { return catchUps(a) >= before+2 })
+}
+
+// TestScorerPinsTheExactStamp: the learners of epochs 1 and 2 both made
+// the version the scorer has in force (the same model, republished). An
+// order of that version under any epoch (written before orders named
+// epochs) pins the model in force; an order of one epoch pins that
+// snapshot, which then scores, and says so in its predictions; an order of
+// a stamp kept nowhere is not obeyed, and /readyz says so.
+func TestScorerPinsTheExactStamp(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stream := newStreamWriter(addrs, 7)
+	stream.write(t, ctx, 200)
+	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
+	cfg := testConfig(t, addrs, "role=scorer")
+	svc := startService(t, cfg, testLogger(t)).svc
+	<-svc.Started()
+	conn, err := cfg.Brokers().Connect(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest, _, _, err := conn.ReadSnapshots(ctx, cfg.Kafka.Topics.Snapshots, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Decode(newest.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := publish.NewSnapshotWriter(conn, cfg.Kafka.Topics.Snapshots, publish.WriterConfig{MaxMessageBytes: 1 << 20})
+	defer w.Close()
+	v := newest.Version
+	for epoch := uint64(1); epoch <= 2; epoch++ {
+		snap.Epoch = epoch
+		data, err := snapshot.Encode(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Publish(ctx, "default", snapshot.Stamp{Epoch: epoch, Version: v}, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e2 := snapshot.Stamp{Epoch: 2, Version: v}
+	waitFor(t, "epoch 2 in force", 30*time.Second, func() bool { return svc.inForce() == e2 })
+
+	pinnedTo := func(want snapshot.Stamp) func() bool {
+		return func() bool { st, ok := svc.pipe.Learner().Pinned(); return ok && st == want }
+	}
+	pin(t, ctx, conn, cfg, v) // no epoch
+	waitFor(t, "version of any epoch pinned", 30*time.Second, pinnedTo(e2))
+	for _, st := range []snapshot.Stamp{{Epoch: 1, Version: v}, {Epoch: 0, Version: v}} {
+		if err := control.Write(ctx, conn, cfg.Kafka.Topics.Control, control.PinStamp("default", st)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, st.String()+" pinned", 30*time.Second, pinnedTo(st))
+		checkHTTPStamp(t, svc, st)
+		ids := stream.write(t, ctx, 10)
+		preds := readPredictions(t, ctx, addrs)
+		waitFor(t, "the predictions while "+st.String()+" is pinned", time.Minute, func() bool { return preds.has(ids) == len(ids) })
+		checkStamps(t, preds, ids, st)
+	}
+
+	missing := snapshot.Stamp{Epoch: 5, Version: v}
+	if err := control.Write(ctx, conn, cfg.Kafka.Topics.Control, control.PinStamp("default", missing)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the missing stamp reported", 30*time.Second, func() bool {
+		_, body := readyz(t, svc)
+		return strings.Contains(body, fmt.Sprintf("pinned to version %d of epoch 5, which is not in force", v))
+	})
+	checkHTTPStamp(t, svc, snapshot.Stamp{Version: v})
 }

@@ -6,55 +6,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"streamer/brokers/brokerstest"
 )
-
-// groupWatch polls a consumer group's state on the broker and counts the
-// rebalances it sees: the times the group leaves the Stable state.
-type groupWatch struct {
-	mu         sync.Mutex
-	state      string
-	members    int
-	rebalances int
-}
-
-// watch polls the group every 25ms until ctx ends.
-func (g *groupWatch) watch(ctx context.Context, addr, group string) {
-	tick := time.NewTicker(25 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		state, members, err := brokerstest.GroupState(ctx, addr, group)
-		if err != nil {
-			continue
-		}
-		g.mu.Lock()
-		if g.state == "Stable" && state != "Stable" {
-			g.rebalances++
-		}
-		g.state, g.members = state, len(members)
-		g.mu.Unlock()
-	}
-}
-
-// stableWith reports whether the group was last seen stable with n
-// members.
-func (g *groupWatch) stableWith(n int) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.state == "Stable" && g.members == n
-}
-
-func (g *groupWatch) count() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.rebalances
-}
 
 // TestRollingRestartOfScorers restarts three scorer processes one by one
 // (SIGTERM, then a new one, which must be in the group before the next
@@ -84,8 +36,8 @@ func TestRollingRestartOfScorers(t *testing.T) {
 	var running sync.WaitGroup
 	running.Go(func() { ids, produceErr = produceUntil(ctx, addr, scaleRate(t), stop) })
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	watch := &groupWatch{}
-	running.Go(func() { watch.watch(watchCtx, addr, group) })
+	watch := conn.WatchGroup(group, 25*time.Millisecond)
+	running.Go(func() { watch.Run(watchCtx) })
 	defer func() {
 		stopWatch()
 		closeOnce(stop)
@@ -94,9 +46,9 @@ func TestRollingRestartOfScorers(t *testing.T) {
 	for _, s := range scorers {
 		so.waitEvent(ctx, s, "consuming", 2*time.Minute)
 	}
-	waitFor(t, "the group stable with three scorers", time.Minute, func() bool { return watch.stableWith(3) })
+	waitFor(t, "the group stable with three scorers", time.Minute, func() bool { return watch.StableWith(3) })
 
-	before := watch.count()
+	before := watch.Rebalances()
 	began := time.Now()
 	for i, s := range scorers {
 		if !s.signal(syscall.SIGTERM, 30*time.Second) {
@@ -107,11 +59,11 @@ func TestRollingRestartOfScorers(t *testing.T) {
 		}
 		next := so.start(RoleScorer, "kafka.group="+group)
 		so.waitEvent(ctx, next, "consuming", time.Minute)
-		waitFor(t, "the group stable with three scorers again", time.Minute, func() bool { return watch.stableWith(3) })
+		waitFor(t, "the group stable with three scorers again", time.Minute, func() bool { return watch.StableWith(3) })
 		scorers[i] = next
 	}
 	restarted := time.Now()
-	rebalances := watch.count() - before
+	rebalances := watch.Rebalances() - before
 
 	// Stream a little more with the new scorers, then check.
 	time.Sleep(2 * time.Second)

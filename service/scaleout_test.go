@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -16,6 +15,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/snapshot"
 	"streamer/synth"
@@ -310,44 +310,20 @@ func TestScaleOut(t *testing.T) {
 // twice are counted where they were made.
 func longestOutputGap(t *testing.T, ctx context.Context, conn *brokers.Connection) (time.Duration, int, time.Time) {
 	t.Helper()
-	parts, err := conn.Partitions(ctx, "predictions")
+	p, err := conn.LongestPause(ctx, "predictions", time.Time{}, predictionSource)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ranges, err := conn.Offsets(ctx, "predictions", parts)
-	if err != nil {
-		t.Fatal(err)
+	return p.Duration, p.Key, p.After
+}
+
+// predictionSource returns the input partition of a prediction record.
+func predictionSource(m kafka.Message) (int, error) {
+	var p pipeline.Prediction
+	if err := json.Unmarshal(m.Value, &p); err != nil {
+		return 0, err
 	}
-	times := map[int][]time.Time{}
-	for _, p := range parts {
-		err := conn.ReadRange(ctx, "predictions", p, ranges[p].First, ranges[p].End, func(m kafka.Message) error {
-			var pred struct {
-				Source struct {
-					Partition int `json:"partition"`
-				} `json:"source"`
-			}
-			if err := json.Unmarshal(m.Value, &pred); err != nil {
-				return err
-			}
-			times[pred.Source.Partition] = append(times[pred.Source.Partition], m.Time)
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	var gap time.Duration
-	var part int
-	var at time.Time
-	for p, ts := range times {
-		slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
-		for i := 1; i < len(ts); i++ {
-			if d := ts[i].Sub(ts[i-1]); d > gap {
-				gap, part, at = d, p, ts[i-1]
-			}
-		}
-	}
-	return gap, part, at
+	return p.Source.Partition, nil
 }
 
 // forgeLateSnapshot publishes the newest snapshot on the topic again under

@@ -6,28 +6,6 @@ import (
 	"testing"
 )
 
-func TestStampNewer(t *testing.T) {
-	for _, tc := range []struct {
-		a, b Stamp
-		want bool
-	}{
-		{Stamp{0, 2}, Stamp{0, 1}, true},
-		{Stamp{0, 1}, Stamp{0, 1}, false},
-		{Stamp{0, 1}, Stamp{0, 2}, false},
-		{Stamp{2, 1}, Stamp{1, 900}, true},  // a new term wins whatever the versions
-		{Stamp{1, 900}, Stamp{2, 1}, false}, // a fenced learner's late snapshot loses
-		{Stamp{3, 7}, Stamp{3, 7}, false},   // the same snapshot read again
-		{Stamp{1, 0}, Stamp{0, 1 << 40}, true},
-	} {
-		if got := tc.a.Newer(tc.b); got != tc.want {
-			t.Errorf("%v.Newer(%v) = %v, want %v", tc.a, tc.b, got, tc.want)
-		}
-		if tc.a != tc.b && tc.a.Newer(tc.b) == tc.b.Newer(tc.a) {
-			t.Errorf("%v and %v: Newer is not antisymmetric", tc.a, tc.b)
-		}
-	}
-}
-
 // TestEpochRoundTrip: a snapshot keeps its epoch through the codec, and one
 // of epoch 0 is encoded as before epochs were kept (no epoch in the
 // header), so that older builds and older snapshots agree.
@@ -81,9 +59,9 @@ func TestSplitKeysCarryTheEpoch(t *testing.T) {
 // compaction, a reader keeps the successor's newest snapshot.
 func TestFencedWriterLosesAfterCompaction(t *testing.T) {
 	var log []Record
-	log = append(log, Split("m", Stamp{1, 10}, encoded(t, 10, 3000), 2048)...)
-	newer := Split("m", Stamp{2, 11}, encoded(t, 11, 3000), 2048)
-	late := Split("m", Stamp{1, 30}, encoded(t, 30, 3000), 2048)
+	log = append(log, Split("m", Stamp{Epoch: 1, Version: 10}, encoded(t, 10, 3000), 2048)...)
+	newer := Split("m", Stamp{Epoch: 2, Version: 11}, encoded(t, 11, 3000), 2048)
+	late := Split("m", Stamp{Epoch: 1, Version: 30}, encoded(t, 30, 3000), 2048)
 	for i := range max(len(newer), len(late)) {
 		if i < len(newer) {
 			log = append(log, newer[i])
@@ -98,7 +76,7 @@ func TestFencedWriterLosesAfterCompaction(t *testing.T) {
 			_ = a.Add(r)
 		}
 		got, ok := a.Latest("m")
-		if !ok || got.Stamp() != (Stamp{2, 11}) {
+		if !ok || got.Stamp() != (Stamp{Epoch: 2, Version: 11}) {
 			t.Fatalf("latest = %v, %v; want e2/v11", got.Stamp(), ok)
 		}
 		if _, err := Decode(got.Data); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -69,13 +70,16 @@ func newModelPinCommand() *cobra.Command {
 	var (
 		conf    configFlags
 		version uint64
+		epoch   uint64
 	)
 	cmd := &cobra.Command{
-		Use:   "pin --version N",
-		Short: "Make every service of the model score with version N",
-		Long: `pin writes the order to score with version N to the control topic. The
-version must be on the history or snapshot topic, where the services load
-it from.`,
+		Use:   "pin --version N [--epoch E]",
+		Short: "Make every service of the model score with version N (of epoch E)",
+		Long: `pin writes the order to score with version N of epoch E to the control
+topic. The version must be on the history or snapshot topic, where the
+services load it from. Without --epoch, the version must have been made
+under one epoch only (two learners' terms can both have made a version N:
+pin then lists their epochs and pins neither).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if version == 0 {
@@ -85,19 +89,27 @@ it from.`,
 			if err != nil {
 				return err
 			}
+			sel := snapshot.AnyEpochVersion(version)
+			if cmd.Flags().Changed("epoch") {
+				sel = snapshot.Exactly(snapshot.Stamp{Epoch: epoch, Version: version})
+			}
 			t := cfg.Kafka.Topics
-			if _, err := conn.FindSnapshotVersion(cmd.Context(), cfg.Model.Name, version, cfg.Snapshot.HistoryTopic, t.Snapshots); err != nil {
+			st, err := conn.ResolveVersion(cmd.Context(), cfg.Model.Name, sel, cfg.Snapshot.HistoryTopic, t.Snapshots)
+			if errors.Is(err, brokers.ErrAmbiguousVersion) {
+				return fmt.Errorf("not pinned: %w; name one with --epoch", err)
+			}
+			if err != nil {
 				return fmt.Errorf("not pinned: %w", err)
 			}
-			p := control.Pin{Model: cfg.Model.Name, Pinned: true, Version: version, At: time.Now().UTC()}
-			if err := control.Write(cmd.Context(), conn, t.Control, p); err != nil {
+			if err := control.Write(cmd.Context(), conn, t.Control, control.PinStamp(cfg.Model.Name, st)); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "model %s pinned to version %d\n", cfg.Model.Name, version)
+			fmt.Fprintf(cmd.OutOrStdout(), "model %s pinned to version %d of epoch %d\n", cfg.Model.Name, st.Version, st.Epoch)
 			return nil
 		},
 	}
 	cmd.Flags().Uint64Var(&version, "version", 0, "the version to pin (streamer model list shows them)")
+	cmd.Flags().Uint64Var(&epoch, "epoch", 0, "the epoch of the version (default: the one epoch that made it)")
 	conf.register(cmd.Flags())
 	return cmd
 }
@@ -159,8 +171,15 @@ func modelVersions(ctx context.Context, conn *brokers.Connection, cfg service.Co
 	}
 	pinned, isPinned := pins.Current()
 	rows := make([]versionRow, len(entries))
+	marked := -1
 	for i, e := range entries {
-		rows[i] = versionRow{Entry: e, Pinned: isPinned && e.Version == pinned}
+		rows[i] = versionRow{Entry: e}
+		if isPinned && pinned.Matches(e.Stamp()) {
+			marked = i // entries go by epoch: an order of any epoch loads the newest
+		}
+	}
+	if marked >= 0 {
+		rows[marked].Pinned = true
 	}
 	return rows, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"streamer/brokers"
+	"streamer/control"
 	"streamer/publish"
 	"streamer/service"
 	"streamer/snapshot"
@@ -17,13 +18,25 @@ import (
 // to the history topic, the last also to the snapshot topic.
 func publishVersions(t *testing.T, ctx context.Context, conn *brokers.Connection, cfg service.Config, versions ...uint64) {
 	t.Helper()
+	var stamps []snapshot.Stamp
+	for _, v := range versions {
+		stamps = append(stamps, snapshot.Stamp{Version: v})
+	}
+	publishStamps(t, ctx, conn, cfg, stamps...)
+}
+
+// publishStamps publishes snapshots of the default model of each stamp:
+// all to the history topic, the last also to the snapshot topic.
+func publishStamps(t *testing.T, ctx context.Context, conn *brokers.Connection, cfg service.Config, stamps ...snapshot.Stamp) {
+	t.Helper()
 	history := publish.NewSnapshotWriter(conn, cfg.Snapshot.HistoryTopic, publish.WriterConfig{MaxMessageBytes: 1024})
 	defer history.Close()
 	snaps := publish.NewSnapshotWriter(conn, cfg.Kafka.Topics.Snapshots, publish.WriterConfig{MaxMessageBytes: 1024})
 	defer snaps.Close()
-	for i, v := range versions {
+	for i, st := range stamps {
+		v := st.Version
 		snap := &snapshot.Snapshot{
-			Name: "default", Version: v, CreatedAt: time.Unix(int64(v), 0).UTC(),
+			Name: "default", Epoch: st.Epoch, Version: v, CreatedAt: time.Unix(int64(v), 0).UTC(),
 			Stats:    snapshot.Stats{Examples: int64(100 * v), WindowSize: 50},
 			Progress: &snapshot.Progress{Prequential: snapshot.Prequential{Correct: int(v), Total: 10}},
 		}
@@ -31,11 +44,11 @@ func publishVersions(t *testing.T, ctx context.Context, conn *brokers.Connection
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := history.Publish(ctx, "default", snapshot.Stamp{Version: v}, data); err != nil {
+		if err := history.Publish(ctx, "default", st, data); err != nil {
 			t.Fatal(err)
 		}
-		if i == len(versions)-1 {
-			if err := snaps.Publish(ctx, "default", snapshot.Stamp{Version: v}, data); err != nil {
+		if i == len(stamps)-1 {
+			if err := snaps.Publish(ctx, "default", st, data); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -55,16 +68,15 @@ func listVersions(t *testing.T, set string) []versionRow {
 	return rows
 }
 
-// TestModelListPinUnpin keeps versions 1 to 3 in the history and the
-// newest on the snapshot topic: model list shows each once, pin marks one
-// and refuses a version that is kept nowhere, replay finds an old version
-// in the history and the pinned one on the control topic, unpin clears it.
-func TestModelListPinUnpin(t *testing.T) {
+// modelCluster starts a broker with the default model's history and
+// snapshot topics, and returns the --set that names it.
+func modelCluster(t *testing.T, ctx context.Context) (string, service.Config, *brokers.Connection) {
+	t.Helper()
 	cluster, err := brokers.StartCluster(brokers.ClusterConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cluster.Close()
+	t.Cleanup(cluster.Close)
 	set := "kafka.brokers=" + cluster.Addrs()[0]
 	cfg, err := service.LoadConfig("", []string{set})
 	if err != nil {
@@ -74,13 +86,83 @@ func TestModelListPinUnpin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
 	err = conn.EnsureTopics(ctx, brokers.Topic{Name: cfg.Snapshot.HistoryTopic, Retention: time.Hour},
 		brokers.Topic{Name: cfg.Kafka.Topics.Snapshots, Compacted: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return set, cfg, conn
+}
+
+// TestModelPinByEpoch: the learners of epochs 1 and 2 both made a version
+// 2. pin --version 2 refuses and names both epochs; --epoch chooses, and
+// the order on the control topic carries the epoch; list marks that
+// stamp only; replay --pinned loads it, and replay --snapshot-version
+// obeys the same rule as pin. A version of one epoch is pinned without
+// --epoch.
+func TestModelPinByEpoch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	set, cfg, conn := modelCluster(t, ctx)
+	publishStamps(t, ctx, conn, cfg, snapshot.Stamp{Epoch: 1, Version: 1}, snapshot.Stamp{Epoch: 1, Version: 2},
+		snapshot.Stamp{Epoch: 2, Version: 2}, snapshot.Stamp{Epoch: 2, Version: 3})
+
+	_, err := runErr("model", "pin", "--version", "2", "--set", set)
+	if err == nil || !strings.Contains(err.Error(), "epochs 1, 2") || !strings.Contains(err.Error(), "--epoch") {
+		t.Fatalf("pin of a version of two epochs: %v", err)
+	}
+	if _, err := runErr("model", "pin", "--version", "2", "--epoch", "3", "--set", set); err == nil || !strings.Contains(err.Error(), "epochs 1, 2") {
+		t.Fatalf("pin of a version of another epoch: %v", err)
+	}
+	if out := run(t, "model", "pin", "--version", "2", "--epoch", "1", "--set", set); !strings.Contains(out, "pinned to version 2 of epoch 1") {
+		t.Fatalf("model pin --epoch 1 printed %q", out)
+	}
+	pins := control.NewFollower(conn, cfg.Kafka.Topics.Control, "default", nil)
+	if err := pins.CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := pins.Pin(); p.Epoch == nil || *p.Epoch != 1 || p.Version != 2 {
+		t.Fatalf("the order on the control topic: %+v, want version 2 of epoch 1", p)
+	}
+	for _, r := range listVersions(t, set) {
+		if r.Pinned != (r.Stamp() == snapshot.Stamp{Epoch: 1, Version: 2}) {
+			t.Fatalf("model list marks %v pinned: %v", r.Stamp(), r.Pinned)
+		}
+	}
+	for _, tc := range []struct {
+		fl   replayFlags
+		want snapshot.Stamp
+	}{
+		{replayFlags{pinned: true}, snapshot.Stamp{Epoch: 1, Version: 2}},
+		{replayFlags{snapshotVersion: 2, snapshotEpoch: 2, epochGiven: true}, snapshot.Stamp{Epoch: 2, Version: 2}},
+		{replayFlags{snapshotVersion: 2, epochGiven: true}, snapshot.Stamp{}}, // no version 2 of epoch 0
+		{replayFlags{snapshotVersion: 2}, snapshot.Stamp{}},                   // two epochs
+		{replayFlags{snapshotVersion: 1}, snapshot.Stamp{Epoch: 1, Version: 1}},
+	} {
+		snap, err := pinnedSnapshot(ctx, conn, cfg, tc.fl)
+		if tc.want == (snapshot.Stamp{}) {
+			if err == nil {
+				t.Fatalf("replay %+v loaded %v", tc.fl, snap.Stamp())
+			}
+			continue
+		}
+		if err != nil || snap.Stamp() != tc.want {
+			t.Fatalf("replay %+v: %v, want %v", tc.fl, err, tc.want)
+		}
+	}
+	if out := run(t, "model", "pin", "--version", "3", "--set", set); !strings.Contains(out, "pinned to version 3 of epoch 2") {
+		t.Fatalf("model pin --version 3 printed %q", out)
+	}
+}
+
+// TestModelListPinUnpin keeps versions 1 to 3 in the history and the
+// newest on the snapshot topic: model list shows each once, pin marks one
+// and refuses a version that is kept nowhere, replay finds an old version
+// in the history and the pinned one on the control topic, unpin clears it.
+func TestModelListPinUnpin(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	set, cfg, conn := modelCluster(t, ctx)
 	publishVersions(t, ctx, conn, cfg, 1, 2, 3)
 
 	rows := listVersions(t, set)

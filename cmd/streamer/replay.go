@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,6 +25,8 @@ type replayFlags struct {
 	from, to, partitions string
 	snapshotFile         string
 	snapshotVersion      uint64
+	snapshotEpoch        uint64
+	epochGiven           bool // --snapshot-epoch was given
 	pinned               bool
 	retrain              bool
 	outTopic, outFile    string
@@ -41,13 +44,18 @@ offset-for-time lookup; --to end is the end when the replay starts), each
 partition with its own reader, and writes a prediction for every example in
 the service's schema to --out-topic or --out-file. With --snapshot FILE or
 --snapshot-version N (from the history topic, snapshot.history_topic, or
-the snapshot topic) every example is scored by that model; with --pinned,
-by the version pinned on the control topic (streamer model pin). With
+the snapshot topic; of epoch --snapshot-epoch E, which may be left out when
+one epoch only made a version N) every example is scored by that model;
+with --pinned, by the version pinned on the control topic (streamer model
+pin). With
 --retrain the learner learns as it goes, as the live service would, from
 the snapshot if one is given: the same input gives byte-identical output.
 It never joins the live consumer group and never commits offsets.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runReplay(cmd, fl) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fl.epochGiven = cmd.Flags().Changed("snapshot-epoch")
+			return runReplay(cmd, fl)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&fl.from, "from", "", "first offset or RFC 3339 time")
@@ -55,6 +63,7 @@ It never joins the live consumer group and never commits offsets.`,
 	f.StringVar(&fl.partitions, "partitions", "", "comma-separated partitions of the examples topic (default all)")
 	f.StringVar(&fl.snapshotFile, "snapshot", "", "pinned model: a snapshot file")
 	f.Uint64Var(&fl.snapshotVersion, "snapshot-version", 0, "pinned model: this version from the history or snapshot topic")
+	f.Uint64Var(&fl.snapshotEpoch, "snapshot-epoch", 0, "the epoch of --snapshot-version (default: the one epoch that made it)")
 	f.BoolVar(&fl.pinned, "pinned", false, "pinned model: the version pinned on the control topic")
 	f.BoolVar(&fl.retrain, "retrain", false, "learn as the live service would (from the snapshot, if given)")
 	f.StringVar(&fl.outTopic, "out-topic", "", "write the predictions to this topic")
@@ -108,6 +117,8 @@ func (fl replayFlags) check() error {
 	switch {
 	case pinned > 1:
 		return fmt.Errorf("give one of --snapshot, --snapshot-version and --pinned")
+	case fl.epochGiven && fl.snapshotVersion == 0:
+		return fmt.Errorf("--snapshot-epoch is the epoch of --snapshot-version: give both")
 	case pinned == 0 && !fl.retrain:
 		return fmt.Errorf("give --snapshot FILE, --snapshot-version N, --pinned or --retrain")
 	case (fl.outTopic == "") == (fl.outFile == ""):
@@ -150,26 +161,37 @@ func pinnedSnapshot(ctx context.Context, conn *brokers.Connection, cfg service.C
 	case fl.snapshotFile != "":
 		return snapshot.ReadFile(fl.snapshotFile)
 	case fl.snapshotVersion != 0:
-		return snapshotVersion(ctx, conn, cfg, fl.snapshotVersion)
+		sel := snapshot.AnyEpochVersion(fl.snapshotVersion)
+		if fl.epochGiven {
+			sel = snapshot.Exactly(snapshot.Stamp{Epoch: fl.snapshotEpoch, Version: fl.snapshotVersion})
+		}
+		st, err := conn.ResolveVersion(ctx, cfg.Model.Name, sel, cfg.Snapshot.HistoryTopic, cfg.Kafka.Topics.Snapshots)
+		if errors.Is(err, brokers.ErrAmbiguousVersion) {
+			return nil, fmt.Errorf("--snapshot-version: %w; name one with --snapshot-epoch", err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--snapshot-version: %w", err)
+		}
+		return snapshotVersion(ctx, conn, cfg, snapshot.Exactly(st))
 	case fl.pinned:
 		pins := control.NewFollower(conn, cfg.Kafka.Topics.Control, cfg.Model.Name, nil)
 		if err := pins.CatchUp(ctx); err != nil {
 			return nil, err
 		}
-		version, pinned := pins.Current()
+		sel, pinned := pins.Current()
 		if !pinned {
 			return nil, fmt.Errorf("--pinned: model %q is not pinned on %s", cfg.Model.Name, cfg.Kafka.Topics.Control)
 		}
-		return snapshotVersion(ctx, conn, cfg, version)
+		return snapshotVersion(ctx, conn, cfg, sel)
 	}
 	return nil, nil
 }
 
-// snapshotVersion returns the model's snapshot at version from the history
-// topic, which keeps every version for its retention, or the snapshot
-// topic, which keeps the newest.
-func snapshotVersion(ctx context.Context, conn *brokers.Connection, cfg service.Config, version uint64) (*snapshot.Snapshot, error) {
-	data, err := conn.FindSnapshotVersion(ctx, cfg.Model.Name, version, cfg.Snapshot.HistoryTopic, cfg.Kafka.Topics.Snapshots)
+// snapshotVersion returns the model's snapshot that sel names from the
+// history topic, which keeps every version for its retention, or the
+// snapshot topic, which keeps the newest.
+func snapshotVersion(ctx context.Context, conn *brokers.Connection, cfg service.Config, sel snapshot.Selector) (*snapshot.Snapshot, error) {
+	data, err := conn.FindSnapshotVersion(ctx, cfg.Model.Name, sel, cfg.Snapshot.HistoryTopic, cfg.Kafka.Topics.Snapshots)
 	if err != nil {
 		return nil, err
 	}

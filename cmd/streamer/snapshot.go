@@ -66,7 +66,7 @@ func onTopic(cmd *cobra.Command, conf *configFlags, version uint64) (*snapshot.S
 		return nil, err
 	}
 	if version != 0 {
-		return snapshotVersion(cmd.Context(), conn, cfg, version)
+		return snapshotVersion(cmd.Context(), conn, cfg, snapshot.AnyEpochVersion(version))
 	}
 	c, ok, _, err := conn.ReadSnapshots(cmd.Context(), cfg.Kafka.Topics.Snapshots, cfg.Model.Name)
 	if err != nil {
