@@ -35,7 +35,7 @@ type cglsResult struct {
 // Without a graph term an iteration is one pass over the rows (cglsFused);
 // with one it is two (cglsTwoPass).
 func (s *newton) cgls(sys cglsSystem, w, o, bo []float64, eps float64, maxIter int) cglsResult {
-	if s.lap != nil || s.twoPass {
+	if s.lap != nil {
 		return s.cglsTwoPass(sys, w, o, bo, eps, maxIter)
 	}
 	return s.cglsFused(sys, w, o, eps, maxIter)

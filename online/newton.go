@@ -70,9 +70,6 @@ type newton struct {
 	// direct, when set, solves the Newton systems exactly instead of by
 	// CGLS (narrow dense problems without a graph term, see gram).
 	direct *gram
-	// twoPass makes CGLS take two passes over the rows per iteration
-	// without a graph term too (tests compare the two forms).
-	twoPass bool
 	// trace, when set, sees the objective at the start of every run
 	// (start = true) and after every Newton step.
 	trace func(start bool, objective float64)
