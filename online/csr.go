@@ -200,30 +200,6 @@ func (m *CSR) rowAdd(acc []float64, i int, a float64) {
 	}
 }
 
-// mulGram implements gramProduct in one pass over the rows: each row's
-// product with p is gathered, then the row, scaled by its cost times that
-// product, is scattered into the worker's accumulator while it is still in
-// cache.
-func (m *CSR) mulGram(dst, q []float64, rows []int, cost, p []float64, bias float64) {
-	count := m.Rows()
-	if rows != nil {
-		count = len(rows)
-	}
-	transProduct(dst, count, m.split(count), &m.scratch, func(acc []float64, lo, hi int) {
-		for k := lo; k < hi; k++ {
-			i := k
-			if rows != nil {
-				i = rows[k]
-			}
-			qk := m.rowDot(i, p) + bias
-			q[k] = qk
-			if a := cost[k] * qk; a != 0 {
-				m.rowAdd(acc, i, a)
-			}
-		}
-	})
-}
-
 // columnSpace maps weights between a matrix's columns and its feature
 // space; for a matrix without a ColumnMap the two are the same.
 type columnSpace struct {

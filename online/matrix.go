@@ -20,15 +20,6 @@ type Matrix interface {
 	MulTransVec(dst []float64, rows []int, z []float64)
 }
 
-// gramProduct is implemented by matrices that compute the product of a
-// CGLS iteration, XᵀCXp, in one pass over the rows instead of two.
-type gramProduct interface {
-	// mulGram sets q[k] = x_{rows[k]}·p + bias and
-	// dst = Σ_k cost[k]·q[k]·x_{rows[k]}; rows == nil means all rows.
-	// len(dst) == Cols().
-	mulGram(dst, q []float64, rows []int, cost, p []float64, bias float64)
-}
-
 // parallelMinNNZ is the amount of work below which a product runs on one
 // goroutine: starting workers costs more than it saves on small products.
 const parallelMinNNZ = 1 << 16

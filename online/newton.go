@@ -79,7 +79,7 @@ type newton struct {
 }
 
 type workspace struct {
-	z, r, p, q, g, t, sp, cq      []float64
+	z, r, p, q, g, t              []float64
 	cost, target                  []float64
 	wBar, oBar, boBar             []float64
 	prodCost, prodTarget, prodOut []float64
@@ -126,29 +126,6 @@ func (s *newton) mulTransVec(dst []float64, rows []int, z []float64) {
 	var sum float64
 	for _, v := range z {
 		sum += v
-	}
-	dst[s.d] = sum
-}
-
-// mulGram sets q = X_rows·p plus the bias and dst = X_rowsᵀ·(c∘q), the
-// bias entry being Σ c∘q: in one pass over the rows where the matrix is a
-// gramProduct, else in two products.
-func (s *newton) mulGram(dst, q []float64, rows []int, c, p []float64) {
-	b := p[s.d]
-	if g, ok := s.x.(gramProduct); ok {
-		g.mulGram(dst[:s.d], q, rows, c, p[:s.d], b)
-	} else {
-		s.x.MulVec(q, rows, p[:s.d])
-		cq := grow(&s.work.cq, len(q))
-		for k := range q {
-			q[k] += b
-			cq[k] = c[k] * q[k]
-		}
-		s.x.MulTransVec(dst[:s.d], rows, cq)
-	}
-	var sum float64
-	for k, ck := range c {
-		sum += ck * q[k]
 	}
 	dst[s.d] = sum
 }
