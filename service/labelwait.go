@@ -23,31 +23,63 @@ import (
 //
 // A partition's count is what the reader last said of it: the high
 // watermark of the fetch that brought its last record, or, before any
-// record, the end a restore or an opening saw. It is safe for concurrent
-// use.
+// record, the end a restore or an opening saw. That expectation may be
+// wrong: in a group of several processes, the partition may go to
+// another; forgetExpected drops it. It is safe for concurrent use.
 type unreadRecords struct {
-	mu     sync.Mutex
-	behind map[partitionKey]int64 // records on the brokers not read yet, where some are
+	mu       sync.Mutex
+	behind   map[partitionKey]int64 // records on the brokers not read yet, where some are
+	expected map[partitionKey]bool  // of those, the partitions not read since expect
+	readAny  bool                   // some record was read
 }
 
-func newUnreadRecords() *unreadRecords { return &unreadRecords{behind: map[partitionKey]int64{}} }
+func newUnreadRecords() *unreadRecords {
+	return &unreadRecords{behind: map[partitionKey]int64{}, expected: map[partitionKey]bool{}}
+}
 
 // expect records that a partition will be read from next and that its
 // end is end, before any record of it is read.
 func (u *unreadRecords) expect(key partitionKey, next, end int64) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	u.set(key, end-next)
+	if end > next {
+		u.expected[key] = true
+	}
 }
 
 // read records a record read. The last record of a fetch leaves its
 // partition caught up, up to one record: the commit marker that ends a
 // transactional producer's records, which no reader is given.
 func (u *unreadRecords) read(m *kafka.Message) {
-	u.set(partitionKey{m.Topic, m.Partition}, m.HighWaterMark-(m.Offset+1)-1)
-}
-
-func (u *unreadRecords) set(key partitionKey, unread int64) {
+	key := partitionKey{m.Topic, m.Partition}
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	u.set(key, m.HighWaterMark-(m.Offset+1)-1)
+	delete(u.expected, key)
+	u.readAny = true
+}
+
+// forgetExpected drops the partitions of topic that were expected behind
+// and never read since, once this process reads others: it does not read
+// those. Before any record is read (a process still joining its group),
+// it forgets nothing.
+func (u *unreadRecords) forgetExpected(topic string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.readAny {
+		return
+	}
+	for k := range u.expected {
+		if k.topic == topic {
+			delete(u.behind, k)
+			delete(u.expected, k)
+		}
+	}
+}
+
+// set records a partition's unread records; the caller holds mu.
+func (u *unreadRecords) set(key partitionKey, unread int64) {
 	if unread > 0 {
 		u.behind[key] = unread
 	} else {
@@ -106,6 +138,12 @@ func (s *Service) awaitLabels(ctx context.Context) bool {
 			s.metrics.LabelsWaits.WithLabelValues("timeout").Inc()
 			s.log.Warn("solving before every label on the topic was read", "waited", s.cfg.Schedule.LabelsWait.String(),
 				"partitions", fmt.Sprint(lagging))
+			// A partition expected behind at the start and not read for
+			// a whole wait while others were is another process's (several
+			// in one group): it is not waited for again, nor counted in a
+			// backlog.
+			s.unread.forgetExpected(topic)
+			s.unread.forgetExpected(s.cfg.Kafka.Topics.Examples)
 			return true
 		case <-tick.C:
 			lagging = s.unread.lagging(topic)

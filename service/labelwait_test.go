@@ -166,3 +166,30 @@ func TestSolveWaitsForTheLabelsOfABacklog(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestUnreadForgetsPartitionsReadElsewhere: a partition expected behind
+// and never read, while others are, stops counting once forgotten; before
+// any record is read nothing is forgotten (the process may still be
+// joining its group).
+func TestUnreadForgetsPartitionsReadElsewhere(t *testing.T) {
+	u := newUnreadRecords()
+	u.expect(partitionKey{"labels", 0}, 0, 10)
+	u.expect(partitionKey{"labels", 1}, 0, 10)
+	u.expect(partitionKey{"examples", 0}, 0, 900)
+	u.forgetExpected("labels")
+	if got := u.lagging("labels"); !slices.Equal(got, []int{0, 1}) {
+		t.Fatalf("lagging %v after forgetting before any read, want [0 1]", got)
+	}
+	u.read(&kafka.Message{Topic: "labels", Partition: 1, Offset: 3, HighWaterMark: 10})
+	u.forgetExpected("labels")
+	if got := u.lagging("labels"); !slices.Equal(got, []int{1}) {
+		t.Fatalf("lagging %v, want [1]: partition 0 was never read, partition 1 is behind", got)
+	}
+	if n := u.total("examples"); n != 900 {
+		t.Fatalf("%d examples unread, want 900: only labels were forgotten", n)
+	}
+	u.forgetExpected("examples")
+	if n := u.total("examples"); n != 0 {
+		t.Fatalf("%d examples unread after forgetting, want 0", n)
+	}
+}
