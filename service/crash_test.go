@@ -282,11 +282,10 @@ func accuracyByEighth(first map[string]pipeline.Prediction, revealed map[string]
 // on crashes (on a loaded machine it ranged from 0.72 to 0.95 in either
 // run, against 0.965 to 1.000 for every later eighth). The kills start
 // once a snapshot has learned from that eighth, and stop at maxCrashKills:
-// the producer runs
-// longer on a slower machine, and without a cap the number of crashes, and
-// so the examples predicted by a restored model while a restarted process
-// catches up, grew with the load (16 kills cost 3 points on a machine
-// running 15 other jobs; 7 and 8 cost 0.2).
+// the producer runs longer on a slower machine, and without a cap the
+// number of crashes, and so the examples predicted by a restored model
+// while a restarted process catches up, grew with the load (16 kills cost
+// 3 points on a machine running 15 other jobs; 7 and 8 cost 0.2).
 func TestCrashSafety(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the crash test runs real processes; it runs without -short")
