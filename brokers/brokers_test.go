@@ -18,17 +18,25 @@ func startTestCluster(t *testing.T, cfg ClusterConfig) *Cluster {
 	return c
 }
 
-func TestEmbeddedClusterRoundTrip(t *testing.T) {
+// connectTestCluster starts an embedded cluster for the test, connects to
+// it and creates topics.
+func connectTestCluster(t *testing.T, ctx context.Context, topics ...Topic) *Connection {
+	t.Helper()
 	cluster := startTestCluster(t, ClusterConfig{})
 	conn, err := Config{Brokers: []string{Embedded}}.Connect(cluster.Addrs())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := conn.EnsureTopics(ctx, Topic{Name: "in", Partitions: 3}, Topic{Name: "snaps", Compacted: true}); err != nil {
+	if err := conn.EnsureTopics(ctx, topics...); err != nil {
 		t.Fatal(err)
 	}
+	return conn
+}
+
+func TestEmbeddedClusterRoundTrip(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn := connectTestCluster(t, ctx, Topic{Name: "in", Partitions: 3}, Topic{Name: "snaps", Compacted: true})
 	if err := conn.EnsureTopics(ctx, Topic{Name: "in", Partitions: 3}); err != nil {
 		t.Fatalf("ensuring an existing topic: %v", err)
 	}

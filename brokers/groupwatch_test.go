@@ -13,16 +13,9 @@ import (
 // partitions: the longest pause is that of one key, across partitions,
 // and records before since are left out.
 func TestLongestPause(t *testing.T) {
-	cluster := startTestCluster(t, ClusterConfig{})
-	conn, err := Config{Brokers: []string{Embedded}}.Connect(cluster.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := conn.EnsureTopics(ctx, Topic{Name: "out", Partitions: 2}); err != nil {
-		t.Fatal(err)
-	}
+	conn := connectTestCluster(t, ctx, Topic{Name: "out", Partitions: 2})
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	records := []struct {
@@ -59,16 +52,9 @@ func TestLongestPause(t *testing.T) {
 // TestGroupWatchCountsRebalances: a second member joining a stable group
 // of one is a rebalance, after which the group is stable with two.
 func TestGroupWatchCountsRebalances(t *testing.T) {
-	cluster := startTestCluster(t, ClusterConfig{})
-	conn, err := Config{Brokers: []string{Embedded}}.Connect(cluster.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := conn.EnsureTopics(ctx, Topic{Name: "in", Partitions: 2}); err != nil {
-		t.Fatal(err)
-	}
+	conn := connectTestCluster(t, ctx, Topic{Name: "in", Partitions: 2})
 	watch := conn.WatchGroup("g", 10*time.Millisecond)
 	watchCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})

@@ -18,16 +18,9 @@ import (
 // that is no snapshot's to the snapshot topic, and reads them back: the
 // newest complete one, one version by number, and a missing version.
 func TestReadSnapshots(t *testing.T) {
-	cluster := startTestCluster(t, ClusterConfig{})
-	conn, err := Config{Brokers: []string{Embedded}}.Connect(cluster.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := conn.EnsureTopics(ctx, Topic{Name: "snaps", Compacted: true}); err != nil {
-		t.Fatal(err)
-	}
+	conn := connectTestCluster(t, ctx, Topic{Name: "snaps", Compacted: true})
 	if _, ok, _, err := conn.ReadSnapshots(ctx, "snaps", "m"); err != nil || ok {
 		t.Fatalf("empty topic: ok %v, err %v", ok, err)
 	}
@@ -36,6 +29,7 @@ func TestReadSnapshots(t *testing.T) {
 	defer w.Close()
 	data := map[uint64][]byte{}
 	msgs := []kafka.Message{{Key: []byte("junk"), Value: []byte("not a snapshot")}}
+	var err error
 	for v := uint64(1); v <= 2; v++ {
 		if data[v], err = snapshot.Encode(&snapshot.Snapshot{Name: "m", Version: v}); err != nil {
 			t.Fatal(err)
@@ -112,16 +106,9 @@ func writeStamps(t *testing.T, ctx context.Context, conn *Connection, topic stri
 // newest epoch's, but a person naming it without an epoch
 // (ResolveVersion) is told the epochs instead.
 func TestVersionOfSeveralEpochs(t *testing.T) {
-	cluster := startTestCluster(t, ClusterConfig{})
-	conn, err := Config{Brokers: []string{Embedded}}.Connect(cluster.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := conn.EnsureTopics(ctx, Topic{Name: "history", Retention: time.Hour}, Topic{Name: "snaps", Compacted: true}); err != nil {
-		t.Fatal(err)
-	}
+	conn := connectTestCluster(t, ctx, Topic{Name: "history", Retention: time.Hour}, Topic{Name: "snaps", Compacted: true})
 	e := func(epoch, version uint64) snapshot.Stamp { return snapshot.Stamp{Epoch: epoch, Version: version} }
 	data := writeStamps(t, ctx, conn, "history", e(1, 5), e(2, 5), e(2, 6))
 	maps.Copy(data, writeStamps(t, ctx, conn, "snaps", e(3, 7)))
@@ -170,16 +157,9 @@ func TestVersionOfSeveralEpochs(t *testing.T) {
 // is found, the history topic's first, each is listed in order, and a
 // missing topic or version is told apart.
 func TestSnapshotHistory(t *testing.T) {
-	cluster := startTestCluster(t, ClusterConfig{})
-	conn, err := Config{Brokers: []string{Embedded}}.Connect(cluster.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := conn.EnsureTopics(ctx, Topic{Name: "history", Retention: 168 * time.Hour}, Topic{Name: "snaps", Compacted: true}); err != nil {
-		t.Fatal(err)
-	}
+	conn := connectTestCluster(t, ctx, Topic{Name: "history", Retention: 168 * time.Hour}, Topic{Name: "snaps", Compacted: true})
 	if err := conn.EnsureTopics(ctx, Topic{Name: "bad", Retention: time.Hour, Compacted: true}); err == nil {
 		t.Fatal("a compacted topic with a retention was created")
 	}

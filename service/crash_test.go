@@ -204,6 +204,41 @@ func produceStream(ctx context.Context, t *testing.T, addr string, n, rate int) 
 	return revealed, ids
 }
 
+// streamed is what produceStream wrote: every id, in order, and the true
+// labels of the revealed examples.
+type streamed struct {
+	revealed map[string]string
+	ids      []string
+}
+
+// produceInBackground runs produceStream in a goroutine of its own: the
+// stream comes on the channel once written; stop ends it early and waits
+// for the goroutine.
+func produceInBackground(ctx context.Context, t *testing.T, addr string, n, rate int) (<-chan streamed, func()) {
+	out := make(chan streamed, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		revealed, ids := produceStream(ctx, t, addr, n, rate)
+		out <- streamed{revealed, ids}
+	}()
+	return out, func() { cancel(); <-done }
+}
+
+// accuracyAfterWarmUp is the prequential accuracy of first past the first
+// eighth of the stream, where either run's accuracy depends on how much
+// arrives before its first model.
+func (s streamed) accuracyAfterWarmUp(first map[string]pipeline.Prediction) float64 {
+	afterWarmUp := map[string]string{}
+	for _, id := range s.ids[len(s.ids)/8:] {
+		if l, ok := s.revealed[id]; ok {
+			afterWarmUp[id] = l
+		}
+	}
+	return accuracy(first, afterWarmUp)
+}
+
 // firstPredictions reads the predictions topic and keeps the first
 // prediction of each example: the one made when it arrived. It may be
 // called from any goroutine.
@@ -336,19 +371,8 @@ func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 	defer cluster.Close()
 	addr := cluster.Addrs()[0]
 	dir := t.TempDir()
-	type result struct {
-		revealed map[string]string
-		ids      []string
-	}
-	produced := make(chan result, 1)
-	produceCtx, stopProducing := context.WithCancel(ctx)
-	producing := make(chan struct{})
-	go func() {
-		defer close(producing)
-		r, ids := produceStream(produceCtx, t, addr, n, rate)
-		produced <- result{r, ids}
-	}()
-	defer func() { stopProducing(); <-producing }()
+	produced, stopProducing := produceInBackground(ctx, t, addr, n, rate)
+	defer stopProducing()
 	conn, err := (brokers.Config{Brokers: []string{addr}}).Connect([]string{addr})
 	if err != nil {
 		return 0, err
@@ -361,7 +385,7 @@ func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 	fail := func(err error) (float64, error) {
 		return 0, fmt.Errorf("kill=%v: %w\nlast lines of %s:\n%s", kill, err, proc.log, proc.tail(20))
 	}
-	var res result
+	var res streamed
 	kills := 0
 	defer func() {
 		if kill {
@@ -432,13 +456,7 @@ func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 		return fail(fmt.Errorf("SIGTERM: the process exited with %v", proc.err))
 	}
 	t.Logf("kill=%v: accuracy by eighth of the stream: %s", kill, accuracyByEighth(first, res.revealed, res.ids))
-	afterWarmUp := map[string]string{}
-	for _, id := range res.ids[len(res.ids)/8:] {
-		if l, ok := res.revealed[id]; ok {
-			afterWarmUp[id] = l
-		}
-	}
-	return accuracy(first, afterWarmUp), nil
+	return res.accuracyAfterWarmUp(first), nil
 }
 
 // newestSnapshot returns the newest complete snapshot on the topic, the

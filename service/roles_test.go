@@ -83,26 +83,7 @@ func TestScorerFollowsSnapshots(t *testing.T) {
 	}
 	w := publish.NewSnapshotWriter(conn, "model-snapshots", publish.WriterConfig{MaxMessageBytes: 1 << 20})
 	defer w.Close()
-	publishAs := func(st snapshot.Stamp) {
-		snap, err := snapshot.Decode(newest.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		snap.Epoch, snap.Version = st.Epoch, st.Version
-		data, err := snapshot.Encode(snap)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Publish(ctx, "default", st, data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	inForce := func() snapshot.Stamp {
-		svc.roles.mu.Lock()
-		defer svc.roles.mu.Unlock()
-		return svc.roles.inForce
-	}
-	before := inForce()
+	before := svc.inForce()
 	if before != newest.Stamp() {
 		t.Fatalf("in force %v, the newest snapshot is %v", before, newest.Stamp())
 	}
@@ -116,11 +97,11 @@ func TestScorerFollowsSnapshots(t *testing.T) {
 		{snapshot.Stamp{Epoch: 3, Version: 2}, snapshot.Stamp{Epoch: 3, Version: 2}},   // the next solve
 	}
 	for _, step := range steps {
-		publishAs(step.st)
+		republish(t, ctx, w, newest, step.st)
 		waitFor(t, "the scorer to read "+step.st.String(), 30*time.Second, func() bool {
 			return svc.followed(step.st)
 		})
-		if got := inForce(); got != step.want {
+		if got := svc.inForce(); got != step.want {
 			t.Fatalf("after %v: in force %v, want %v", step.st, got, step.want)
 		}
 		ids := stream.write(t, ctx, 20)
@@ -241,15 +222,9 @@ func TestScorerObeysPin(t *testing.T) {
 	defer cancel()
 	stream := newStreamWriter(addrs, 6)
 	stream.write(t, ctx, 300)
-	trainer := startService(t, testConfig(t, addrs, "kafka.group=trainer", "kafka.topics.predictions=trainer-predictions"), testLogger(t))
-	stream.write(t, ctx, 300)
-	waitFor(t, "a snapshot", time.Minute, func() bool { return trainer.svc.Status().Snapshots > 0 })
-	if err := trainer.stop(); err != nil {
-		t.Fatal(err)
-	}
+	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
 	cfg := testConfig(t, addrs, "role=scorer")
-	scorer := startService(t, cfg, testLogger(t))
-	svc := scorer.svc
+	svc := startService(t, cfg, testLogger(t)).svc
 	<-svc.Started()
 	conn, err := cfg.Brokers().Connect(addrs)
 	if err != nil {
@@ -263,21 +238,10 @@ func TestScorerObeysPin(t *testing.T) {
 	pin(t, ctx, conn, cfg, pinned)
 	waitFor(t, "the pin obeyed", 30*time.Second, func() bool { st, ok := svc.pipe.Learner().Pinned(); return ok && st == newest.Stamp() })
 
-	snap, err := snapshot.Decode(newest.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	next := snapshot.Stamp{Epoch: newest.Epoch + 1, Version: pinned + 1}
-	snap.Epoch, snap.Version = next.Epoch, next.Version
-	data, err := snapshot.Encode(snap)
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := publish.NewSnapshotWriter(conn, "model-snapshots", publish.WriterConfig{MaxMessageBytes: 1 << 20})
 	defer w.Close()
-	if err := w.Publish(ctx, "default", next, data); err != nil {
-		t.Fatal(err)
-	}
+	republish(t, ctx, w, newest, next)
 	waitFor(t, "the newer snapshot followed", 30*time.Second, func() bool { return svc.followed(next) })
 	if _, st := svc.pipe.Learner().Scoring(); st != newest.Stamp() {
 		t.Fatalf("pinned to %v, %v scores", newest.Stamp(), st)
@@ -304,12 +268,7 @@ func TestScorerCatchesUpBeforeANewPartition(t *testing.T) {
 	defer cancel()
 	stream := newStreamWriter(addrs, 7)
 	stream.write(t, ctx, 300)
-	trainer := startService(t, testConfig(t, addrs, "kafka.group=trainer", "kafka.topics.predictions=trainer-predictions"), testLogger(t))
-	stream.write(t, ctx, 300)
-	waitFor(t, "a snapshot", time.Minute, func() bool { return trainer.svc.Status().Snapshots > 0 })
-	if err := trainer.stop(); err != nil {
-		t.Fatal(err)
-	}
+	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
 	cfg := testConfig(t, addrs, "role=scorer")
 	svc := startService(t, cfg, testLogger(t)).svc
 	<-svc.Started()
@@ -321,22 +280,11 @@ func TestScorerCatchesUpBeforeANewPartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := snapshot.Decode(newest.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := publish.NewSnapshotWriter(conn, "model-snapshots", publish.WriterConfig{MaxMessageBytes: 4096})
 	defer w.Close()
 	for i := range uint64(3) {
 		next := snapshot.Stamp{Epoch: newest.Epoch + 1, Version: newest.Version + 1 + i}
-		snap.Epoch, snap.Version = next.Epoch, next.Version
-		data, err := snapshot.Encode(snap)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Publish(ctx, "default", next, data); err != nil {
-			t.Fatal(err)
-		}
+		republish(t, ctx, w, newest, next)
 		svc.awaitSnapshots(100 + int(i))
 		if !svc.followed(next) {
 			t.Fatalf("caught up before the follower offered %v", next)
@@ -355,7 +303,7 @@ func TestScorerCatchesUpWhenAPartitionComesBack(t *testing.T) {
 	defer cancel()
 	stream := newStreamWriter(addrs, 7)
 	stream.write(t, ctx, 300)
-	trainSnapshots(t, ctx, addrs, stream, "all", 1)
+	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
 	catchUps := func(r *running) float64 { return testutil.ToFloat64(r.svc.metrics.CatchUps) }
 	// Records keep coming while the test waits, so that every partition
 	// has a first record in every generation.
@@ -402,22 +350,11 @@ func TestScorerPinsTheExactStamp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := snapshot.Decode(newest.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := publish.NewSnapshotWriter(conn, cfg.Kafka.Topics.Snapshots, publish.WriterConfig{MaxMessageBytes: 1 << 20})
 	defer w.Close()
 	v := newest.Version
 	for epoch := uint64(1); epoch <= 2; epoch++ {
-		snap.Epoch = epoch
-		data, err := snapshot.Encode(snap)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Publish(ctx, "default", snapshot.Stamp{Epoch: epoch, Version: v}, data); err != nil {
-			t.Fatal(err)
-		}
+		republish(t, ctx, w, newest, snapshot.Stamp{Epoch: epoch, Version: v})
 	}
 	e2 := snapshot.Stamp{Epoch: 2, Version: v}
 	waitFor(t, "epoch 2 in force", 30*time.Second, func() bool { return svc.inForce() == e2 })

@@ -335,21 +335,11 @@ func forgeLateSnapshot(t *testing.T, ctx context.Context, conn *brokers.Connecti
 	if err != nil || !ok {
 		t.Fatalf("newest snapshot: %v, %v", ok, err)
 	}
-	snap, err := snapshot.Decode(c.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap.Epoch, snap.Version = fenced, c.Version+100
-	data, err := snapshot.Encode(snap)
-	if err != nil {
-		t.Fatal(err)
-	}
+	late := snapshot.Stamp{Epoch: fenced, Version: c.Version + 100}
 	w := publish.NewSnapshotWriter(conn, "model-snapshots", publish.WriterConfig{MaxMessageBytes: 4096})
 	defer w.Close()
-	if err := w.Publish(ctx, snap.Name, snap.Stamp(), data); err != nil {
-		t.Fatal(err)
-	}
-	return snap.Stamp()
+	republish(t, ctx, w, c, late)
+	return late
 }
 
 // checkInForce checks that the (epoch, version) of the models a scorer

@@ -15,6 +15,7 @@ import (
 
 	"streamer/brokers"
 	"streamer/pipeline"
+	"streamer/publish"
 	"streamer/snapshot"
 )
 
@@ -31,6 +32,24 @@ func trainSnapshots(t *testing.T, ctx context.Context, addrs []string, stream *s
 		waitFor(t, fmt.Sprintf("snapshot %d", before+1), time.Minute, func() bool { return trainer.svc.Status().Snapshots > before })
 	}
 	if err := trainer.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// republish publishes the model of c again under stamp st, as the learner
+// of that term would have.
+func republish(t *testing.T, ctx context.Context, w *publish.SnapshotWriter, c snapshot.Complete, st snapshot.Stamp) {
+	t.Helper()
+	snap, err := snapshot.Decode(c.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.Epoch, snap.Version = st.Epoch, st.Version
+	data, err := snapshot.Encode(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Publish(ctx, snap.Name, st, data); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -85,19 +85,8 @@ func runTakeover(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 		return 0, err
 	}
 
-	type result struct {
-		revealed map[string]string
-		ids      []string
-	}
-	produced := make(chan result, 1)
-	produceCtx, stopProducing := context.WithCancel(ctx)
-	producing := make(chan struct{})
-	go func() {
-		defer close(producing)
-		r, ids := produceStream(produceCtx, t, addr, n, rate)
-		produced <- result{r, ids}
-	}()
-	defer func() { stopProducing(); <-producing }()
+	produced, stopProducing := produceInBackground(ctx, t, addr, n, rate)
+	defer stopProducing()
 	if kill {
 		err := poll(ctx, time.Minute, func() bool { return written(ctx, conn) >= n/4 && len(active.events("snapshot published")) > 0 })
 		if err != nil {
@@ -124,13 +113,7 @@ func runTakeover(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 		return 0, fmt.Errorf("kill=%v: %w", kill, err)
 	}
 	t.Logf("kill=%v: accuracy by eighth of the stream: %s", kill, accuracyByEighth(first, res.revealed, res.ids))
-	afterWarmUp := map[string]string{}
-	for _, id := range res.ids[len(res.ids)/8:] {
-		if l, ok := res.revealed[id]; ok {
-			afterWarmUp[id] = l
-		}
-	}
-	return accuracy(first, afterWarmUp), nil
+	return res.accuracyAfterWarmUp(first), nil
 }
 
 // written returns the number of records on the examples topic, 0 when it
