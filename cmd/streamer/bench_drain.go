@@ -1,7 +1,7 @@
 package main
 
 import (
-	"os"
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,16 +41,7 @@ service's start to its last commit: whether the drain was bound by the
 processors) and stop_seconds (from SIGTERM to the service's exit).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			exe, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			cfg.Executable = exe
-			rep, err := bench.Drain(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			return writeReport(cmd.OutOrStdout(), report, rep)
+			return runChildBench(cmd, &cfg.Executable, report, func(ctx context.Context) (any, error) { return bench.Drain(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()

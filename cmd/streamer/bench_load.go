@@ -1,7 +1,7 @@
 package main
 
 import (
-	"os"
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,16 +25,7 @@ its memory at each quarter of the run: with backpressure the memory stays
 bounded by the window and the queues while the producers run ahead.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			exe, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			cfg.Executable = exe
-			rep, err := bench.Load(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			return writeReport(cmd.OutOrStdout(), report, rep)
+			return runChildBench(cmd, &cfg.Executable, report, func(ctx context.Context) (any, error) { return bench.Load(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"os"
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,16 +33,7 @@ the predictions of an input partition from the first SIGTERM on. Every
 process shares the machine's cores with the broker.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			exe, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			cfg.Executable = exe
-			rep, err := bench.Scale(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			return writeReport(cmd.OutOrStdout(), report, rep)
+			return runChildBench(cmd, &cfg.Executable, report, func(ctx context.Context) (any, error) { return bench.Scale(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()

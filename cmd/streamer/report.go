@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"streamer/online"
@@ -45,4 +47,19 @@ func addParamFlags(f *pflag.FlagSet, p *online.Params) {
 	f.Float64Var(&p.NegativeCost, "cost-neg", 1, "cost of labeled negative rows (binary problems)")
 	f.Float64Var(&p.SRDelta, "sr-delta", 0.1, "δ of sr: weight of the kNN edges against the label block, in (0, 1]")
 	f.Float64Var(&p.SRGamma, "sr-gamma", 1, "γ of sr: weight of unlabeled rows in its ridge regressions, in (0, 1]; λ is the ridge α")
+}
+
+// runChildBench runs a benchmark that starts this executable as its child
+// processes (the path goes to *exe first) and writes its report.
+func runChildBench(cmd *cobra.Command, exe *string, path string, run func(context.Context) (any, error)) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("this executable's path: %w", err)
+	}
+	*exe = self
+	rep, err := run(cmd.Context())
+	if err != nil {
+		return err
+	}
+	return writeReport(cmd.OutOrStdout(), path, rep)
 }
