@@ -34,6 +34,9 @@ type handoff struct {
 // ran, and how many it kept for the window.
 type Sampling struct {
 	Offered, Kept uint64
+	// Dropped counts the examples, labeled or not, left in the queue
+	// when Run stopped: forgotten instead of inserted.
+	Dropped uint64
 }
 
 // KeptFraction returns Kept / Offered, 1 before any was offered.
@@ -66,7 +69,7 @@ func (h *handoff) offerUnlabeled(id string, it insertion, counts *sampleCounts) 
 	}
 }
 
-type sampleCounts struct{ offered, kept atomic.Uint64 }
+type sampleCounts struct{ offered, kept, dropped atomic.Uint64 }
 
 // unitHash maps an id to [0, 1), the same for every run: FNV-1a, whose
 // high bits vary little between short ids, then SplitMix64's finalizer.
@@ -84,9 +87,10 @@ func unitHash(id string) float64 {
 var ErrRunning = errors.New("learner already running")
 
 // Run inserts the examples Observe hands off into the window until ctx is
-// done; then Observe inserts inline again, and Run inserts what is left in
-// the queue before it returns. Without Run, Observe inserts inline, which
-// is deterministic (eval, replay, a restore before the stream starts).
+// done; then Observe inserts inline again, and Run drops what is left in
+// the queue before it returns (see stopHandoff). Without Run, Observe
+// inserts inline, which is deterministic (eval, replay, a restore before
+// the stream starts).
 func (l *Learner) Run(ctx context.Context) error {
 	l.mu.Lock()
 	if l.handoff != nil {
@@ -108,21 +112,44 @@ func (l *Learner) Run(ctx context.Context) error {
 }
 
 // stopHandoff makes Observe insert inline again, waits for the Observe
-// calls that were sending, and inserts what they left in the queue.
+// calls that were sending, and drops what they left in the queue: its
+// examples are forgotten, as if never observed, and the window counts as
+// changed. Inserting them would make a stop wait for the graph (a full
+// queue of 16,384 took 24 to 55 s) to fill a window that is about to be
+// left; a restart rebuilds it from the topics, queued rows included, and
+// solves again because the last model was not solved on them.
 func (l *Learner) stopHandoff(h *handoff) {
 	l.mu.Lock()
 	l.handoff = nil
 	l.mu.Unlock()
 	close(h.stopped)
 	h.senders.Wait()
+	var dropped []uint64
 	for {
 		select {
 		case it := <-h.queue:
-			l.take(it)
+			if it.barrier != nil {
+				close(it.barrier)
+				continue
+			}
+			dropped = append(dropped, it.key)
 		default:
+			l.drop(dropped...)
 			return
 		}
 	}
+}
+
+// drop forgets examples admitted for the window that never reached it.
+func (l *Learner) drop(keys ...uint64) {
+	if len(keys) == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.forget(keys)
+	l.changed = true
+	l.sampled.dropped.Add(uint64(len(keys)))
 }
 
 func (l *Learner) take(it insertion) {
@@ -133,8 +160,8 @@ func (l *Learner) take(it insertion) {
 	l.insertAndForget(it)
 }
 
-// Flush waits until every example handed off before it is in the window
-// (at once when Run is not running).
+// Flush waits until every example handed off before it is in the window,
+// or dropped because Run stopped (at once when Run is not running).
 func (l *Learner) Flush(ctx context.Context) error {
 	l.mu.Lock()
 	h := l.handoff
@@ -150,7 +177,7 @@ func (l *Learner) Flush(ctx context.Context) error {
 		h.senders.Done()
 	case <-h.stopped:
 		h.senders.Done()
-		return nil // stopHandoff inserts everything before it returns
+		return nil // stopHandoff empties the queue before it returns
 	case <-ctx.Done():
 		h.senders.Done()
 		return ctx.Err()
@@ -168,5 +195,5 @@ func (l *Learner) Flush(ctx context.Context) error {
 // Sampling returns the counts of unlabeled examples offered and kept while
 // Run ran.
 func (l *Learner) Sampling() Sampling {
-	return Sampling{Offered: l.sampled.offered.Load(), Kept: l.sampled.kept.Load()}
+	return Sampling{Offered: l.sampled.offered.Load(), Kept: l.sampled.kept.Load(), Dropped: l.sampled.dropped.Load()}
 }

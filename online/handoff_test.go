@@ -149,8 +149,8 @@ func TestHandoffSampleFraction(t *testing.T) {
 }
 
 // TestHandoffConcurrent runs Observe, Label, Predict and Solve beside the
-// goroutine of Run (for -race), then stops Run and checks that every
-// example handed off reached the window.
+// goroutine of Run (for -race), then checks that every example handed off
+// reached the window.
 func TestHandoffConcurrent(t *testing.T) {
 	l := handoffLearner(t, 64, 0)
 	stopRun := startRun(t, l)
@@ -185,6 +185,9 @@ func TestHandoffConcurrent(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+	if err := l.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	stopRun()
 	n, _ := l.WindowSize()
 	if s := l.Sampling(); n != int(s.Kept)+150 {
@@ -231,5 +234,65 @@ func TestHandedOffRowsTriggerASolve(t *testing.T) {
 	}
 	if rep.Window != 60 {
 		t.Errorf("the solve saw %d rows, want 60", rep.Window)
+	}
+}
+
+// TestHandoffStopDropsTheQueue stops Run while the window is busy: the
+// examples still queued, labeled or not, are forgotten instead of
+// inserted, counted, and leave the window changed, so that a snapshot
+// taken then does not claim its model was solved on the window a restart
+// rebuilds (which holds them).
+func TestHandoffStopDropsTheQueue(t *testing.T) {
+	l := handoffLearner(t, 64, 0)
+	xs, cs := synth.Clusters(synth.ClusterConfig{Points: 40, Dim: 4, Clusters: 2, Spread: 0.3, Seed: 5})
+	for i := range 20 { // inline, before Run
+		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), xs[i], fmt.Sprint(cs[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := l.Solve(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if l.Changed() {
+		t.Fatal("changed right after a solve")
+	}
+	stop := startRun(t, l)
+	l.winMu.Lock() // the goroutine of Run cannot insert
+	for i := 20; i < 40; i++ {
+		label := ""
+		if i%2 == 0 {
+			label = fmt.Sprint(cs[i])
+		}
+		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), xs[i], label); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	time.Sleep(20 * time.Millisecond) // let Run take one row and block on the window
+	l.winMu.Unlock()
+	<-stopped
+	// Run may take a few more rows before it sees the stop (its select
+	// picks among ready cases at random); all 19 is a chance of 2^-19.
+	n, labeled := l.WindowSize()
+	dropped := l.Sampling().Dropped
+	if n+int(dropped) != 40 || dropped == 0 {
+		t.Fatalf("window %d rows and %d dropped at the stop; want 40 in all, some dropped", n, dropped)
+	}
+	known, knownLabeled := 0, 0
+	for i := 20; i < 40; i++ {
+		if l.Contains(fmt.Sprint(i)) {
+			known++
+			knownLabeled += 1 - i%2
+		}
+	}
+	if known != n-20 || labeled != 20+knownLabeled {
+		t.Errorf("the learner knows %d of the queued examples (%d labeled); the window holds %d of them (%d labeled)", known, knownLabeled, n-20, labeled-20)
+	}
+	if !l.Changed() {
+		t.Error("the window counts as unchanged though queued rows were dropped")
+	}
+	if _, err := l.Observe("after", time.Unix(40, 0), xs[0], ""); err != nil || !l.Contains("after") {
+		t.Errorf("after the stop, Observe inserts inline: err %v", err)
 	}
 }

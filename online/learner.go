@@ -25,7 +25,7 @@ type LearnerConfig struct {
 	// Params are the solver's hyper-parameters.
 	Params Params
 	// Queue bounds the hand-off of examples from Observe to Run's
-	// goroutine, which inserts them into the window; 0 means 4096.
+	// goroutine, which inserts them into the window; 0 means 20000.
 	Queue int
 	// Sample is the fraction of unlabeled examples the window takes while
 	// Run runs, chosen by a hash of the id; 0 means all that the hand-off
@@ -49,7 +49,7 @@ func (c LearnerConfig) withDefaults() LearnerConfig {
 		c.SolveLabels = 20
 	}
 	if c.Queue <= 0 {
-		c.Queue = 4096
+		c.Queue = 20000
 	}
 	c.Params = c.Params.withDefaults()
 	return c
@@ -189,7 +189,7 @@ func (l *Learner) Observe(id string, ts time.Time, v vector.Vector, label string
 	select {
 	case h.queue <- item:
 	case <-h.stopped:
-		l.insertAndForget(item)
+		l.drop(item.key)
 	}
 	return nil, nil
 }

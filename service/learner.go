@@ -126,7 +126,7 @@ func (s *Service) learn(ctx context.Context, term *lease.Term) error {
 	if s.history != nil {
 		s.closeAll(s.history)
 	}
-	s.log.Info("stopped", "examples", s.pipe.Stats().Examples)
+	s.logStopped()
 	if lost != nil {
 		return fmt.Errorf("%w: %w", errLeaseLost, lost)
 	}

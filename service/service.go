@@ -241,6 +241,7 @@ func (s *Service) stream(ctx context.Context) error {
 		s.log.Warn("consumer reader created again", "reason", reason)
 	}
 	stopSolver()
+	wg.Wait() // the hand-off stopped: the snapshot knows what it dropped
 	if s.learns() {
 		s.finalSnapshot(drain, snaps)
 	}
@@ -248,11 +249,10 @@ func (s *Service) stream(ctx context.Context) error {
 	if s.history != nil {
 		s.closeAll(s.history)
 	}
-	wg.Wait()
 	if drain.Err() != nil {
 		s.log.Warn("shutdown deadline passed before every batch was written; the rest will be redelivered")
 	}
-	s.log.Info("stopped", "examples", s.pipe.Stats().Examples)
+	s.logStopped()
 	return nil
 }
 

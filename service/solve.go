@@ -156,3 +156,14 @@ func (s *Service) finalSnapshot(ctx context.Context, w *publish.SnapshotWriter) 
 		s.log.Warn("final snapshot not published", "error", err)
 	}
 }
+
+// logStopped logs the end of a run: the examples read and, when the
+// learner stopped with examples still queued for its window, how many it
+// dropped (a restart rebuilds them from the topics).
+func (s *Service) logStopped() {
+	args := []any{"examples", s.pipe.Stats().Examples}
+	if d := s.pipe.Learner().Sampling().Dropped; d > 0 {
+		args = append(args, "dropped_from_window_queue", d)
+	}
+	s.log.Info("stopped", args...)
+}
