@@ -28,13 +28,18 @@ import (
 // another; forgetExpected drops it. It is safe for concurrent use.
 type unreadRecords struct {
 	mu       sync.Mutex
-	behind   map[partitionKey]int64 // records on the brokers not read yet, where some are
-	expected map[partitionKey]bool  // of those, the partitions not read since expect
-	readAny  bool                   // some record was read
+	behind   map[partitionKey]int64     // records on the brokers not read yet, where some are
+	expected map[partitionKey]bool      // of those, the partitions not read since expect
+	lastTime map[partitionKey]time.Time // timestamp of the last record read
+	newest   map[string]time.Time       // per topic, the newest timestamp read
+	readAny  bool                       // some record was read
 }
 
 func newUnreadRecords() *unreadRecords {
-	return &unreadRecords{behind: map[partitionKey]int64{}, expected: map[partitionKey]bool{}}
+	return &unreadRecords{
+		behind: map[partitionKey]int64{}, expected: map[partitionKey]bool{},
+		lastTime: map[partitionKey]time.Time{}, newest: map[string]time.Time{},
+	}
 }
 
 // expect records that a partition will be read from next and that its
@@ -43,6 +48,7 @@ func (u *unreadRecords) expect(key partitionKey, next, end int64) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.set(key, end-next)
+	delete(u.lastTime, key)
 	if end > next {
 		u.expected[key] = true
 	}
@@ -58,6 +64,10 @@ func (u *unreadRecords) read(m *kafka.Message) {
 	u.set(key, m.HighWaterMark-(m.Offset+1)-1)
 	delete(u.expected, key)
 	u.readAny = true
+	u.lastTime[key] = m.Time
+	if m.Time.After(u.newest[m.Topic]) {
+		u.newest[m.Topic] = m.Time
+	}
 }
 
 // forgetExpected drops the partitions of topic that were expected behind
@@ -87,16 +97,25 @@ func (u *unreadRecords) set(key partitionKey, unread int64) {
 	}
 }
 
-// lagging returns the partitions of topic with records not read yet, in
-// order.
-func (u *unreadRecords) lagging(topic string) []int {
+// behindOf returns the partitions of topic, in order, that have records
+// not read yet and were not read up to the newest record read of other:
+// never read, or last read at an earlier timestamp. A backlog read in step
+// (a drain, a replay) keeps every partition lagging until its end, but
+// its labels are read as far as its examples; a catch-up that read the
+// examples ahead of the labels leaves them behind.
+func (u *unreadRecords) behindOf(topic, other string) []int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	newest := u.newest[other]
 	var out []int
 	for k := range u.behind {
-		if k.topic == topic {
-			out = append(out, k.partition)
+		if k.topic != topic {
+			continue
 		}
+		if last, read := u.lastTime[k]; read && !last.Before(newest) {
+			continue
+		}
+		out = append(out, k.partition)
 	}
 	slices.Sort(out)
 	return out
@@ -115,13 +134,17 @@ func (u *unreadRecords) total(topic string) int64 {
 	return n
 }
 
-// awaitLabels waits until no labels partition has records left to read,
-// or schedule.labels_wait has passed, or ctx ended; it reports whether ctx
-// is still running. A live stream has its labels read within a fetch or
-// two: the wait is for catch-ups.
+// awaitLabels waits until every labels partition is read to its end or
+// as far in time as the newest example read (the labels a live stream
+// would have brought by then), or schedule.labels_wait has passed, or ctx
+// ended; it reports whether ctx is still running. A live stream has its
+// labels read within a fetch or two, and a backlog read in step has them
+// read as far as its examples: the wait is for catch-ups that read the
+// examples ahead. Timestamps are the records' (producer or broker time):
+// labels stamped earlier than their examples shorten the wait.
 func (s *Service) awaitLabels(ctx context.Context) bool {
-	topic := s.cfg.Kafka.Topics.Labels
-	lagging := s.unread.lagging(topic)
+	topic, examples := s.cfg.Kafka.Topics.Labels, s.cfg.Kafka.Topics.Examples
+	lagging := s.unread.behindOf(topic, examples)
 	if len(lagging) == 0 || s.cfg.Schedule.LabelsWait == 0 {
 		return true
 	}
@@ -146,7 +169,7 @@ func (s *Service) awaitLabels(ctx context.Context) bool {
 			s.unread.forgetExpected(s.cfg.Kafka.Topics.Examples)
 			return true
 		case <-tick.C:
-			lagging = s.unread.lagging(topic)
+			lagging = s.unread.behindOf(topic, examples)
 		}
 	}
 	s.metrics.LabelsWaits.WithLabelValues("read").Inc()

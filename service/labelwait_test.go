@@ -13,9 +13,10 @@ import (
 	"streamer/brokers/brokerstest"
 )
 
-// TestUnreadRecords: a partition is behind from what was expected of it
-// until a record read says its fetch reached the high watermark (up to
-// one record, a transaction's commit marker); topics count apart.
+// TestUnreadRecords: a partition's unread records come from the end seen
+// before its first record, then from each record's high watermark; a
+// labels partition is behind while it has some and its last record read
+// is older than the newest example read.
 func TestUnreadRecords(t *testing.T) {
 	u := newUnreadRecords()
 	labels := func(p int) partitionKey { return partitionKey{"labels", p} }
@@ -23,31 +24,34 @@ func TestUnreadRecords(t *testing.T) {
 	u.expect(labels(1), 20, 20)
 	u.expect(labels(2), 5, 9)
 	u.expect(partitionKey{"examples", 0}, 100, 700)
-	if got := u.lagging("labels"); !slices.Equal(got, []int{0, 2}) {
-		t.Fatalf("lagging %v after expect, want [0 2]", got)
+	behind := func(want ...int) {
+		t.Helper()
+		if got := u.behindOf("labels", "examples"); !slices.Equal(got, want) {
+			t.Fatalf("labels partitions behind %v, want %v", got, want)
+		}
 	}
-	read := func(topic string, p int, offset, hwm int64) {
-		u.read(&kafka.Message{Topic: topic, Partition: p, Offset: offset, HighWaterMark: hwm})
+	behind(0, 2) // never read
+	read := func(topic string, p int, offset, hwm int64, at int64) {
+		u.read(&kafka.Message{Topic: topic, Partition: p, Offset: offset, HighWaterMark: hwm, Time: time.Unix(at, 0)})
 	}
-	read("labels", 0, 15, 20)
-	read("labels", 2, 7, 9) // the last record before a commit marker
-	if got := u.lagging("labels"); !slices.Equal(got, []int{0}) {
-		t.Fatalf("lagging %v, want [0]", got)
+	read("examples", 0, 100, 700, 50)
+	read("labels", 0, 15, 20, 40)
+	read("labels", 2, 7, 9, 41) // the last record before a commit marker
+	behind(0)
+	read("labels", 0, 16, 20, 50) // as far in time as the examples
+	behind()
+	read("examples", 0, 300, 700, 60)
+	behind(0)
+	read("labels", 0, 19, 20, 55) // read to its end
+	behind()
+	read("labels", 1, 20, 30, 56) // a burst arrived: behind again
+	behind(1)
+	if n := u.total("examples"); n != 398 {
+		t.Fatalf("%d examples unread, want 398", n)
 	}
-	read("labels", 0, 19, 20)
-	if got := u.lagging("labels"); len(got) != 0 {
-		t.Fatalf("lagging %v after the last records, want none", got)
-	}
-	read("labels", 1, 20, 30) // a burst arrived: behind again
-	if got := u.lagging("labels"); !slices.Equal(got, []int{1}) {
-		t.Fatalf("lagging %v, want [1]", got)
-	}
-	if n := u.total("examples"); n != 600 {
-		t.Fatalf("%d examples unread, want 600", n)
-	}
-	read("examples", 1, 40, 142)
-	if n := u.total("examples"); n != 700 {
-		t.Fatalf("%d examples unread, want 700", n)
+	read("examples", 1, 40, 142, 61)
+	if n := u.total("examples"); n != 498 {
+		t.Fatalf("%d examples unread, want 498", n)
 	}
 }
 
@@ -150,7 +154,7 @@ func TestSolveWaitsForTheLabelsOfABacklog(t *testing.T) {
 			t.Fatalf("solved (version %d) with the labels of the backlog unread", v)
 		}
 	}
-	if len(svc2.unread.lagging("labels")) == 0 {
+	if len(svc2.unread.behindOf("labels", "examples")) == 0 {
 		t.Fatal("no labels partition behind while its fetches are held")
 	}
 	close(release)
@@ -177,13 +181,14 @@ func TestUnreadForgetsPartitionsReadElsewhere(t *testing.T) {
 	u.expect(partitionKey{"labels", 1}, 0, 10)
 	u.expect(partitionKey{"examples", 0}, 0, 900)
 	u.forgetExpected("labels")
-	if got := u.lagging("labels"); !slices.Equal(got, []int{0, 1}) {
-		t.Fatalf("lagging %v after forgetting before any read, want [0 1]", got)
+	if got := u.behindOf("labels", "examples"); !slices.Equal(got, []int{0, 1}) {
+		t.Fatalf("behind %v after forgetting before any read, want [0 1]", got)
 	}
-	u.read(&kafka.Message{Topic: "labels", Partition: 1, Offset: 3, HighWaterMark: 10})
+	u.read(&kafka.Message{Topic: "examples", Partition: 1, Offset: 0, HighWaterMark: 2, Time: time.Unix(20, 0)})
+	u.read(&kafka.Message{Topic: "labels", Partition: 1, Offset: 3, HighWaterMark: 10, Time: time.Unix(10, 0)})
 	u.forgetExpected("labels")
-	if got := u.lagging("labels"); !slices.Equal(got, []int{1}) {
-		t.Fatalf("lagging %v, want [1]: partition 0 was never read, partition 1 is behind", got)
+	if got := u.behindOf("labels", "examples"); !slices.Equal(got, []int{1}) {
+		t.Fatalf("behind %v, want [1]: partition 0 was never read, partition 1 is behind", got)
 	}
 	if n := u.total("examples"); n != 900 {
 		t.Fatalf("%d examples unread, want 900: only labels were forgotten", n)
