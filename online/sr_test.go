@@ -415,3 +415,106 @@ func TestSRNeedsGraph(t *testing.T) {
 		t.Fatal("sr without a graph: no error")
 	}
 }
+
+// sparseSRWindow returns rows [lo, hi) of text-like rows as a window with
+// its exact cosine kNN graph, keyed by row index; rows of 2^12 features,
+// the class is the topic modulo 4, and every tenth row is labeled.
+func sparseSRWindow(t *testing.T, text synth.SparseText, lo, hi int) TrainData {
+	t.Helper()
+	rows := text.Rows[lo:hi]
+	keys := make([]uint64, 0, hi-lo)
+	labels := make([]string, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		keys = append(keys, uint64(i))
+		label := ""
+		if i%10 == 0 {
+			label = fmt.Sprint(text.Topics[i] % 4)
+		}
+		labels = append(labels, label)
+	}
+	view, err := anngraph.Build(rows, anngraph.Config{MaxExamples: len(rows), K: 10, Metric: anngraph.Cosine, Exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lap, err := view.Laplacian(anngraph.LaplacianConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return TrainData{X: NewMatrix(rows, 1<<12), Labels: labels, Keys: keys, Laplacian: lap, Graph: lap, Rows: rows}
+}
+
+// TestSRDualsReproduceTheWeights checks the warm state of a sparse SR
+// model: at the optimum of each ridge regression the weights are the sum
+// of the rows weighted by their dual coefficients, a = Σ c_i x̃_i (the
+// bias's row entry is 1).
+func TestSRDualsReproduceTheWeights(t *testing.T) {
+	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 400, Dim: 1 << 12, NNZ: 30, Topics: 8, Seed: 3})
+	data := sparseSRWindow(t, text, 0, 400)
+	params := Params{Algorithm: SR, Tolerances: Tolerances{Spectral: 1e-11}}
+	m, _, err := Train(context.Background(), data, params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := m.Spectral
+	if sp == nil || sp.Responses != len(m.Problems) || len(sp.Duals) != len(sp.Keys)*sp.Responses {
+		t.Fatalf("no dual coefficients kept for %d responses", len(m.Problems))
+	}
+	for k, p := range m.Problems {
+		c := make([]float64, len(sp.Keys))
+		var bias float64
+		for i := range c {
+			c[i] = sp.Duals[i*sp.Responses+k]
+			bias += c[i]
+		}
+		a := make([]float64, 1<<12)
+		for i, x := range data.Rows {
+			x.AddScaledTo(a, c[i])
+		}
+		a = append(a, bias)
+		var diff, norm2 float64
+		for j, w := range p.W {
+			diff += (w - a[j]) * (w - a[j])
+			norm2 += w * w
+		}
+		if math.Sqrt(diff) > 1e-6*math.Sqrt(norm2) {
+			t.Errorf("response %d: ‖a - Σ c_i x̃_i‖ = %.3g, ‖a‖ = %.3g", k, math.Sqrt(diff), math.Sqrt(norm2))
+		}
+	}
+}
+
+// TestSRSparseWarmStartAfterSlide checks the warm start of the regressions
+// on a sparse window (CGLS per response): after 2% of the rows slide, a
+// re-solve from the dual coefficients of the rows still in the window
+// takes fewer CGLS iterations than a cold one and classifies alike. (A
+// start from the last weights took more than a cold solve: it keeps the
+// rows that left, which only the ridge term pulls out.)
+func TestSRSparseWarmStartAfterSlide(t *testing.T) {
+	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 620, Dim: 1 << 12, NNZ: 30, Topics: 8, Seed: 5})
+	params := Params{Algorithm: SR}
+	first, _, err := Train(context.Background(), sparseSRWindow(t, text, 0, 600), params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := sparseSRWindow(t, text, 12, 612)
+	cold, coldSt, err := Train(context.Background(), next, params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm, warmSt, err := Train(context.Background(), next, params, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("CGLS iterations: cold %d, warm %d", coldSt.CGLSIters, warmSt.CGLSIters)
+	if warmSt.CGLSIters >= coldSt.CGLSIters {
+		t.Errorf("warm regressions took %d CGLS iterations, cold %d", warmSt.CGLSIters, coldSt.CGLSIters)
+	}
+	agree := 0
+	for _, x := range next.Rows {
+		if cold.Classes[cold.Predict(x).Class] == warm.Classes[warm.Predict(x).Class] {
+			agree++
+		}
+	}
+	if agree < len(next.Rows)*99/100 {
+		t.Errorf("warm and cold models agree on %d of %d rows", agree, len(next.Rows))
+	}
+}
