@@ -37,6 +37,8 @@ type Sampling struct {
 	// Dropped counts the examples, labeled or not, left in the queue
 	// when Run stopped: forgotten instead of inserted.
 	Dropped uint64
+	// Paused is the time Run paused so that inserts took their share.
+	Paused time.Duration
 }
 
 // KeptFraction returns Kept / Offered, 1 before any was offered.
@@ -69,7 +71,7 @@ func (h *handoff) offerUnlabeled(id string, it insertion, counts *sampleCounts) 
 	}
 }
 
-type sampleCounts struct{ offered, kept, dropped atomic.Uint64 }
+type sampleCounts struct{ offered, kept, dropped, paused atomic.Uint64 }
 
 // unitHash maps an id to [0, 1), the same for every run: FNV-1a, whose
 // high bits vary little between short ids, then SplitMix64's finalizer.
@@ -91,7 +93,15 @@ var ErrRunning = errors.New("learner already running")
 // the queue before it returns (see stopHandoff). Without Run, Observe
 // inserts inline, which is deterministic (eval, replay, a restore before
 // the stream starts).
-func (l *Learner) Run(ctx context.Context) error {
+//
+// share, when not nil, says what fraction of the time the inserts may
+// take now (1 or more: all of it): Run pauses after each paceQuantum of
+// inserts so that they take that share, unless the queue is three
+// quarters full, where labeled examples would soon wait for room and
+// scoring with them. A service behind a backlog passes its
+// schedule.insert_share, so that the graph does not take a core from
+// scoring it.
+func (l *Learner) Run(ctx context.Context, share func() float64) error {
 	l.mu.Lock()
 	if l.handoff != nil {
 		l.mu.Unlock()
@@ -100,15 +110,51 @@ func (l *Learner) Run(ctx context.Context) error {
 	h := &handoff{queue: make(chan insertion, l.cfg.Queue), stopped: make(chan struct{}), sample: l.cfg.Sample}
 	l.handoff = h
 	l.mu.Unlock()
+	var busy time.Duration
 	for {
 		select {
 		case it := <-h.queue:
+			start := time.Now()
 			l.take(it)
+			if busy += time.Since(start); busy < paceQuantum {
+				continue
+			}
+			pause := h.pause(busy, share)
+			busy = 0
+			if pause == 0 {
+				continue
+			}
+			l.sampled.paused.Add(uint64(pause))
+			select {
+			case <-time.After(pause):
+			case <-ctx.Done():
+				l.stopHandoff(h)
+				return nil
+			}
 		case <-ctx.Done():
 			l.stopHandoff(h)
 			return nil
 		}
 	}
+}
+
+// paceQuantum is the insert time after which Run considers a pause: long
+// enough that timers are accurate, short enough that a pause (three
+// quanta at a share of 1/4) delays a labeled example little.
+const paceQuantum = 10 * time.Millisecond
+
+// pause returns how long Run waits after inserts that took busy so that
+// they take share() of the time: busy·(1 − share)/share; 0 without share,
+// at a share of 1 or more, or when the queue is three quarters full.
+func (h *handoff) pause(busy time.Duration, share func() float64) time.Duration {
+	if share == nil || 4*len(h.queue) >= 3*cap(h.queue) {
+		return 0
+	}
+	f := share()
+	if f >= 1 || f <= 0 {
+		return 0
+	}
+	return time.Duration(float64(busy) * (1 - f) / f)
 }
 
 // stopHandoff makes Observe insert inline again, waits for the Observe
@@ -195,5 +241,8 @@ func (l *Learner) Flush(ctx context.Context) error {
 // Sampling returns the counts of unlabeled examples offered and kept while
 // Run ran.
 func (l *Learner) Sampling() Sampling {
-	return Sampling{Offered: l.sampled.offered.Load(), Kept: l.sampled.kept.Load(), Dropped: l.sampled.dropped.Load()}
+	return Sampling{
+		Offered: l.sampled.offered.Load(), Kept: l.sampled.kept.Load(), Dropped: l.sampled.dropped.Load(),
+		Paused: time.Duration(l.sampled.paused.Load()),
+	}
 }

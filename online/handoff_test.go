@@ -30,7 +30,7 @@ func startRun(t *testing.T, l *Learner) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- l.Run(ctx) }()
+	go func() { done <- l.Run(ctx, nil) }()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -294,5 +294,70 @@ func TestHandoffStopDropsTheQueue(t *testing.T) {
 	}
 	if _, err := l.Observe("after", time.Unix(40, 0), xs[0], ""); err != nil || !l.Contains("after") {
 		t.Errorf("after the stop, Observe inserts inline: err %v", err)
+	}
+}
+
+// TestHandoffPause checks the pacing of inserts: a share s of the time
+// means a pause of busy·(1 − s)/s, none without a share, at a share of 1,
+// or when the queue is three quarters full (labeled examples would wait).
+func TestHandoffPause(t *testing.T) {
+	h := &handoff{queue: make(chan insertion, 8)}
+	quarter := func() float64 { return 0.25 }
+	if got := h.pause(10*time.Millisecond, quarter); got != 30*time.Millisecond {
+		t.Errorf("pause at a share of 1/4 after 10ms: %v, want 30ms", got)
+	}
+	if got := h.pause(10*time.Millisecond, nil); got != 0 {
+		t.Errorf("pause without a share: %v", got)
+	}
+	if got := h.pause(10*time.Millisecond, func() float64 { return 1 }); got != 0 {
+		t.Errorf("pause at a share of 1: %v", got)
+	}
+	for range 6 {
+		h.queue <- insertion{}
+	}
+	if got := h.pause(10*time.Millisecond, quarter); got != 0 {
+		t.Errorf("pause with the queue three quarters full: %v", got)
+	}
+}
+
+// TestHandoffPacedRunInsertsEverything runs Run at a share of 1/10 while
+// examples arrive: the inserts pause (the pauses are counted), and every
+// example handed off still reaches the window.
+func TestHandoffPacedRunInsertsEverything(t *testing.T) {
+	l := handoffLearner(t, 4096, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx, func() float64 { return 0.1 }) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		l.mu.Lock()
+		running := l.handoff != nil
+		l.mu.Unlock()
+		if running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Run did not start")
+		}
+	}
+	xs, cs := synth.Clusters(synth.ClusterConfig{Points: 600, Dim: 4, Clusters: 2, Spread: 0.3, Seed: 6})
+	for i, x := range xs {
+		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), x, fmt.Sprint(cs[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := l.WindowSize(); n != len(xs) {
+		t.Errorf("window holds %d of %d labeled examples", n, len(xs))
+	}
+	if l.Sampling().Paused == 0 {
+		t.Error("no pause at a share of 1/10")
 	}
 }

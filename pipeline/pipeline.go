@@ -272,8 +272,11 @@ func (p *Pipeline) RestoreLabel(l ingest.Label, src Source) {
 // Run hands the learner's window insertions (the kNN graph's) to a
 // goroutine of its own until ctx is done, so that scoring and publishing
 // never wait for them (online.Learner.Run). Without it every example is
-// inserted before Example returns, as eval and replay need.
-func (p *Pipeline) Run(ctx context.Context) error { return p.learner.Run(ctx) }
+// inserted before Example returns, as eval and replay need. share paces
+// the inserts (online.Learner.Run); nil does not.
+func (p *Pipeline) Run(ctx context.Context, share func() float64) error {
+	return p.learner.Run(ctx, share)
+}
 
 // Flush waits until the examples handed to the learner are in its window.
 func (p *Pipeline) Flush(ctx context.Context) error { return p.learner.Flush(ctx) }

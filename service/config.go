@@ -177,6 +177,9 @@ type ScheduleConfig struct {
 	// the examples are backlogged: after a solve, the next waits until it
 	// is the share of the time since the last one began (service/pace.go).
 	SolveShare float64 `mapstructure:"solve_share"`
+	// InsertShare bounds, the same way, the fraction of the time the
+	// learner inserts into the window (online.Learner.Run).
+	InsertShare float64 `mapstructure:"insert_share"`
 	// LabelsWait bounds how long a due solve waits for label records on
 	// the brokers not read yet (service/labelwait.go); 0 does not wait.
 	LabelsWait time.Duration `mapstructure:"labels_wait"`
@@ -390,6 +393,7 @@ func (c Config) Validate() error {
 		{c.Schedule.SolveLabels > 0, "schedule.solve_labels", "must be > 0"},
 		{c.Schedule.SolveInterval > 0, "schedule.solve_interval", "must be > 0"},
 		{c.Schedule.SolveShare > 0 && c.Schedule.SolveShare <= 1, "schedule.solve_share", "must be in (0, 1]"},
+		{c.Schedule.InsertShare > 0 && c.Schedule.InsertShare <= 1, "schedule.insert_share", "must be in (0, 1]"},
 		{c.Schedule.LabelsWait >= 0, "schedule.labels_wait", "must be >= 0"},
 		{c.Snapshot.EverySolves > 0, "snapshot.every_solves", "must be > 0"},
 		{c.Snapshot.Every > 0, "snapshot.every", "must be > 0"},

@@ -107,7 +107,7 @@ func (s *Service) learn(ctx context.Context, term *lease.Term) error {
 	wg.Go(func() { s.solveLoop(solveCtx, trigger, snaps) })
 	wg.Go(func() { s.followPins(solveCtx) })
 	wg.Go(func() {
-		if err := s.pipe.Run(solveCtx); err != nil {
+		if err := s.pipe.Run(solveCtx, s.insertShare); err != nil {
 			s.log.Error("learner hand-off", "err", err)
 		}
 	})

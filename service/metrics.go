@@ -147,8 +147,12 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		Name: "streamer_window_kept_ratio",
 		Help: "Fraction of the unlabeled examples handed to the learner since start that entered its window (window.sample; labeled examples always do); 1 before any.",
 	}, func() float64 { return pipe.Learner().Sampling().KeptFraction() })
+	paused := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "streamer_window_insert_paused_seconds_total",
+		Help: "Time the learner paused its window inserts behind a backlog so that they took schedule.insert_share of the time.",
+	}, func() float64 { return pipe.Learner().Sampling().Paused.Seconds() })
 	m.Registry.MustRegister(m.Consumed, m.Published, joined, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.SolveTime, m.Solves, m.LabelsWaits,
-		version, pinned, window, labeled, kept, m.Snapshots, accuracy, m.Retries, m.PredictRequests, m.PredictExamples, m.PredictTime,
+		version, pinned, window, labeled, kept, paused, m.Snapshots, accuracy, m.Retries, m.PredictRequests, m.PredictExamples, m.PredictTime,
 		m.ModelEpoch, m.SnapshotsIgnored, m.CatchUps, m.LeaseHeld,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Restarts.WithLabelValues("stall")

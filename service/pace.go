@@ -26,3 +26,17 @@ func solvePause(busy time.Duration, share float64) time.Duration {
 	}
 	return time.Duration(float64(busy) * (1 - share) / share)
 }
+
+// insertShare is the share of the time the learner's window inserts may
+// take now: schedule.insert_share behind a backlog, all of it otherwise.
+// A graph insert costs far more than scoring an example (some 50 µs of
+// one core against 1 ms for sparse text at ef_construction 200), so that
+// inserting as fast as it could took a core from scoring a catch-up
+// drain; the examples it does not insert meanwhile are sampled out
+// (window.sample), and labeled ones wait in the queue.
+func (s *Service) insertShare() float64 {
+	if s.backlogged() {
+		return s.cfg.Schedule.InsertShare
+	}
+	return 1
+}

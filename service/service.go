@@ -218,7 +218,7 @@ func (s *Service) stream(ctx context.Context) error {
 	if s.learns() {
 		wg.Go(func() { s.solveLoop(solveCtx, trigger, snaps) })
 		wg.Go(func() {
-			if err := s.pipe.Run(solveCtx); err != nil {
+			if err := s.pipe.Run(solveCtx, s.insertShare); err != nil {
 				s.log.Error("learner hand-off", "err", err)
 			}
 		})
