@@ -428,7 +428,12 @@ func (d srDuals) response(k int) []float64 {
 }
 
 // warmDuals maps prev's dual coefficients to the window's rows; nil when
-// prev kept none for as many responses, or no row is left.
+// prev kept none for as many responses, when no row is left, or when
+// every row of prev is still there: then nothing is to be taken out of
+// prev's weights, which solve its regressions exactly as CGLS left them,
+// while their sum from the duals is off by CGLS's residual over α (a
+// re-solve of an unchanged window took half a cold solve's iterations
+// from it, none from the weights).
 func (p *srProblem) warmDuals(prev *Model, responses int) srDuals {
 	if prev == nil || prev.Spectral == nil || prev.Spectral.Responses != responses || prev.Spectral.Duals == nil {
 		return nil
@@ -443,18 +448,18 @@ func (p *srProblem) warmDuals(prev *Model, responses int) srDuals {
 	for k := range out {
 		out[k] = make([]float64, n)
 	}
-	found := false
+	found := 0
 	for i := range n {
 		r, ok := at[p.key(i)]
 		if !ok {
 			continue
 		}
-		found = true
+		found++
 		for k := range out {
 			out[k][i] = sp.Duals[r*responses+k]
 		}
 	}
-	if !found {
+	if found == 0 || found == len(sp.Keys) {
 		return nil
 	}
 	return out

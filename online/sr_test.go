@@ -518,3 +518,23 @@ func TestSRSparseWarmStartAfterSlide(t *testing.T) {
 		t.Errorf("warm and cold models agree on %d of %d rows", agree, len(next.Rows))
 	}
 }
+
+// TestSRSparseWarmStartOnUnchangedWindow: with every row of the last solve
+// still in the window, the regressions start from the last weights, which
+// already solve them: no CGLS iteration.
+func TestSRSparseWarmStartOnUnchangedWindow(t *testing.T) {
+	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 400, Dim: 1 << 12, NNZ: 30, Topics: 8, Seed: 7})
+	data := sparseSRWindow(t, text, 0, 400)
+	params := Params{Algorithm: SR}
+	cold, coldSt, err := Train(context.Background(), data, params, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, warmSt, err := Train(context.Background(), data, params, cold)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if warmSt.CGLSIters > 0 || coldSt.CGLSIters == 0 {
+		t.Errorf("CGLS iterations: cold %d, warm on the same window %d (want 0)", coldSt.CGLSIters, warmSt.CGLSIters)
+	}
+}
