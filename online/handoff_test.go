@@ -361,3 +361,45 @@ func TestHandoffPacedRunInsertsEverything(t *testing.T) {
 		t.Error("no pause at a share of 1/10")
 	}
 }
+
+// TestHandoffSignalsLandedDue: rows that land from the hand-off after the
+// last Observe signal that a solve is due once enough of them did, so
+// that the end of a burst is learned without waiting for another record.
+// (Unlabeled rows: labels make a solve due when observed.)
+func TestHandoffSignalsLandedDue(t *testing.T) {
+	l, err := NewLearner(LearnerConfig{
+		Features: 4, Window: anngraph.Config{MaxExamples: 5000, K: 5, Metric: anngraph.Euclidean},
+		Params: Params{Algorithm: LapSVM, LambdaI: 1}, SolveExamples: 50,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startRun(t, l)
+	xs, _ := synth.Clusters(synth.ClusterConfig{Points: 60, Dim: 4, Clusters: 2, Seed: 8})
+	l.winMu.Lock() // nothing lands while the burst is observed
+	for i, x := range xs {
+		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), x, ""); err != nil {
+			l.winMu.Unlock()
+			t.Fatal(err)
+		}
+	}
+	due := l.Due()
+	signalled := false
+	select {
+	case <-l.LandedDue():
+		signalled = true
+	default:
+	}
+	l.winMu.Unlock()
+	if due || signalled {
+		t.Fatalf("before any row landed: due %v, signalled %v", due, signalled)
+	}
+	select {
+	case <-l.LandedDue():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no signal after the rows landed")
+	}
+	if !l.Due() {
+		t.Error("signalled, but no solve is due")
+	}
+}

@@ -95,6 +95,9 @@ type Learner struct {
 	sinceExamples int
 	sinceLabels   int
 	changed       bool
+	// landedDue is signalled when rows landing from the hand-off make a
+	// solve due (LandedDue).
+	landedDue chan struct{}
 	// classes holds every class labeled so far; with auto, the window
 	// grows its kNN graph once it holds three.
 	classes map[string]bool
@@ -124,7 +127,10 @@ func NewLearner(cfg LearnerConfig) (*Learner, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	l := &Learner{cfg: cfg, keyOf: map[string]uint64{}, idOf: map[uint64]string{}, labels: map[uint64]string{}, classes: map[string]bool{}}
+	l := &Learner{
+		cfg: cfg, keyOf: map[string]uint64{}, idOf: map[uint64]string{}, labels: map[uint64]string{}, classes: map[string]bool{},
+		landedDue: make(chan struct{}, 1),
+	}
 	if cfg.Params.Algorithm.UsesGraph(cfg.Params.LambdaI) {
 		w, err := anngraph.New(cfg.Window)
 		if err != nil {
@@ -213,7 +219,20 @@ func (l *Learner) admit(id string, key uint64, label string) {
 func (l *Learner) landed() {
 	l.sinceExamples++
 	l.changed = true
+	if l.sinceExamples == l.cfg.SolveExamples {
+		select {
+		case l.landedDue <- struct{}{}:
+		default:
+		}
+	}
 }
+
+// LandedDue is signalled when examples landing in the window make a solve
+// due (Due). A consumer that checks Due after each record it hands off
+// misses the rows that land after its last record: those of a burst that
+// the hand-off queue still held when the burst ended, which would wait
+// for the next record or for schedule.solve_interval.
+func (l *Learner) LandedDue() <-chan struct{} { return l.landedDue }
 
 // insert puts a row into the window under winMu and returns the keys the
 // window evicted.

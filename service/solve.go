@@ -12,7 +12,8 @@ import (
 )
 
 // solveLoop re-solves when the consumer says enough examples or labels
-// arrived, or every solve_interval when the window changed, but, while the
+// arrived, or the learner that enough examples landed in its window, or
+// every solve_interval when the window changed, but, while the
 // examples are backlogged, never sooner after a solve than
 // schedule.solve_share allows (solvePause), and
 // publishes a snapshot after its first solve, then every every_solves
@@ -29,11 +30,13 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 	// nothing to restore.
 	first := true
 	var notBefore time.Time // schedule.solve_share's pause after the last solve
+	landed := s.pipe.Learner().LandedDue()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-trigger:
+		case <-landed:
 		case <-tick.C:
 		}
 		if !sleep(ctx, time.Until(notBefore)) || !s.awaitLabels(ctx) {
