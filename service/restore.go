@@ -197,6 +197,14 @@ func (s *Service) groupStart(committed map[int]int64, p int, r brokers.OffsetRan
 }
 
 // rebuildRange returns the offsets [from, to) of partition p to replay.
+//
+// A window that sampled its unlabeled examples (window.sample) spans more
+// records than it holds, and its oldest row may lie far back (a window of
+// 11,085 rows spanned 30,000 records after a burst). The rebuild inserts
+// every record and the window evicts the oldest by count, so that of an
+// examples partition only its last window.max_examples records can
+// remain: the rebuild starts there (29 s of inserts for a 30,000-record
+// span otherwise).
 func (s *Service) rebuildRange(topic string, p int, snap *snapshot.Snapshot, committed map[int]int64, first int64) (from, to int64) {
 	to, ok := committed[p]
 	var pos *snapshot.Offset
@@ -209,13 +217,18 @@ func (s *Service) rebuildRange(topic string, p int, snap *snapshot.Snapshot, com
 	}
 	switch {
 	case pos != nil && !ok:
-		return max(pos.WindowStart, first), pos.Next
+		from, to = max(pos.WindowStart, first), pos.Next
 	case pos != nil:
-		return max(pos.WindowStart, first), to
+		from = max(pos.WindowStart, first)
 	case ok:
 		return max(first, to-int64(s.cfg.Window.MaxExamples)), to
+	default:
+		return 0, 0
 	}
-	return 0, 0
+	if topic == s.cfg.Kafka.Topics.Examples {
+		from = max(from, to-int64(s.cfg.Window.MaxExamples))
+	}
+	return from, to
 }
 
 // replay reads [from, to) of one partition into the pipeline.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,5 +180,40 @@ func TestSeedModelIsOnlyRead(t *testing.T) {
 	}
 	if _, err := LoadConfig("", []string{"model.seed_file=" + own, "snapshot.file=" + own}); err == nil || !strings.Contains(err.Error(), "model.seed_file") {
 		t.Fatalf("seed file = snapshot.file: err = %v", err)
+	}
+}
+
+// TestRebuildRangeSkipsWhatTheWindowEvicts: an examples partition is
+// rebuilt from its snapshot's window start, but never from further back
+// than window.max_examples records before where the rebuild ends (a
+// sampled window spans more records than it holds); labels are rebuilt
+// from their start.
+func TestRebuildRangeSkipsWhatTheWindowEvicts(t *testing.T) {
+	svc, err := New(testConfig(t, []string{"127.0.0.1:1"}, "window.max_examples=100"), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := &snapshot.Snapshot{Offsets: []snapshot.Offset{
+		{Topic: "examples", Partition: 0, WindowStart: 10, Next: 1000},
+		{Topic: "examples", Partition: 1, WindowStart: 950, Next: 1000},
+		{Topic: "labels", Partition: 0, WindowStart: 5, Next: 60},
+	}}
+	for _, tt := range []struct {
+		topic     string
+		partition int
+		committed map[int]int64
+		first     int64
+		from, to  int64
+	}{
+		{"examples", 0, nil, 0, 900, 1000},
+		{"examples", 0, map[int]int64{0: 1200}, 0, 1100, 1200},
+		{"examples", 1, nil, 0, 950, 1000},
+		{"examples", 1, nil, 970, 970, 1000},
+		{"labels", 0, nil, 0, 5, 60},
+	} {
+		from, to := svc.rebuildRange(tt.topic, tt.partition, snap, tt.committed, tt.first)
+		if from != tt.from || to != tt.to {
+			t.Errorf("%s[%d] committed %v, first %d: rebuilds [%d, %d), want [%d, %d)", tt.topic, tt.partition, tt.committed, tt.first, from, to, tt.from, tt.to)
+		}
 	}
 }
