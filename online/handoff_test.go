@@ -28,9 +28,15 @@ func handoffLearner(t *testing.T, queue int, sample float64) *Learner {
 // once Run has taken over the insertions; stop waits for Run to return.
 func startRun(t *testing.T, l *Learner) (stop func()) {
 	t.Helper()
+	return startPacedRun(t, l, nil)
+}
+
+// startPacedRun is startRun with inserts paced by share.
+func startPacedRun(t *testing.T, l *Learner, share func() float64) (stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- l.Run(ctx, nil) }()
+	go func() { done <- l.Run(ctx, share) }()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -325,26 +331,7 @@ func TestHandoffPause(t *testing.T) {
 // example handed off still reaches the window.
 func TestHandoffPacedRunInsertsEverything(t *testing.T) {
 	l := handoffLearner(t, 4096, 0)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- l.Run(ctx, func() float64 { return 0.1 }) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		l.mu.Lock()
-		running := l.handoff != nil
-		l.mu.Unlock()
-		if running {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("Run did not start")
-		}
-	}
+	startPacedRun(t, l, func() float64 { return 0.1 })
 	xs, cs := synth.Clusters(synth.ClusterConfig{Points: 600, Dim: 4, Clusters: 2, Spread: 0.3, Seed: 6})
 	for i, x := range xs {
 		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), x, fmt.Sprint(cs[i])); err != nil {
