@@ -18,8 +18,10 @@ import (
 // window whose labels were still on the topic (2,000 rows with 89 of their
 // 200 labels, in a crash test) and its model scored the rest of the
 // backlog. Labels read early wait for their examples
-// (join.pending_labels), so reading every label first costs nothing. And
-// solves are paced only while the examples are behind (backlogged).
+// (join.pending_labels), so reading labels ahead costs nothing; the wait
+// is for those as far in record time as the newest example read (behindOf).
+// And solves and window inserts are paced only while the examples are
+// behind (backlogged).
 //
 // A partition's count is what the reader last said of it: the high
 // watermark of the fetch that brought its last record, or, before any
