@@ -390,3 +390,26 @@ func TestHandoffSignalsLandedDue(t *testing.T) {
 		t.Error("signalled, but no solve is due")
 	}
 }
+
+// TestHandoffPlainWindowIsNotPaced: without a kNN graph the inserts are
+// never paused, whatever the share (30,000 inserts take well over a
+// pacing quantum: paced at 1%, they would take seconds).
+func TestHandoffPlainWindowIsNotPaced(t *testing.T) {
+	l, err := NewLearner(LearnerConfig{Features: 4, Window: anngraph.Config{MaxExamples: 50000}, Params: Params{Algorithm: SVM}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startPacedRun(t, l, func() float64 { return 0.01 })
+	xs, _ := synth.Clusters(synth.ClusterConfig{Points: 30000, Dim: 4, Clusters: 2, Seed: 9})
+	for i, x := range xs {
+		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), x, "a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := l.WindowSize(); n != len(xs) || l.Sampling().Paused != 0 {
+		t.Errorf("plain window: %d of %d rows, paused %v", n, len(xs), l.Sampling().Paused)
+	}
+}

@@ -98,6 +98,9 @@ type Learner struct {
 	// landedDue is signalled when rows landing from the hand-off make a
 	// solve due (LandedDue).
 	landedDue chan struct{}
+	// graphed is set once the window is a kNN graph: Run paces only its
+	// inserts, a plain window's costing next to nothing.
+	graphed atomic.Bool
 	// classes holds every class labeled so far; with auto, the window
 	// grows its kNN graph once it holds three.
 	classes map[string]bool
@@ -137,6 +140,7 @@ func NewLearner(cfg LearnerConfig) (*Learner, error) {
 			return nil, err
 		}
 		l.window = graphWindow{w}
+		l.graphed.Store(true)
 	} else {
 		l.window = newPlainWindow(cfg.Window.MaxExamples, cfg.Window.MaxAge)
 	}
@@ -508,6 +512,7 @@ func (l *Learner) growGraph() error {
 		l.forget(evicted)
 	}
 	l.window = graphWindow{w}
+	l.graphed.Store(true)
 	l.changed = true
 	return nil
 }
