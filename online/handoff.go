@@ -101,8 +101,8 @@ var ErrRunning = errors.New("learner already running")
 // and scoring with them. A service behind a backlog passes its
 // schedule.insert_share, so that the graph does not take a core from
 // scoring it. A plain window is not paced: its inserts cost next to
-// nothing, and its busy time was mostly waits for the learner's lock
-// (pacing it dropped 2% of a no-graph drain's unlabeled examples).
+// nothing, yet pacing them (their wall time, locks included) dropped 2%
+// of a no-graph drain's unlabeled examples.
 func (l *Learner) Run(ctx context.Context, share func() float64) error {
 	l.mu.Lock()
 	if l.handoff != nil {
