@@ -67,6 +67,15 @@ type Spectral struct {
 	gram *srGram
 }
 
+// rowOf maps each row key of the warm state to its row.
+func (sp *Spectral) rowOf() map[uint64]int {
+	at := make(map[uint64]int, len(sp.Keys))
+	for r, k := range sp.Keys {
+		at[k] = r
+	}
+	return at
+}
+
 // srProblem is one SR solve: the window's rows mapped to classes.
 type srProblem struct {
 	data    TrainData
@@ -296,10 +305,7 @@ func (p *srProblem) warmBlock(aff *srAffinity, prev *Model, block int) *mat.Dens
 		return nil
 	}
 	sp := prev.Spectral
-	at := make(map[uint64]int, len(sp.Keys))
-	for r, k := range sp.Keys {
-		at[k] = r
-	}
+	at := sp.rowOf()
 	n := aff.Dim()
 	x := mat.NewDense(n, block, nil)
 	known := make([]bool, n)
@@ -439,10 +445,7 @@ func (p *srProblem) warmDuals(prev *Model, responses int) srDuals {
 		return nil
 	}
 	sp := prev.Spectral
-	at := make(map[uint64]int, len(sp.Keys))
-	for r, k := range sp.Keys {
-		at[k] = r
-	}
+	at := sp.rowOf()
 	n := len(p.class)
 	out := make(srDuals, responses)
 	for k := range out {
@@ -508,8 +511,7 @@ func (p *srProblem) ridge(ctx context.Context, y, warmDual []float64, warm *Solu
 // C_i(t_i - x̃_i·a)/α with C_i = 1 and t_i = y_i on labeled rows, γ² and
 // y_i/γ on unlabeled ones.
 func (p *srProblem) ridgeDuals(s *newton, y []float64) []float64 {
-	o := make([]float64, len(y))
-	s.mulVec(o, nil, s.w)
+	o := s.o // every row's output: the regressions' products run over all rows
 	g := p.params.SRGamma
 	c := make([]float64, len(y))
 	for i, yi := range y {

@@ -29,18 +29,19 @@ import (
 // wrong: in a group of several processes, the partition may go to
 // another; forgetExpected drops it. It is safe for concurrent use.
 type unreadRecords struct {
-	mu       sync.Mutex
-	behind   map[partitionKey]int64     // records on the brokers not read yet, where some are
-	expected map[partitionKey]bool      // of those, the partitions not read since expect
-	lastTime map[partitionKey]time.Time // timestamp of the last record read
-	newest   map[string]time.Time       // per topic, the newest timestamp read
-	readAny  bool                       // some record was read
+	mu     sync.Mutex
+	behind map[partitionKey]int64 // records on the brokers not read yet, where some are
+	// lastTime is the timestamp of the last record read of a partition,
+	// absent before its first since expect: a partition in behind without
+	// one is expected behind and not read yet.
+	lastTime map[partitionKey]time.Time
+	newest   map[string]time.Time // per topic, the newest timestamp read
+	readAny  bool                 // some record was read
 }
 
 func newUnreadRecords() *unreadRecords {
 	return &unreadRecords{
-		behind: map[partitionKey]int64{}, expected: map[partitionKey]bool{},
-		lastTime: map[partitionKey]time.Time{}, newest: map[string]time.Time{},
+		behind: map[partitionKey]int64{}, lastTime: map[partitionKey]time.Time{}, newest: map[string]time.Time{},
 	}
 }
 
@@ -51,9 +52,6 @@ func (u *unreadRecords) expect(key partitionKey, next, end int64) {
 	defer u.mu.Unlock()
 	u.set(key, end-next)
 	delete(u.lastTime, key)
-	if end > next {
-		u.expected[key] = true
-	}
 }
 
 // read records a record read. The last record of a fetch leaves its
@@ -64,7 +62,6 @@ func (u *unreadRecords) read(m *kafka.Message) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.set(key, m.HighWaterMark-(m.Offset+1)-1)
-	delete(u.expected, key)
 	u.readAny = true
 	u.lastTime[key] = m.Time
 	if m.Time.After(u.newest[m.Topic]) {
@@ -82,10 +79,9 @@ func (u *unreadRecords) forgetExpected(topic string) {
 	if !u.readAny {
 		return
 	}
-	for k := range u.expected {
-		if k.topic == topic {
+	for k := range u.behind {
+		if _, read := u.lastTime[k]; k.topic == topic && !read {
 			delete(u.behind, k)
-			delete(u.expected, k)
 		}
 	}
 }
