@@ -2,6 +2,7 @@ package anngraph
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 )
 
@@ -85,6 +86,10 @@ type Config struct {
 	// Seed drives the random levels of the navigable graph. The same
 	// Seed and the same sequence of inserts give the same state.
 	Seed uint64
+	// InsertWorkers is the number of goroutines InsertBatch places a
+	// chunk's points with; 0 means runtime.GOMAXPROCS. It changes how
+	// fast a batch goes in, never what the window holds afterwards.
+	InsertWorkers int
 }
 
 // Validate reports the first field of c that is out of range, as a
@@ -115,6 +120,8 @@ func (c Config) Validate() error {
 		return &ConfigError{"EfConstruction", c.EfConstruction, "must not be negative"}
 	case c.EfSearch < 0:
 		return &ConfigError{"EfSearch", c.EfSearch, "must not be negative"}
+	case c.InsertWorkers < 0:
+		return &ConfigError{"InsertWorkers", c.InsertWorkers, "must not be negative"}
 	}
 	return nil
 }
@@ -162,5 +169,8 @@ func (c Config) withDefaults() Config {
 		c.EfSearch = DefaultEfSearch
 	}
 	c.EfSearch = max(c.EfSearch, c.K)
+	if c.InsertWorkers == 0 {
+		c.InsertWorkers = runtime.GOMAXPROCS(0)
+	}
 	return c
 }

@@ -30,21 +30,12 @@ type hnsw struct {
 	levelCount []int // live points per level
 	born       uint64
 
-	// Scratch of one search or update; the graph is used by one goroutine
-	// at a time.
-	marks      []mark
-	visitEpoch uint32
-	memoEpoch  uint32
-	log        []cand // every distance computed to the current query
-	cands      minHeap
-	res        maxHeap
-	layer      []cand
-	entries    []cand
-	sel        []cand
-	batch      []int32
-	pruneBuf   []cand
-	kept       []cand
-	distEvals  uint64
+	// main is the scratch of the searches made under the window's lock;
+	// a batch's parallel searches each have their own (InsertBatch).
+	main     *searcher
+	workers  []*searcher
+	pruneBuf []cand
+	kept     []cand
 }
 
 type node struct {
@@ -55,17 +46,8 @@ type node struct {
 	in     [][]int32   // in[l]: the points linking here on layer l
 }
 
-// mark is a slot's scratch state for the current search, in one place so
-// that a visit costs one cache miss: visited by the current layer search
-// when visit == visitEpoch; its distance to the current query is d when
-// memo == memoEpoch.
-type mark struct {
-	visit, memo uint32
-	d           float64
-}
-
 func newHNSW(sp *space, m int, seed uint64) *hnsw {
-	return &hnsw{
+	h := &hnsw{
 		sp:        sp,
 		m:         m,
 		m0:        2 * m,
@@ -74,6 +56,8 @@ func newHNSW(sp *space, m int, seed uint64) *hnsw {
 		rng:       rand.New(rand.NewPCG(seed, 0x510e527fade682d1)),
 		entry:     -1,
 	}
+	h.main = newSearcher(sp, h)
+	return h
 }
 
 const maxLevel = 30
@@ -119,10 +103,10 @@ func (h *hnsw) capacity(level int) int {
 func (h *hnsw) grow(slot int32) {
 	for int(slot) >= len(h.nodes) {
 		h.nodes = append(h.nodes, node{level: -1})
-		h.marks = append(h.marks, mark{})
 		h.links0 = append(h.links0, make([]int32, h.stride0)...)
 		h.dist0 = append(h.dist0, make([]float32, h.m0+1)...)
 	}
+	h.main.fit()
 }
 
 // links returns x's links on layer l and their distances. The slices alias
@@ -148,106 +132,6 @@ func (h *hnsw) setLinks(x int32, l int, ids []int32, ds []float32) {
 	h.links0[int(x)*h.stride0] = int32(len(ids))
 }
 
-// beginQuery starts a new distance memo and log.
-func (h *hnsw) beginQuery() {
-	h.memoEpoch++
-	if h.memoEpoch == 0 {
-		for i := range h.marks {
-			h.marks[i].memo = 0
-		}
-		h.memoEpoch = 1
-	}
-	h.log = h.log[:0]
-}
-
-// distance returns the internal distance from the current query q to e,
-// computed once per query; every computation is logged.
-func (h *hnsw) distance(q *point, e int32) float64 {
-	mk := &h.marks[e]
-	if mk.memo == h.memoEpoch {
-		return mk.d
-	}
-	d := h.sp.distTo(q, e)
-	h.distEvals++
-	mk.memo, mk.d = h.memoEpoch, d
-	h.log = append(h.log, cand{d: d, id: e})
-	return d
-}
-
-// memoize records d as the distance from the current query to e, unlogged.
-func (h *hnsw) memoize(e int32, d float64) {
-	h.marks[e].memo, h.marks[e].d = h.memoEpoch, d
-}
-
-func (h *hnsw) newVisit() {
-	h.visitEpoch++
-	if h.visitEpoch == 0 {
-		for i := range h.marks {
-			h.marks[i].visit = 0
-		}
-		h.visitEpoch = 1
-	}
-}
-
-// searchLayer is the paper's SEARCH-LAYER (algorithm 2): the ef points
-// nearest q found on the layer from the entries, returned in h.layer,
-// nearest first. The entries' distances must be set.
-func (h *hnsw) searchLayer(q *point, entries []cand, ef, level int) []cand {
-	h.newVisit()
-	h.cands, h.res = h.cands[:0], h.res[:0]
-	for _, e := range entries {
-		if h.marks[e.id].visit == h.visitEpoch {
-			continue
-		}
-		h.marks[e.id].visit = h.visitEpoch
-		h.cands.push(e)
-		h.res.push(e)
-		if len(h.res) > ef {
-			h.res.pop()
-		}
-	}
-	for len(h.cands) > 0 {
-		c := h.cands.pop()
-		if len(h.res) == ef && closer(h.res[0], c) {
-			break
-		}
-		if level == 0 && len(h.cands) > 0 {
-			// The next candidate's links, likely the next to be read,
-			// load while this one's distances are computed.
-			b := int(h.cands[0].id) * h.stride0
-			prefetchInt32(h.links0[b : b+h.stride0])
-		}
-		out, _ := h.links(c.id, level)
-		batch := h.batch[:0]
-		for _, e := range out {
-			if mk := &h.marks[e]; mk.visit != h.visitEpoch {
-				mk.visit = h.visitEpoch
-				batch = append(batch, e)
-			}
-		}
-		h.batch = batch
-		h.sp.touch(batch)
-		for _, e := range batch {
-			n := cand{d: h.distance(q, e), id: e}
-			if len(h.res) < ef || closer(n, h.res[0]) {
-				h.cands.push(n)
-				h.res.push(n)
-				if len(h.res) > ef {
-					h.res.pop()
-				}
-			}
-		}
-	}
-	// Popping the farthest first fills the result from its end: the
-	// heap's own order, with no comparison function to call.
-	n := len(h.res)
-	h.layer = slices.Grow(h.layer[:0], n)[:n]
-	for i := n - 1; i >= 0; i-- {
-		h.layer[i] = h.res.pop()
-	}
-	return h.layer
-}
-
 func cmpCand(a, b cand) int {
 	switch {
 	case closer(a, b):
@@ -258,59 +142,53 @@ func cmpCand(a, b cand) int {
 	return 0
 }
 
-// search descends from the entry point to layer 0 and returns the ef
-// nearest points found there, nearest first.
-//
-// The paper descends the upper layers greedily (ef = 1). Here they are
-// searched with ef = M: in clustered data whose clusters are islands on
-// layer 0, once the window has slid a greedy descent now and then ends in
-// the wrong cluster, and the point then inserted there links to the wrong
-// cluster too. On 784-dimensional clusters (window 20,000, one window slid)
-// this took the recall@10 of the kNN lists from 0.90 to 0.99 for 4% more
-// distances.
-func (h *hnsw) search(q *point, ef int) []cand {
-	if h.entry < 0 {
-		return h.layer[:0]
-	}
-	h.entries = append(h.entries[:0], cand{d: h.distance(q, h.entry), id: h.entry})
-	for l := h.top; l > 0; l-- {
-		h.entries = append(h.entries[:0], h.searchLayer(q, h.entries, h.m, l)...)
-	}
-	return h.searchLayer(q, h.entries, ef, 0)
+// drawLevel makes room for slot x and draws the level of the point that
+// enters it. The point joins the graph at commit: until then no search
+// reaches it, and it counts for no level.
+func (h *hnsw) drawLevel(x int32) int {
+	h.grow(x)
+	return h.randomLevel()
 }
 
-// insert links the point in slot x, whose vector is already in the space,
-// into the graph: the paper's INSERT (algorithm 1) with the neighbour
-// selection heuristic (algorithm 4), the upper layers searched as in
-// search. The distances it computed to x are left in h.log.
-func (h *hnsw) insert(x int32, ef int) {
-	h.grow(x)
-	level := h.randomLevel()
-	h.initNode(x, level)
+// commit links a placed point to the neighbours its placement chose, both
+// ways, and makes it the entry point when it is the graph's first or
+// reaches above the top.
+func (h *hnsw) commit(pl *placement) {
+	x := pl.x
+	h.initNode(x, pl.level)
 	h.born++
 	h.nodes[x].born = h.born
-	q := h.sp.pointFor(x, &h.sp.query)
-	h.beginQuery()
-	if h.entry < 0 {
-		h.entry, h.top = x, level
-		return
-	}
-	h.entries = append(h.entries[:0], cand{d: h.distance(&q, h.entry), id: h.entry})
-	for l := h.top; l > level; l-- {
-		h.entries = append(h.entries[:0], h.searchLayer(&q, h.entries, h.m, l)...)
-	}
-	for l := min(h.top, level); l >= 0; l-- {
-		found := h.searchLayer(&q, h.entries, ef, l)
-		h.entries = append(h.entries[:0], found...)
-		h.sel = h.selectNeighbors(h.entries[:h.selectPool(len(h.entries))], h.m, h.sel[:0])
-		for _, c := range h.sel {
+	for l, sel := range pl.links {
+		for _, c := range sel {
 			h.link(x, c.id, c.d, l)
 			h.link(c.id, x, c.d, l)
 		}
 	}
-	if level > h.top {
-		h.entry, h.top = x, level
+	if h.entry < 0 || pl.level > h.top {
+		h.entry, h.top = x, pl.level
 	}
+}
+
+// searchers returns n ≥ 1 searchers, the main one first, each with room
+// for the graph's slots.
+func (h *hnsw) searchers(n int) []*searcher {
+	for len(h.workers) < n-1 {
+		h.workers = append(h.workers, newSearcher(h.sp, h))
+	}
+	all := append([]*searcher{h.main}, h.workers[:max(n-1, 0)]...)
+	for _, s := range all {
+		s.fit()
+	}
+	return all
+}
+
+// distEvals counts the distances computed by the graph's searchers.
+func (h *hnsw) distEvals() uint64 {
+	n := h.main.distEvals
+	for _, s := range h.workers {
+		n += s.distEvals
+	}
+	return n
 }
 
 func (h *hnsw) initNode(x int32, level int) {
@@ -339,47 +217,6 @@ func (h *hnsw) initNode(x int32, level int) {
 	}
 }
 
-// selectNeighbors is the paper's SELECT-NEIGHBORS-HEURISTIC (algorithm 4)
-// without extension: from cands, nearest first, it keeps a candidate only if
-// it is nearer the base point than every candidate already kept, up to m.
-//
-// Most rejected candidates fail against the first one kept, so that one is
-// scattered once and compared with every candidate; a candidate that passes
-// it and meets several more kept ones is scattered itself.
-func (h *hnsw) selectNeighbors(cands []cand, m int, sel []cand) []cand {
-	var first point
-	for _, c := range cands {
-		if len(sel) >= m {
-			break
-		}
-		good := true
-		if len(sel) > 0 {
-			h.distEvals++
-			good = h.sp.distTo(&first, c.id) >= c.d
-		}
-		if good && len(sel) > 1 {
-			pc := h.sp.point(c.id)
-			if len(sel) > 3 {
-				h.sp.prepare(&pc, &h.sp.cand)
-			}
-			for _, s := range sel[1:] {
-				h.distEvals++
-				if h.sp.distTo(&pc, s.id) < c.d {
-					good = false
-					break
-				}
-			}
-		}
-		if good {
-			sel = append(sel, c)
-			if len(sel) == 1 {
-				first = h.sp.pointFor(c.id, &h.sp.base)
-			}
-		}
-	}
-	return sel
-}
-
 // link adds the link a → b at distance d on layer l, pruning a's links when
 // they exceed the layer's capacity.
 func (h *hnsw) link(a, b int32, d float64, l int) {
@@ -401,7 +238,7 @@ func (h *hnsw) prune(a int32, l int) {
 		cs = append(cs, cand{d: float64(ds[i]), id: b})
 	}
 	slices.SortFunc(cs, cmpCand)
-	kept := h.selectNeighbors(cs, h.capacity(l), h.kept[:0])
+	kept := h.main.selectNeighbors(cs, h.capacity(l), h.kept[:0])
 	for _, c := range cs {
 		if len(kept) >= h.capacity(l) {
 			break
@@ -480,14 +317,14 @@ func (h *hnsw) remove(x int32) {
 // that a does not link to yet.
 func (h *hnsw) replaceLink(a, x int32, l int) {
 	best := cand{d: math.Inf(1), id: -1}
-	pa := h.sp.pointFor(a, &h.sp.base)
+	pa := h.sp.pointFor(a, &h.main.base)
 	have, _ := h.links(a, l)
 	xs, _ := h.links(x, l)
 	for _, b := range xs {
 		if b == a || slices.Contains(have, b) {
 			continue
 		}
-		h.distEvals++
+		h.main.distEvals++
 		if c := (cand{d: h.sp.distTo(&pa, b), id: b}); closer(c, best) {
 			best = c
 		}

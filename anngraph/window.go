@@ -41,6 +41,15 @@ type Window struct {
 	row     []int32 // slot to row, for Snapshot
 	brute   []cand
 	near    maxHeap // the nearest of an insert's distances
+	main    *searcher
+	pl      placement // the placement of the point Insert adds
+
+	// InsertBatch's chunk: its admitted points and their placements.
+	admitted   []admitted
+	placements []placement
+	// unplaced[x] is set while slot x holds a point of the chunk being
+	// inserted that is not linked yet: no list may take it before then.
+	unplaced []bool
 
 	stats Stats
 }
@@ -72,8 +81,10 @@ func New(cfg Config) (*Window, error) {
 		tail:   -1,
 		slotOf: make(map[uint64]int32),
 	}
+	w.main = newSearcher(&w.sp, nil)
 	if !cfg.Exhaustive {
 		w.graph = newHNSW(&w.sp, cfg.M, cfg.Seed)
+		w.main = w.graph.main
 	}
 	return w, nil
 }
@@ -94,7 +105,7 @@ func (w *Window) Stats() Stats {
 	defer w.mu.Unlock()
 	s := w.stats
 	if w.graph != nil {
-		s.Distances += w.graph.distEvals
+		s.Distances += w.graph.distEvals()
 	}
 	return s
 }
@@ -118,10 +129,26 @@ func (w *Window) Insert(key uint64, ts time.Time, v vector.Vector) (evicted []ui
 		return nil, fmt.Errorf("anngraph: insert key %d: key already in the window", key)
 	}
 	start := time.Now()
+	evicted, ok := w.makeRoom(key, ts, nil)
+	if !ok {
+		return evicted, nil
+	}
+	mid := time.Now()
+	w.add(key, ts, v)
+	end := time.Now()
+	w.stats.EvictTime += mid.Sub(start)
+	w.stats.InsertTime += end.Sub(mid)
+	return evicted, nil
+}
+
+// makeRoom evicts what a point of time ts pushes out, as Insert says,
+// appending the keys to evicted. It reports false, with key appended, when
+// the point is itself too old to enter.
+func (w *Window) makeRoom(key uint64, ts time.Time, evicted []uint64) ([]uint64, bool) {
 	if w.cfg.MaxAge > 0 {
 		if w.started && ts.Before(w.newest.Add(-w.cfg.MaxAge)) {
 			w.stats.Rejected++
-			return []uint64{key}, nil
+			return append(evicted, key), false
 		}
 		if !w.started || ts.After(w.newest) {
 			w.newest, w.started = ts, true
@@ -132,12 +159,7 @@ func (w *Window) Insert(key uint64, ts time.Time, v vector.Vector) (evicted []ui
 		evicted = append(evicted, w.keys[w.head])
 		w.evict(w.head)
 	}
-	mid := time.Now()
-	w.add(key, ts, v)
-	end := time.Now()
-	w.stats.EvictTime += mid.Sub(start)
-	w.stats.InsertTime += end.Sub(mid)
-	return evicted, nil
+	return evicted, true
 }
 
 func (w *Window) evictOlderThan(cutoff time.Time, evicted []uint64) []uint64 {
@@ -159,6 +181,19 @@ func (w *Window) evictOlderThan(cutoff time.Time, evicted []uint64) []uint64 {
 
 // add stores the point in a slot and links it into the graph and the lists.
 func (w *Window) add(key uint64, ts time.Time, v vector.Vector) {
+	x := w.admit(key, ts, v)
+	if w.graph == nil {
+		w.takeList(x, w.neighboursOf(x))
+		return
+	}
+	level := w.graph.drawLevel(x)
+	w.place(w.main, x, level, nil, &w.pl)
+	w.link(&w.pl)
+}
+
+// admit stores the point in a slot, in the window's order and its space,
+// and returns the slot; add or InsertBatch then links it.
+func (w *Window) admit(key uint64, ts time.Time, v vector.Vector) int32 {
 	x := w.allocSlot()
 	w.keys[x], w.times[x] = key, ts
 	w.slotOf[key] = x
@@ -176,52 +211,70 @@ func (w *Window) add(key uint64, ts time.Time, v vector.Vector) {
 	if w.lists.nb[x] == nil {
 		w.lists.nb[x] = make([]cand, 0, w.lists.depth)
 	}
-	found := w.neighboursOf(x)
-	w.takeList(x, found)
-	if w.graph != nil {
-		w.offerToReverse(x)
+	return x
+}
+
+// place finds, with s, where the admitted point x goes in the graph and
+// which points it is offered to: it reads the graph and the lists, and
+// changes neither. mates are the points of x's batch placed before it.
+func (w *Window) place(s *searcher, x int32, level int, mates []admitted, pl *placement) {
+	s.place(x, level, w.cfg.EfConstruction, mates, pl)
+	w.findReverse(s, pl)
+}
+
+// link links a placed point into the graph and the lists: its graph
+// links, its list and its offers to the others' lists.
+func (w *Window) link(pl *placement) {
+	w.graph.commit(pl)
+	w.takeList(pl.x, pl.found)
+	for _, c := range pl.reverse {
+		w.lists.offer(pl.x, c.id, c.d)
+		w.lists.offer(c.id, pl.x, c.d)
 	}
 }
 
-// offerToReverse offers x to the points that list x's nearest neighbours.
-// kNN is not symmetric: a point p far from the crowd may have x among its K
-// nearest while x has p far down its own ranking, beyond the reach of x's
-// search. Such a p lists points near x, so it is found among their
-// reverse lists, as in NN-descent's local join (Dong et al., 2011).
-func (w *Window) offerToReverse(x int32) {
-	g := w.graph
-	q := w.sp.pointFor(x, &w.sp.query)
-	w.brute = w.brute[:0]
-	l := w.lists.nb[x]
-	for _, c := range l[:min(len(l), w.cfg.K)] {
+// findReverse computes the distances from the placed point to the points
+// that list its K nearest, for link to offer it to them. kNN is not
+// symmetric: a point p far from the crowd may have x among its K nearest
+// while x has p far down its own ranking, beyond the reach of x's search.
+// Such a p lists points near x, so it is found among their reverse lists,
+// as in NN-descent's local join (Dong et al., 2011).
+//
+// The K nearest are those of x's list once link has made it: nothing in
+// the lists refers to x before that.
+func (w *Window) findReverse(s *searcher, pl *placement) {
+	near := s.near[:0]
+	for _, c := range pl.found {
+		if len(near) < w.cfg.K {
+			near.push(c)
+		} else if closer(c, near[0]) {
+			near[0] = c
+			near.fix()
+		}
+	}
+	s.near = near
+	q := w.sp.pointFor(pl.x, &s.query)
+	for _, c := range near {
 		for _, p := range w.lists.rev[c.id] {
-			if p != x && g.marks[p].memo != g.memoEpoch {
-				w.brute = append(w.brute, cand{d: g.distance(&q, p), id: p})
+			if p != pl.x && !s.known(p) {
+				pl.reverse = append(pl.reverse, cand{d: s.distance(&q, p), id: p})
 			}
 		}
-	}
-	for _, c := range w.brute {
-		w.lists.offer(x, c.id, c.d)
-		w.lists.offer(c.id, x, c.d)
 	}
 }
 
-// neighboursOf returns every distance computed while placing x: in the
-// graph, those of x's insertion search; exhaustive, to every live point.
+// neighboursOf returns the distances from x to every live point, in an
+// exhaustive window.
 func (w *Window) neighboursOf(x int32) []cand {
-	if w.graph == nil {
-		w.brute = w.brute[:0]
-		p := w.sp.pointFor(x, &w.sp.query)
-		for s := w.head; s >= 0; s = w.next[s] {
-			if s != x {
-				w.brute = append(w.brute, cand{d: w.sp.distTo(&p, s), id: s})
-				w.stats.Distances++
-			}
+	w.brute = w.brute[:0]
+	p := w.sp.pointFor(x, &w.main.query)
+	for s := w.head; s >= 0; s = w.next[s] {
+		if s != x {
+			w.brute = append(w.brute, cand{d: w.sp.distTo(&p, s), id: s})
+			w.stats.Distances++
 		}
-		return w.brute
 	}
-	w.graph.insert(x, w.cfg.EfConstruction)
-	return w.graph.log
+	return w.brute
 }
 
 // takeList makes x's list the nearest of found, and offers x to the list
@@ -260,6 +313,7 @@ func (w *Window) allocSlot() int32 {
 	w.gen = append(w.gen, 0)
 	w.prev = append(w.prev, -1)
 	w.next = append(w.next, -1)
+	w.unplaced = append(w.unplaced, false)
 	return x
 }
 
@@ -303,6 +357,7 @@ func (w *Window) evict(x int32) {
 	delete(w.slotOf, w.keys[x])
 	w.sp.clear(x)
 	w.gen[x]++
+	w.unplaced[x] = false
 	w.live--
 	w.stats.Evictions++
 	w.free = append(w.free, x)
@@ -321,8 +376,9 @@ func (w *Window) evict(x int32) {
 // the eviction: those are not necessarily p's nearest.
 func (w *Window) repairList(p int32) {
 	w.stats.ListRepairs++
-	q := w.sp.pointFor(p, &w.sp.query)
-	if g := w.graph; g != nil {
+	q := w.sp.pointFor(p, &w.main.query)
+	if w.graph != nil {
+		g := w.main
 		g.beginQuery()
 		g.memoize(p, 0) // never offer p to itself
 		g.entries = g.entries[:0]
@@ -344,7 +400,7 @@ func (w *Window) repairList(p int32) {
 		}
 	}
 	for s := w.head; s >= 0; s = w.next[s] {
-		if s != p {
+		if s != p && !w.unplaced[s] {
 			d := w.sp.distTo(&q, s)
 			w.stats.Distances++
 			w.lists.offerNew(p, s, d)
@@ -421,7 +477,7 @@ func (w *Window) Search(v vector.Vector, k int) ([]Match, error) {
 		return nil, fmt.Errorf("anngraph: search: %w", err)
 	}
 	q := w.sp.newPoint(v)
-	w.sp.prepare(&q, &w.sp.query)
+	w.sp.prepare(&q, &w.main.query)
 	var found []cand
 	if w.graph == nil {
 		w.brute = w.brute[:0]
@@ -431,8 +487,8 @@ func (w *Window) Search(v vector.Vector, k int) ([]Match, error) {
 		slices.SortFunc(w.brute, cmpCand)
 		found = w.brute
 	} else {
-		w.graph.beginQuery()
-		found = w.graph.search(&q, max(w.cfg.EfSearch, k))
+		w.main.beginQuery()
+		found = w.main.search(&q, max(w.cfg.EfSearch, k))
 	}
 	out := make([]Match, min(k, len(found)))
 	for i := range out {

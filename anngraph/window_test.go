@@ -283,6 +283,9 @@ func checkInvariants(t *testing.T, w *Window, gone map[uint64]bool) {
 	}
 }
 
+// TestNoReferenceToEvicted streams points through windows of every kind,
+// one by one (Insert) and in batches of changing sizes (InsertBatch, two
+// workers), and checks every structure as it goes.
 func TestNoReferenceToEvicted(t *testing.T) {
 	tests := []struct {
 		name string
@@ -295,46 +298,86 @@ func TestNoReferenceToEvicted(t *testing.T) {
 		{"graph short lists", Config{MaxExamples: 100, K: 8, ListDepth: 8, M: 3, EfConstruction: 10}, denseData(1200, 8, 12)},
 		{"exhaustive", Config{MaxExamples: 80, K: 5, Exhaustive: true}, denseData(600, 8, 13)},
 		{"graph by age", Config{MaxExamples: 1000, MaxAge: 100 * time.Second, K: 5, M: 4}, denseData(1500, 8, 14)},
+		{"graph by age, small", Config{MaxExamples: 40, MaxAge: 20 * time.Second, K: 5, M: 4}, denseData(800, 8, 16)},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w, err := New(tt.cfg)
-			if err != nil {
-				t.Fatal(err)
+		for _, batched := range []bool{false, true} {
+			name := tt.name
+			if batched {
+				name += ", batches"
 			}
-			r := rand.New(rand.NewPCG(1, 2))
-			gone := map[uint64]bool{}
-			base := time.Unix(1700000000, 0)
-			for i, x := range tt.data {
-				// Times mostly increase, a few step back.
-				ts := base.Add(time.Duration(i)*time.Second - time.Duration(r.IntN(30))*time.Second)
-				ev, err := w.Insert(uint64(i), ts, x)
+			t.Run(name, func(t *testing.T) {
+				cfg := tt.cfg
+				cfg.InsertWorkers = 2
+				w, err := New(cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, k := range ev {
-					if gone[k] {
-						t.Fatalf("key %d evicted twice", k)
-					}
-					gone[k] = true
-				}
-				if i%97 == 0 {
-					checkInvariants(t, w, gone)
-				}
+				streamChecked(t, w, tt.data, batched)
+			})
+		}
+	}
+}
+
+// streamedItems gives the points keys 0, 1, ... and times that mostly
+// increase by a second and now and then step back.
+func streamedItems(data []vector.Vector) []Item {
+	r := rand.New(rand.NewPCG(1, 2))
+	base := time.Unix(1700000000, 0)
+	items := make([]Item, len(data))
+	for i, x := range data {
+		ts := base.Add(time.Duration(i)*time.Second - time.Duration(r.IntN(30))*time.Second)
+		items[i] = Item{Key: uint64(i), Time: ts, Vec: x}
+	}
+	return items
+}
+
+// streamChecked inserts the points, one by one or in batches of 1 to 70,
+// checking the window's invariants every 97 points or so and at the end:
+// every key is live or evicted exactly once, and no list refers to an
+// evicted point.
+func streamChecked(t *testing.T, w *Window, data []vector.Vector, batched bool) {
+	t.Helper()
+	items := streamedItems(data)
+	r := rand.New(rand.NewPCG(3, 4))
+	gone := map[uint64]bool{}
+	for i := 0; i < len(items); {
+		n := 1
+		if batched {
+			n = min(1+r.IntN(70), len(items)-i)
+		}
+		var ev []uint64
+		var err error
+		if batched {
+			ev, err = w.InsertBatch(items[i : i+n])
+		} else {
+			ev, err = w.Insert(items[i].Key, items[i].Time, items[i].Vec)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range ev {
+			if gone[k] {
+				t.Fatalf("key %d evicted twice", k)
 			}
+			gone[k] = true
+		}
+		if i/97 != (i+n)/97 {
 			checkInvariants(t, w, gone)
-			if got := w.Len() + len(gone); got != len(tt.data) {
-				t.Fatalf("%d live + %d evicted ≠ %d inserted", w.Len(), len(gone), len(tt.data))
+		}
+		i += n
+	}
+	checkInvariants(t, w, gone)
+	if got := w.Len() + len(gone); got != len(data) {
+		t.Fatalf("%d live + %d evicted ≠ %d inserted", w.Len(), len(gone), len(data))
+	}
+	v := w.Snapshot()
+	for i := range v.Len() {
+		for _, nb := range v.Neighbors(i) {
+			if gone[v.Key(nb.Row)] || nb.Row == i {
+				t.Fatalf("row %d lists row %d (key %d)", i, nb.Row, v.Key(nb.Row))
 			}
-			v := w.Snapshot()
-			for i := range v.Len() {
-				for _, nb := range v.Neighbors(i) {
-					if gone[v.Key(nb.Row)] || nb.Row == i {
-						t.Fatalf("row %d lists row %d (key %d)", i, nb.Row, v.Key(nb.Row))
-					}
-				}
-			}
-		})
+		}
 	}
 }
 

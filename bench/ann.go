@@ -37,6 +37,11 @@ type ANNConfig struct {
 	// Seed seeds the generated points, the graph's levels (it sets
 	// Window.Seed) and the sample.
 	Seed uint64
+	// Batch, when positive, streams the points in batches of that many
+	// (Window.InsertBatch, placed by Window.InsertWorkers goroutines);
+	// 0 inserts them one by one (Window.Insert, one core), as hnswlib's
+	// fill rate is measured.
+	Batch int
 	// Export, when set, names a file the points are written to before they
 	// are streamed, in the format scripts/hnswlib/fill.cc reads (see
 	// WritePoints), so that hnswlib can be timed on the same points.
@@ -93,6 +98,10 @@ type ANNReport struct {
 	EfSearch            int     `json:"ef_search"`
 	ListDepth           int     `json:"list_depth"`
 	Exhaustive          bool    `json:"exhaustive"`
+	// Batch and InsertWorkers say how the points went in: one by one
+	// (batch 0) or in batches placed by that many goroutines.
+	Batch         int `json:"batch"`
+	InsertWorkers int `json:"insert_workers"`
 }
 
 // ANN reads or generates the points of cfg and streams them through the
@@ -146,6 +155,27 @@ func annPoints(cfg ANNConfig) ([]vector.Vector, string, error) {
 	return nil, "", fmt.Errorf("--generate %q: want dense or sparse (or give --data)", cfg.Generate)
 }
 
+// insertSome inserts the points from i on, key j and event time j
+// milliseconds after the Unix epoch for point j: one (batch ≤ 0) or a
+// batch of them that ends at the window's length at the latest, where the
+// fill rate is taken. It returns how many it inserted.
+func insertSome(w *anngraph.Window, points []vector.Vector, i, batch int) (int, error) {
+	if batch <= 0 {
+		_, err := w.Insert(uint64(i), time.UnixMilli(int64(i)), points[i])
+		return 1, err
+	}
+	end := min(i+batch, len(points))
+	if full := w.Config().MaxExamples; i < full {
+		end = min(end, full)
+	}
+	items := make([]anngraph.Item, 0, end-i)
+	for j := i; j < end; j++ {
+		items = append(items, anngraph.Item{Key: uint64(j), Time: time.UnixMilli(int64(j)), Vec: points[j]})
+	}
+	_, err := w.InsertBatch(items)
+	return end - i, err
+}
+
 // orDefault returns v when it is positive, def otherwise.
 func orDefault(v, def int) int {
 	if v > 0 {
@@ -175,18 +205,18 @@ func streamANN(ctx context.Context, cfg ANNConfig, points []vector.Vector) (ANNR
 	}
 	start, cpuStart := time.Now(), cpuTime()
 	var fill, fillCPU time.Duration
-	for i, p := range points {
+	for i := 0; i < len(points); {
 		if i == cfg.Window.MaxExamples {
 			fill, fillCPU = time.Since(start), cpuTime()-cpuStart
 		}
-		if i%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return ANNReport{}, err
-			}
+		if err := ctx.Err(); err != nil {
+			return ANNReport{}, err
 		}
-		if _, err := w.Insert(uint64(i), time.UnixMilli(int64(i)), p); err != nil {
+		n, err := insertSome(w, points, i, cfg.Batch)
+		if err != nil {
 			return ANNReport{}, fmt.Errorf("bench ann: point %d: %w", i, err)
 		}
+		i += n
 	}
 	streamed := time.Since(start)
 	filled := min(len(points), cfg.Window.MaxExamples)
@@ -217,6 +247,11 @@ func streamANN(ctx context.Context, cfg ANNConfig, points []vector.Vector) (ANNR
 		EfSearch:             c.EfSearch,
 		ListDepth:            c.ListDepth,
 		Exhaustive:           c.Exhaustive,
+		Batch:                max(cfg.Batch, 0),
+		InsertWorkers:        c.InsertWorkers,
+	}
+	if cfg.Batch <= 0 {
+		r.InsertWorkers = 1
 	}
 	if st.Inserts > 0 {
 		r.DistancesPerInsert = float64(st.Distances) / float64(st.Inserts)

@@ -46,13 +46,17 @@ func BenchmarkSlidingSparse(b *testing.B) {
 	runSliding(b, xs, anngraph.Config{MaxExamples: window, Metric: anngraph.Cosine})
 }
 
+// runSliding streams xs through a window of cfg, one by one, or with
+// ANN_BATCH set in batches of that many placed by ANN_WORKERS goroutines
+// (default GOMAXPROCS).
 func runSliding(b *testing.B, xs []vector.Vector, cfg anngraph.Config) {
+	cfg.InsertWorkers = envInt("ANN_WORKERS", 0)
 	cfg.EfConstruction = envInt("ANN_EFC", 0)
 	cfg.M = envInt("ANN_M", 0)
 	var r ANNReport
 	for b.Loop() {
 		var err error
-		r, err = streamANN(context.Background(), ANNConfig{Window: cfg, Sample: envInt("ANN_SAMPLE", 500)}, xs)
+		r, err = streamANN(context.Background(), ANNConfig{Window: cfg, Sample: envInt("ANN_SAMPLE", 500), Batch: envInt("ANN_BATCH", 0)}, xs)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -58,6 +58,8 @@ payloads) or all sparse; the metric defaults to cosine.`,
 	f.IntVar(&cfg.Window.EfSearch, "ef-search", anngraph.DefaultEfSearch, "candidate list size of queries and list repairs")
 	f.IntVar(&cfg.Window.ListDepth, "list-depth", 0, "candidates kept per kNN list (default 2k)")
 	f.BoolVar(&cfg.Window.Exhaustive, "exhaustive", false, "exact brute-force kNN lists instead of the navigable graph")
+	f.IntVar(&cfg.Batch, "batch", 0, "insert the points in batches of this many, placed in parallel (0: one by one, on one core)")
+	f.IntVar(&cfg.Window.InsertWorkers, "workers", 0, "goroutines that place a batch's points (default: GOMAXPROCS)")
 	f.IntVar(&cfg.Sample, "sample", 1000, "live points whose lists are checked against brute force")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated data, the graph's levels and the sample")
 	f.StringVar(&cfg.Export, "export", "", "also write the points to this file for the hnswlib reference (scripts/hnswlib)")

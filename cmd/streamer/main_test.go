@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -211,6 +212,7 @@ func TestBenchCommandsPrintOneLine(t *testing.T) {
 	for _, args := range [][]string{
 		{"bench", "solve", "--export", prefix, "--rows", "300", "--features", "256", "--nnz", "10", "--labeled-frac", "0.1"},
 		{"bench", "ann", "--generate", "dense", "--points", "600", "--dim", "8", "--window", "200", "--k", "5", "--sample", "50"},
+		{"bench", "ann", "--generate", "sparse", "--points", "600", "--window", "200", "--sample", "50", "--batch", "64", "--workers", "2"},
 	} {
 		out := run(t, args...)
 		var rep map[string]any
@@ -219,6 +221,9 @@ func TestBenchCommandsPrintOneLine(t *testing.T) {
 		}
 		if args[1] == "solve" && rep["data"] != prefix+".svm" {
 			t.Errorf("bench solve --export printed %q", out)
+		}
+		if slices.Contains(args, "--batch") && (rep["batch"] != 64.0 || rep["insert_workers"] != 2.0 || rep["recall_at_k"].(float64) < 0.9) {
+			t.Errorf("bench ann in batches printed %q", out)
 		}
 	}
 }
