@@ -569,8 +569,9 @@ func (w *Window) compactAges() {
 }
 
 // Build builds the kNN graph of a static set of rows: the view of a window
-// that holds them all, row i inserted i-th with key i and the zero time.
-// cfg.MaxExamples and cfg.MaxAge are ignored.
+// that holds them all, row i with key i and the zero time, inserted in
+// order by InsertBatch (on cfg.InsertWorkers cores; the result does not
+// depend on them). cfg.MaxExamples and cfg.MaxAge are ignored.
 func Build(rows []vector.Vector, cfg Config) (*View, error) {
 	cfg.MaxExamples = max(len(rows), 1)
 	cfg.MaxAge = 0
@@ -578,10 +579,12 @@ func Build(rows []vector.Vector, cfg Config) (*View, error) {
 	if err != nil {
 		return nil, err
 	}
+	items := make([]Item, len(rows))
 	for i, r := range rows {
-		if _, err := w.Insert(uint64(i), time.Time{}, r); err != nil {
-			return nil, err
-		}
+		items[i] = Item{Key: uint64(i), Vec: r}
+	}
+	if _, err := w.InsertBatch(items); err != nil {
+		return nil, err
 	}
 	return w.Snapshot(), nil
 }

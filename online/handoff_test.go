@@ -67,20 +67,44 @@ func startPacedRun(t *testing.T, l *Learner, share func() float64) (stop func())
 // counted, a labeled one waits for room and enters the window.
 func TestHandoffDropsUnlabeledKeepsLabeled(t *testing.T) {
 	l := handoffLearner(t, 8, 0)
-	xs, _ := synth.Clusters(synth.ClusterConfig{Points: 40, Dim: 4, Clusters: 2, Seed: 1})
+	xs, _ := synth.Clusters(synth.ClusterConfig{Points: 80, Dim: 4, Clusters: 2, Seed: 1})
 	startRun(t, l)
 	l.winMu.Lock() // the window is busy: the goroutine of Run cannot insert
-	for i := range 20 {
-		if _, err := l.Observe(fmt.Sprint("u", i), time.Unix(int64(i), 0), xs[i], ""); err != nil {
+	locked := true
+	defer func() {
+		if locked {
+			l.winMu.Unlock()
+		}
+	}()
+	// The goroutine takes the first rows in a batch, then waits for the
+	// window; the queue then keeps unlabeled rows up to its half (4).
+	offered := 0
+	offer := func() {
+		t.Helper()
+		if _, err := l.Observe(fmt.Sprint("u", offered), time.Unix(int64(offered), 0), xs[offered], ""); err != nil {
 			t.Fatal(err)
 		}
+		offered++
 	}
-	// Labeled examples take the half of the queue kept for them, then wait.
+	for stable := false; !stable; {
+		for len(l.handoff.queue) < 4 {
+			if offered == 60 {
+				t.Fatal("the queue never kept 4 unlabeled rows")
+			}
+			offer()
+		}
+		time.Sleep(20 * time.Millisecond)
+		stable = len(l.handoff.queue) == 4 // else the goroutine was still taking rows
+	}
+	for range 10 {
+		offer() // dropped: the queue holds its unlabeled half
+	}
+	// Labeled examples take the other half of the queue, then wait.
 	const labeledCount = 6
 	labeled := make(chan error, labeledCount)
 	go func() {
 		for i := range labeledCount {
-			_, err := l.Observe(fmt.Sprint("l", i), time.Unix(int64(30+i), 0), xs[30+i], "a")
+			_, err := l.Observe(fmt.Sprint("l", i), time.Unix(int64(70+i), 0), xs[70+i], "a")
 			labeled <- err
 		}
 	}()
@@ -97,10 +121,11 @@ func TestHandoffDropsUnlabeledKeepsLabeled(t *testing.T) {
 		}
 		break // the rest wait for the window, as they should
 	}
-	if received < 3 || received == labeledCount {
-		t.Fatalf("%d of %d labeled examples entered a queue whose window is busy; want the room kept for them (3 or more), and then a wait", received, labeledCount)
+	if received != 4 {
+		t.Fatalf("%d of %d labeled examples entered a queue of 8 holding 4 unlabeled ones, want 4, and then a wait", received, labeledCount)
 	}
 	l.winMu.Unlock()
+	locked = false
 	for ; received < labeledCount; received++ {
 		if err := <-labeled; err != nil {
 			t.Fatal(err)
@@ -111,12 +136,11 @@ func TestHandoffDropsUnlabeledKeepsLabeled(t *testing.T) {
 	}
 	s := l.Sampling()
 	n, lab := l.WindowSize()
-	// Unlabeled examples take half the queue of 8; the goroutine may hold
-	// one row taken from it before the window was locked.
-	if s.Offered != 20 || s.Kept < 4 || s.Kept > 5 || n != int(s.Kept)+labeledCount || lab != labeledCount || !l.Contains("l5") {
-		t.Fatalf("offered %d, kept %d; window %d rows (%d labeled), last labeled example in it: %v", s.Offered, s.Kept, n, lab, l.Contains("l5"))
+	// Kept: those the goroutine took before it waited (1 or more), and 4.
+	if int(s.Offered) != offered || s.Kept < 5 || int(s.Kept) > offered-10 || n != int(s.Kept)+labeledCount || lab != labeledCount || !l.Contains("l5") {
+		t.Fatalf("offered %d (%d sent), kept %d; window %d rows (%d labeled), last labeled example in it: %v", s.Offered, offered, s.Kept, n, lab, l.Contains("l5"))
 	}
-	for i := int(s.Kept); i < 20; i++ {
+	for i := int(s.Kept); i < offered; i++ {
 		if l.Contains(fmt.Sprint("u", i)) {
 			t.Errorf("dropped example u%d is in the window's bookkeeping", i)
 		}
@@ -272,18 +296,23 @@ func TestHandoffStopDropsTheQueue(t *testing.T) {
 		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), xs[i], label); err != nil {
 			t.Fatal(err)
 		}
+		if i == 20 {
+			// Run takes this row and waits for the window; the
+			// others stay in the queue.
+			waitFor(t, "Run to take the first row", func() bool { return len(l.handoff.queue) == 0 })
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	stopped := make(chan struct{})
 	go func() { stop(); close(stopped) }()
-	time.Sleep(20 * time.Millisecond) // let Run take one row and block on the window
+	time.Sleep(20 * time.Millisecond) // let the stop reach Run
 	l.winMu.Unlock()
 	<-stopped
-	// Run may take a few more rows before it sees the stop (its select
-	// picks among ready cases at random); all 19 is a chance of 2^-19.
+	// Run inserts the row it holds, then sees the stop before the queue.
 	n, labeled := l.WindowSize()
 	dropped := l.Sampling().Dropped
-	if n+int(dropped) != 40 || dropped == 0 {
-		t.Fatalf("window %d rows and %d dropped at the stop; want 40 in all, some dropped", n, dropped)
+	if n != 21 || dropped != 19 {
+		t.Fatalf("window %d rows and %d dropped at the stop; want 21 and 19", n, dropped)
 	}
 	known, knownLabeled := 0, 0
 	for i := 20; i < 40; i++ {
@@ -411,5 +440,17 @@ func TestHandoffPlainWindowIsNotPaced(t *testing.T) {
 	}
 	if n, _ := l.WindowSize(); n != len(xs) || l.Sampling().Paused != 0 {
 		t.Errorf("plain window: %d of %d rows, paused %v", n, len(xs), l.Sampling().Paused)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

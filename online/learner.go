@@ -104,6 +104,9 @@ type Learner struct {
 	// classes holds every class labeled so far; with auto, the window
 	// grows its kNN graph once it holds three.
 	classes map[string]bool
+	// batch and items are Run's scratch for a batch of rows it inserts.
+	batch []insertion
+	items []anngraph.Item
 
 	solving sync.Mutex // one solve at a time
 	mapped  mappedRows // guarded by solving
@@ -244,6 +247,36 @@ func (l *Learner) insert(it insertion) ([]uint64, error) {
 	l.winMu.Lock()
 	defer l.winMu.Unlock()
 	return l.window.Insert(it.key, it.ts, it.v)
+}
+
+// insertBatchAndForget inserts handed-off rows in one batch and drops the
+// bookkeeping of what the window evicted. When the window refuses the
+// batch, which only a key inserted twice can cause, a bug, the rows go in
+// one by one and only the refused ones are forgotten.
+func (l *Learner) insertBatchAndForget(batch []insertion) {
+	if len(batch) == 0 {
+		return
+	}
+	items := l.items[:0]
+	for _, it := range batch {
+		items = append(items, anngraph.Item{Key: it.key, Time: it.ts, Vec: it.v})
+	}
+	l.items = items
+	l.winMu.Lock()
+	evicted, err := l.window.InsertBatch(items)
+	l.winMu.Unlock()
+	if err != nil {
+		for _, it := range batch {
+			l.insertAndForget(it)
+		}
+		return
+	}
+	l.mu.Lock()
+	for range batch {
+		l.landed()
+	}
+	l.forget(evicted)
+	l.mu.Unlock()
 }
 
 // insertAndForget inserts a handed-off row and drops the bookkeeping of
@@ -487,10 +520,10 @@ func (l *Learner) Solve(ctx context.Context) (SolveReport, error) {
 }
 
 // growGraph replaces a plain window by the kNN graph window, inserting its
-// rows in order, when the algorithm (auto) needs a graph only once labels
-// name three classes and they now do. The rows are inserted under the
-// lock, so Observe waits for it: a one-time cost, early in a multi-class
-// stream, never paid by a binary one.
+// rows in order (one InsertBatch, on every core), when the algorithm
+// (auto) needs a graph only once labels name three classes and they now
+// do. The rows are inserted under the lock, so Observe waits for it: a
+// one-time cost, early in a multi-class stream, never paid by a binary one.
 func (l *Learner) growGraph() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -504,13 +537,15 @@ func (l *Learner) growGraph() error {
 	if err != nil {
 		return fmt.Errorf("grow the kNN graph: %w", err)
 	}
+	items := make([]anngraph.Item, 0, plain.Len())
 	for i := plain.head; i < len(plain.keys); i++ {
-		evicted, err := w.Insert(plain.keys[i], plain.times[i], plain.vecs[i])
-		if err != nil {
-			return fmt.Errorf("grow the kNN graph: %w", err)
-		}
-		l.forget(evicted)
+		items = append(items, anngraph.Item{Key: plain.keys[i], Time: plain.times[i], Vec: plain.vecs[i]})
 	}
+	evicted, err := w.InsertBatch(items)
+	if err != nil {
+		return fmt.Errorf("grow the kNN graph: %w", err)
+	}
+	l.forget(evicted)
 	l.window = graphWindow{w}
 	l.graphed.Store(true)
 	l.changed = true

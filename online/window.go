@@ -14,6 +14,9 @@ import (
 // window of rows otherwise (no neighbour search is wasted on them).
 type rowWindow interface {
 	Insert(key uint64, ts time.Time, v vector.Vector) (evicted []uint64, err error)
+	// InsertBatch inserts the items in order, as Insert one after another
+	// would, or none of them and an error.
+	InsertBatch(items []anngraph.Item) (evicted []uint64, err error)
 	Len() int
 	// snapshot returns a consistent view of the window, cheaply: the
 	// caller holds the Learner's lock while it runs.
@@ -95,6 +98,27 @@ func (w *plainWindow) Insert(key uint64, ts time.Time, v vector.Vector) ([]uint6
 	w.times = append(w.times, ts)
 	w.vecs = append(w.vecs, v)
 	w.present[key] = true
+	return evicted, nil
+}
+
+// InsertBatch inserts the items one by one, after checking that none of
+// their keys is in the window or twice among them.
+func (w *plainWindow) InsertBatch(items []anngraph.Item) ([]uint64, error) {
+	keys := make(map[uint64]bool, len(items))
+	for _, it := range items {
+		if w.present[it.Key] || keys[it.Key] {
+			return nil, fmt.Errorf("insert key %d: %w", it.Key, errDuplicateKey)
+		}
+		keys[it.Key] = true
+	}
+	var evicted []uint64
+	for _, it := range items {
+		ev, err := w.Insert(it.Key, it.Time, it.Vec)
+		if err != nil {
+			return evicted, err // cannot happen: the keys were checked
+		}
+		evicted = append(evicted, ev...)
+	}
 	return evicted, nil
 }
 

@@ -130,6 +130,7 @@ type WindowConfig struct {
 	EfConstruction int           `mapstructure:"ef_construction"`
 	EfSearch       int           `mapstructure:"ef_search"`
 	Exhaustive     bool          `mapstructure:"exhaustive"`
+	InsertWorkers  int           `mapstructure:"insert_workers"`
 	Queue          int           `mapstructure:"queue"`
 	Sample         string        `mapstructure:"sample"`
 }
@@ -385,6 +386,7 @@ func (c Config) Validate() error {
 		{c.Window.M >= 2, "window.m", "must be >= 2"},
 		{c.Window.EfConstruction > 0, "window.ef_construction", "must be > 0"},
 		{c.Window.EfSearch > 0, "window.ef_search", "must be > 0"},
+		{c.Window.InsertWorkers >= 0, "window.insert_workers", "must be >= 0"},
 		{c.Graph.Laplacian == "normalized" || c.Graph.Laplacian == "unnormalized", "graph.laplacian", "must be normalized or unnormalized"},
 		{c.Graph.Degree >= 1, "graph.degree", "must be >= 1"},
 		{c.Graph.Weights == "heat" || c.Graph.Weights == "cosine" || c.Graph.Weights == "binary", "graph.weights", "must be heat, cosine or binary"},
@@ -485,6 +487,8 @@ func graphKey(field string) string {
 		return "window.ef_construction"
 	case "EfSearch":
 		return "window.ef_search"
+	case "InsertWorkers":
+		return "window.insert_workers"
 	case "Laplacian.Degree":
 		return "graph.degree"
 	case "Laplacian.Weights":

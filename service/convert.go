@@ -69,7 +69,7 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 			Window: anngraph.Config{
 				MaxExamples: c.Window.MaxExamples, MaxAge: c.Window.MaxAge, K: c.Window.K, Metric: metric,
 				M: c.Window.M, EfConstruction: c.Window.EfConstruction, EfSearch: c.Window.EfSearch,
-				Exhaustive: c.Window.Exhaustive,
+				Exhaustive: c.Window.Exhaustive, InsertWorkers: c.Window.InsertWorkers,
 			},
 			Graph: anngraph.LaplacianConfig{
 				Normalized: c.Graph.Laplacian == "normalized", Degree: c.Graph.Degree, Weights: weights, Sigma: c.Graph.Sigma,
