@@ -109,6 +109,7 @@ func (l *Learner) Run(ctx context.Context, share func() float64) error {
 		l.mu.Unlock()
 		return ErrRunning
 	}
+	l.flushPending()
 	h := &handoff{queue: make(chan insertion, l.cfg.Queue), stopped: make(chan struct{}), sample: l.cfg.Sample}
 	l.handoff = h
 	l.mu.Unlock()
@@ -235,11 +236,13 @@ func (l *Learner) take(h *handoff, it insertion) {
 const takeBatch = 64
 
 // Flush waits until every example handed off before it is in the window,
-// or dropped because Run stopped (at once when Run is not running).
+// or dropped because Run stopped; when Run is not running, it inserts the
+// rows Observe collected (LearnerConfig.BatchInline).
 func (l *Learner) Flush(ctx context.Context) error {
 	l.mu.Lock()
 	h := l.handoff
 	if h == nil {
+		l.flushPending()
 		l.mu.Unlock()
 		return nil
 	}

@@ -39,6 +39,15 @@ type LearnerConfig struct {
 	// new labels since the last one; 0 means 1000 and 20.
 	SolveExamples int
 	SolveLabels   int
+	// BatchInline, while Run is not running, makes Observe collect the
+	// rows of a kNN graph window and insert them by batches of 64
+	// (anngraph.Window.InsertBatch, on Window.InsertWorkers cores)
+	// instead of one by one. What reads the window (Solve, WindowSize,
+	// Run) inserts the rows collected first, so that a stream observed
+	// again gives the same window, whatever the cores: eval, replay and
+	// a restore's rebuild stay deterministic. Observe then returns no
+	// evicted ids for such rows.
+	BatchInline bool
 }
 
 func (c LearnerConfig) withDefaults() LearnerConfig {
@@ -107,6 +116,9 @@ type Learner struct {
 	// batch and items are Run's scratch for a batch of rows it inserts.
 	batch []insertion
 	items []anngraph.Item
+	// pending holds the rows observed inline and not inserted yet
+	// (LearnerConfig.BatchInline); guarded by mu.
+	pending []insertion
 
 	solving sync.Mutex // one solve at a time
 	mapped  mappedRows // guarded by solving
@@ -176,6 +188,15 @@ func (l *Learner) Observe(id string, ts time.Time, v vector.Vector, label string
 		return nil, fmt.Errorf("observe %q: %w", id, err)
 	}
 	item := insertion{key: l.nextKey, ts: ts, v: v}
+	if l.handoff == nil && l.cfg.BatchInline && l.graphed.Load() {
+		defer l.mu.Unlock()
+		l.admit(id, item.key, label)
+		l.landed()
+		if l.pending = append(l.pending, item); len(l.pending) == takeBatch {
+			l.flushPending()
+		}
+		return nil, nil
+	}
 	if l.handoff == nil {
 		defer l.mu.Unlock()
 		evicted, err := l.insert(item)
@@ -247,6 +268,36 @@ func (l *Learner) insert(it insertion) ([]uint64, error) {
 	l.winMu.Lock()
 	defer l.winMu.Unlock()
 	return l.window.Insert(it.key, it.ts, it.v)
+}
+
+// flushPending inserts the rows Observe collected (BatchInline) and
+// forgets what the window evicted. The caller holds mu.
+func (l *Learner) flushPending() {
+	if len(l.pending) == 0 {
+		return
+	}
+	items := make([]anngraph.Item, len(l.pending))
+	for i, it := range l.pending {
+		items[i] = anngraph.Item{Key: it.key, Time: it.ts, Vec: it.v}
+	}
+	l.winMu.Lock()
+	evicted, err := l.window.InsertBatch(items)
+	l.winMu.Unlock()
+	if err != nil {
+		// Only a key inserted twice, a bug, makes the window refuse the
+		// batch: the rows go in one by one, and the refused ones are
+		// forgotten.
+		evicted = evicted[:0]
+		for _, it := range l.pending {
+			ev, err := l.insert(it)
+			if err != nil {
+				ev = append(ev, it.key)
+			}
+			evicted = append(evicted, ev...)
+		}
+	}
+	l.forget(evicted)
+	l.pending = l.pending[:0]
 }
 
 // insertBatchAndForget inserts handed-off rows in one batch and drops the
@@ -379,6 +430,7 @@ func (l *Learner) Contains(id string) bool {
 func (l *Learner) WindowSize() (examples, labeled int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.flushPending()
 	l.winMu.Lock()
 	defer l.winMu.Unlock()
 	return l.window.Len(), len(l.labels)
@@ -432,8 +484,9 @@ func (l *Learner) InForce() (*Model, Stamp) {
 }
 
 // SetModel puts a model in force, such as one restored from a snapshot,
-// with the stamp it was made with.
+// with the stamp it was made with. It packs m for scoring (Model.Pack).
 func (l *Learner) SetModel(m *Model, st Stamp) {
+	m.Pack()
 	l.current.Store(&versionedModel{model: m, stamp: st})
 }
 
@@ -445,7 +498,10 @@ func (l *Learner) SetEpoch(epoch uint64) { l.epoch.Store(epoch) }
 // until Unpin, whatever the solves put in force meanwhile: a rollback, or
 // a model held while newer ones are learned. Solves go on warm-started
 // from the newest model, not from m.
+//
+// It packs m for scoring (Model.Pack).
 func (l *Learner) Pin(m *Model, st Stamp) {
+	m.Pack()
 	l.pinned.Store(&versionedModel{model: m, stamp: st})
 }
 
@@ -572,6 +628,7 @@ func (l *Learner) freeze() (windowView, []string, bool) {
 	if !l.changed {
 		return windowView{}, nil, false
 	}
+	l.flushPending()
 	l.winMu.Lock()
 	view := l.window.snapshot()
 	l.winMu.Unlock()

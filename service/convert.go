@@ -76,6 +76,7 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 			},
 			Params:        c.solverParams(),
 			Queue:         c.Window.Queue,
+			BatchInline:   true,
 			Sample:        sample,
 			Kernel:        online.KernelConfig{Kind: c.Features.Kernel, Landmarks: c.Features.Landmarks, Gamma: c.Features.Gamma},
 			SolveExamples: c.Schedule.SolveExamples,
