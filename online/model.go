@@ -38,6 +38,8 @@ type Model struct {
 	// Map, when set, maps every input vector before the weights apply
 	// (a Nyström kernel map); Dim is then the map's dimension.
 	Map *KernelMap
+	// packed, set by Pack, holds the weights feature-major for Scores.
+	packed *packedWeights
 }
 
 // Binary reports whether the model is a single two-class problem.
@@ -62,6 +64,10 @@ func (m *Model) Scores(x vector.Vector, dst []float64) []float64 {
 	if m.Binary() {
 		o := output(m.Problems[0].W, x, m.Dim)
 		dst[0], dst[1] = -o, o
+		return dst
+	}
+	if m.packed != nil && m.packed.p == len(m.Classes) {
+		m.packed.outputs(x, m.Dim, dst)
 		return dst
 	}
 	for c := range m.Classes {

@@ -628,6 +628,10 @@ func (p *srProblem) spectralState(v *mat.Dense) *Spectral {
 
 // embed sets z to the embedding Aᵀx of an SR model.
 func (m *Model) embed(x vector.Vector, z []float64) {
+	if m.packed != nil {
+		m.packed.outputs(x, m.Dim, z)
+		return
+	}
 	for k := range m.Problems {
 		z[k] = output(m.Problems[k].W, x, m.Dim)
 	}
