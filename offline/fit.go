@@ -121,6 +121,7 @@ func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
 	m.Map = km
+	m.Pack()
 	fit := &Fit{Model: m, Predictions: make([]string, len(data.rows))}
 	ok, held := 0, 0
 	for i, v := range data.rows {

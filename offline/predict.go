@@ -57,6 +57,7 @@ func Predict(snap *snapshot.Snapshot, path string, out io.Writer, opts ...Predic
 // labels that are no class of the model: those count as errors.
 func PredictWarning(snap *snapshot.Snapshot, path string, out, warnings io.Writer, opts ...PredictOption) (PredictReport, error) {
 	rep := PredictReport{Model: snap.Name, ModelVersion: snap.Version}
+	snap.Model.Pack()
 	w := bufio.NewWriter(out)
 	score := pipeline.NewPrequential(0, 0)
 	classes := map[string]bool{}
