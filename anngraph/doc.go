@@ -31,6 +31,11 @@
 // operator M = L^p with its factor B (BᵀB = M) that the solver's CGLS runs
 // on, as docs/MATH.md describes.
 //
-// The state depends only on Config (Seed included) and the sequence of
-// inserts: replaying the inserted examples in order rebuilds it exactly.
+// Window.InsertBatch inserts many points at once, placing them on
+// Config.InsertWorkers goroutines against the graph as it stood before the
+// batch, then linking them in order (batch.go).
+//
+// The state depends only on Config (Seed included, InsertWorkers not) and
+// the sequence of inserts and batches: replaying the inserted examples in
+// the same batches rebuilds it exactly.
 package anngraph
