@@ -53,7 +53,7 @@ func (w *Window) InsertBatch(items []Item) (evicted []uint64, err error) {
 }
 
 // checkBatch returns the first error Insert would return for one of the
-// items, inserting those before it.
+// items, were the items before it inserted.
 func (w *Window) checkBatch(items []Item) error {
 	probe := space{kind: w.sp.kind, dim: w.sp.dim}
 	keys := make(map[uint64]bool, len(items))

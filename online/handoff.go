@@ -89,10 +89,10 @@ func unitHash(id string) float64 {
 var ErrRunning = errors.New("learner already running")
 
 // Run inserts the examples Observe hands off into the window until ctx is
-// done; then Observe inserts inline again, and Run drops what is left in
-// the queue before it returns (see stopHandoff). Without Run, Observe
-// inserts inline, which is deterministic (eval, replay, a restore before
-// the stream starts).
+// done, what the queue holds in batches (take); then Observe inserts
+// inline again, and Run drops what is left in the queue before it returns
+// (see stopHandoff). Without Run, Observe inserts inline, which is
+// deterministic (eval, replay, a restore before the stream starts).
 //
 // share, when not nil, says what fraction of the time the inserts into a
 // kNN graph may take now (1 or more: all of it): Run pauses after each
@@ -211,22 +211,31 @@ func (l *Learner) drop(keys ...uint64) {
 // the rows before it are in.
 func (l *Learner) take(h *handoff, it insertion) {
 	batch := l.batch[:0]
-	for it.barrier == nil {
-		batch = append(batch, it)
-		if len(batch) == takeBatch {
+	var barrier chan struct{}
+	for {
+		if it.barrier != nil {
+			barrier = it.barrier
 			break
 		}
-		select {
-		case it = <-h.queue:
-			continue
-		default:
+		batch = append(batch, it)
+		if len(batch) == takeBatch || !queued(h, &it) {
+			break
 		}
-		break
 	}
 	l.batch = batch
 	l.insertBatchAndForget(batch)
-	if it.barrier != nil {
-		close(it.barrier)
+	if barrier != nil {
+		close(barrier)
+	}
+}
+
+// queued takes the next row of the queue into it, if one is waiting.
+func queued(h *handoff, it *insertion) bool {
+	select {
+	case *it = <-h.queue:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -113,9 +113,8 @@ type Learner struct {
 	// classes holds every class labeled so far; with auto, the window
 	// grows its kNN graph once it holds three.
 	classes map[string]bool
-	// batch and items are Run's scratch for a batch of rows it inserts.
+	// batch is Run's scratch for a batch of rows it inserts.
 	batch []insertion
-	items []anngraph.Item
 	// pending holds the rows observed inline and not inserted yet
 	// (LearnerConfig.BatchInline); guarded by mu.
 	pending []insertion
@@ -273,75 +272,51 @@ func (l *Learner) insert(it insertion) ([]uint64, error) {
 // flushPending inserts the rows Observe collected (BatchInline) and
 // forgets what the window evicted. The caller holds mu.
 func (l *Learner) flushPending() {
-	if len(l.pending) == 0 {
+	if len(l.pending) > 0 {
+		l.forget(l.insertRows(l.pending))
+		l.pending = l.pending[:0]
+	}
+}
+
+// insertBatchAndForget inserts handed-off rows and drops the bookkeeping
+// of what the window evicted.
+func (l *Learner) insertBatchAndForget(batch []insertion) {
+	if len(batch) == 0 {
 		return
 	}
-	items := make([]anngraph.Item, len(l.pending))
-	for i, it := range l.pending {
+	gone := l.insertRows(batch)
+	l.mu.Lock()
+	for range batch {
+		l.landed()
+	}
+	l.forget(gone)
+	l.mu.Unlock()
+}
+
+// insertRows inserts rows in one batch under winMu and returns the keys
+// to forget: those the window evicted, and the rows it refused. Only a key
+// inserted twice, a bug, makes it refuse a batch: the rows then go in one
+// by one, and only the refused ones are forgotten.
+func (l *Learner) insertRows(rows []insertion) []uint64 {
+	items := make([]anngraph.Item, len(rows))
+	for i, it := range rows {
 		items[i] = anngraph.Item{Key: it.key, Time: it.ts, Vec: it.v}
 	}
 	l.winMu.Lock()
 	evicted, err := l.window.InsertBatch(items)
 	l.winMu.Unlock()
-	if err != nil {
-		// Only a key inserted twice, a bug, makes the window refuse the
-		// batch: the rows go in one by one, and the refused ones are
-		// forgotten.
-		evicted = evicted[:0]
-		for _, it := range l.pending {
-			ev, err := l.insert(it)
-			if err != nil {
-				ev = append(ev, it.key)
-			}
-			evicted = append(evicted, ev...)
+	if err == nil {
+		return evicted
+	}
+	evicted = evicted[:0]
+	for _, it := range rows {
+		ev, err := l.insert(it)
+		if err != nil {
+			ev = append(ev, it.key)
 		}
+		evicted = append(evicted, ev...)
 	}
-	l.forget(evicted)
-	l.pending = l.pending[:0]
-}
-
-// insertBatchAndForget inserts handed-off rows in one batch and drops the
-// bookkeeping of what the window evicted. When the window refuses the
-// batch, which only a key inserted twice can cause, a bug, the rows go in
-// one by one and only the refused ones are forgotten.
-func (l *Learner) insertBatchAndForget(batch []insertion) {
-	if len(batch) == 0 {
-		return
-	}
-	items := l.items[:0]
-	for _, it := range batch {
-		items = append(items, anngraph.Item{Key: it.key, Time: it.ts, Vec: it.v})
-	}
-	l.items = items
-	l.winMu.Lock()
-	evicted, err := l.window.InsertBatch(items)
-	l.winMu.Unlock()
-	if err != nil {
-		for _, it := range batch {
-			l.insertAndForget(it)
-		}
-		return
-	}
-	l.mu.Lock()
-	for range batch {
-		l.landed()
-	}
-	l.forget(evicted)
-	l.mu.Unlock()
-}
-
-// insertAndForget inserts a handed-off row and drops the bookkeeping of
-// what the window evicted. An error can only be a key inserted twice, a
-// bug: the row is forgotten so that the window and the bookkeeping agree.
-func (l *Learner) insertAndForget(it insertion) {
-	evicted, err := l.insert(it)
-	if err != nil {
-		evicted = append(evicted, it.key)
-	}
-	l.mu.Lock()
-	l.landed()
-	l.forget(evicted)
-	l.mu.Unlock()
+	return evicted
 }
 
 // vectorKind is sparse, or dense of one length.
