@@ -103,3 +103,17 @@ func (h *maxHeap) fix() {
 		i = m
 	}
 }
+
+// nearest appends to the empty heap h the n nearest of found, in heap
+// order (farthest on top), and returns it.
+func nearest(h maxHeap, found []cand, n int) maxHeap {
+	for _, c := range found {
+		if len(h) < n {
+			h.push(c)
+		} else if closer(c, h[0]) {
+			h[0] = c
+			h.fix()
+		}
+	}
+	return h
+}

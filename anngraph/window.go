@@ -243,18 +243,9 @@ func (w *Window) link(pl *placement) {
 // The K nearest are those of x's list once link has made it: nothing in
 // the lists refers to x before that.
 func (w *Window) findReverse(s *searcher, pl *placement) {
-	near := s.near[:0]
-	for _, c := range pl.found {
-		if len(near) < w.cfg.K {
-			near.push(c)
-		} else if closer(c, near[0]) {
-			near[0] = c
-			near.fix()
-		}
-	}
-	s.near = near
+	s.near = nearest(s.near[:0], pl.found, w.cfg.K)
 	q := w.sp.pointFor(pl.x, &s.query)
-	for _, c := range near {
+	for _, c := range s.near {
 		for _, p := range w.lists.rev[c.id] {
 			if p != pl.x && !s.known(p) {
 				pl.reverse = append(pl.reverse, cand{d: s.distance(&q, p), id: p})
@@ -286,17 +277,8 @@ func (w *Window) takeList(x int32, found []cand) {
 	for _, c := range found {
 		w.lists.offer(c.id, x, c.d)
 	}
-	near := w.near[:0]
-	for _, c := range found {
-		if len(near) < w.lists.depth {
-			near.push(c)
-		} else if closer(c, near[0]) {
-			near[0] = c
-			near.fix()
-		}
-	}
-	w.near = near
-	for _, c := range near {
+	w.near = nearest(w.near[:0], found, w.lists.depth)
+	for _, c := range w.near {
 		w.lists.offer(x, c.id, c.d)
 	}
 }
