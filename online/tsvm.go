@@ -103,31 +103,48 @@ func (b *binary) switchRounds(ctx context.Context, s *newton, st *Stats) error {
 // switchLabels switches up to S pairs (i positive, j negative) of active
 // unlabeled rows with o_i < o_j, taking the most violating first (thesis
 // §6.3.2). Each switch lowers the objective and keeps the positive count.
+//
+// The candidates are sorted as (output, term) pairs: the order of a
+// stable sort of the terms by output, without its O(n log² n) merges and
+// two lookups per comparison (15% of a 13-class drain's CPU went there).
 func (b *binary) switchLabels(s *newton) int {
 	t := s.terms
-	var plus, minus []int // term indices
+	var plus, minus []termOutput
 	for k := len(b.labeled); k < t.len(); k++ {
 		o := s.o[t.pos[k]]
 		switch {
 		case t.y[k] > 0 && o < 1:
-			plus = append(plus, k)
+			plus = append(plus, termOutput{o, k})
 		case t.y[k] < 0 && o > -1:
-			minus = append(minus, k)
+			minus = append(minus, termOutput{-o, k})
 		}
 	}
-	out := func(k int) float64 { return s.o[t.pos[k]] }
-	slices.SortStableFunc(plus, func(i, j int) int { return cmp.Compare(out(i), out(j)) })
-	slices.SortStableFunc(minus, func(i, j int) int { return cmp.Compare(out(j), out(i)) })
+	slices.SortFunc(plus, termOutput.compare)  // lowest output first
+	slices.SortFunc(minus, termOutput.compare) // highest output first
 	maxSwitch := b.par.MaxSwitch
 	if maxSwitch == 0 {
 		maxSwitch = max(1, len(b.unlabeled)/2)
 	}
 	n := 0
-	for n < len(plus) && n < len(minus) && n < maxSwitch && out(plus[n]) < out(minus[n]) {
-		t.y[plus[n]], t.y[minus[n]] = -1, 1
+	for n < len(plus) && n < len(minus) && n < maxSwitch && plus[n].o < -minus[n].o {
+		t.y[plus[n].k], t.y[minus[n].k] = -1, 1
 		n++
 	}
 	return n
+}
+
+// termOutput is a term and its output (negated for the negatives, so that
+// both lists sort the most violating first), ordered by output, then term.
+type termOutput struct {
+	o float64
+	k int
+}
+
+func (a termOutput) compare(b termOutput) int {
+	if c := cmp.Compare(a.o, b.o); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.k, b.k)
 }
 
 // warmLabels keeps the labels of unlabeled rows that the warm solution
