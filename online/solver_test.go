@@ -1,9 +1,12 @@
 package online
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -443,6 +446,49 @@ func matchesVectorRows(t *testing.T, rows []vector.Vector, v *VectorRows, c Matr
 		tb = space.expand(append(tb, 0))[:600]
 		if relDiff(tb, ta) > 1e-14 {
 			t.Fatalf("%T: MulTransVec differs", c)
+		}
+	}
+}
+
+// TestSwitchLabelsOrder holds switchLabels to the thesis's rule written
+// plainly: sort the violating positives by output, lowest first, and the
+// negatives highest first, ties by term (a stable sort), then switch pairs
+// while the positive's output is below the negative's. Outputs are drawn
+// from a few values so that ties are common.
+func TestSwitchLabelsOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		const labeled, unlabeled = 3, 60
+		tm := &terms{}
+		o := make([]float64, labeled+unlabeled)
+		for k := range labeled + unlabeled {
+			tm.add(k, float64(2*r.IntN(2)-1), 1)
+			o[k] = float64(r.IntN(9)-4) / 2
+		}
+		b := &binary{labeled: make([]int, labeled), unlabeled: make([]int, unlabeled), par: Params{MaxSwitch: r.IntN(4) * 5}}
+		want := slices.Clone(tm.y)
+		var plus, minus []int
+		for k := labeled; k < tm.len(); k++ {
+			switch {
+			case want[k] > 0 && o[k] < 1:
+				plus = append(plus, k)
+			case want[k] < 0 && o[k] > -1:
+				minus = append(minus, k)
+			}
+		}
+		slices.SortStableFunc(plus, func(i, j int) int { return cmp.Compare(o[i], o[j]) })
+		slices.SortStableFunc(minus, func(i, j int) int { return cmp.Compare(o[j], o[i]) })
+		limit := b.par.MaxSwitch
+		if limit == 0 {
+			limit = unlabeled / 2
+		}
+		n := 0
+		for n < len(plus) && n < len(minus) && n < limit && o[plus[n]] < o[minus[n]] {
+			want[plus[n]], want[minus[n]] = -1, 1
+			n++
+		}
+		if got := b.switchLabels(&newton{terms: tm, o: o}); got != n || !slices.Equal(tm.y, want) {
+			t.Fatalf("trial %d: switched %d, labels %v; want %d, %v", trial, got, tm.y, n, want)
 		}
 	}
 }
