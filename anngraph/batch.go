@@ -101,7 +101,6 @@ func (w *Window) insertChunk(items []Item, evicted []uint64) []uint64 {
 			continue
 		}
 		x := w.admit(it.Key, it.Time, it.Vec)
-		w.unplaced[x] = true
 		adm = append(adm, admitted{slot: x, gen: w.gen[x], level: w.graph.drawLevel(x)})
 	}
 	// An item can push an earlier one out by age; its slot may even
@@ -120,7 +119,6 @@ func (w *Window) insertChunk(items []Item, evicted []uint64) []uint64 {
 	}
 	pls := w.placeAll(kept)
 	for i := range pls {
-		w.unplaced[pls[i].x] = false
 		w.link(&pls[i])
 	}
 	w.stats.EvictTime += mid.Sub(start)

@@ -47,9 +47,6 @@ type Window struct {
 	// InsertBatch's chunk: its admitted points and their placements.
 	admitted   []admitted
 	placements []placement
-	// unplaced[x] is set while slot x holds a point of the chunk being
-	// inserted that is not linked yet: no list may take it before then.
-	unplaced []bool
 
 	stats Stats
 }
@@ -295,7 +292,6 @@ func (w *Window) allocSlot() int32 {
 	w.gen = append(w.gen, 0)
 	w.prev = append(w.prev, -1)
 	w.next = append(w.next, -1)
-	w.unplaced = append(w.unplaced, false)
 	return x
 }
 
@@ -339,7 +335,6 @@ func (w *Window) evict(x int32) {
 	delete(w.slotOf, w.keys[x])
 	w.sp.clear(x)
 	w.gen[x]++
-	w.unplaced[x] = false
 	w.live--
 	w.stats.Evictions++
 	w.free = append(w.free, x)
@@ -382,13 +377,20 @@ func (w *Window) repairList(p int32) {
 		}
 	}
 	for s := w.head; s >= 0; s = w.next[s] {
-		if s != p && !w.unplaced[s] {
+		if s != p && w.linked(s) {
 			d := w.sp.distTo(&q, s)
 			w.stats.Distances++
 			w.lists.offerNew(p, s, d)
 			w.lists.offerNew(s, p, d)
 		}
 	}
+}
+
+// linked reports whether the live slot s is linked into the graph: not a
+// point of the chunk InsertBatch is inserting, which joins the graph at
+// its commit and no list may take before.
+func (w *Window) linked(s int32) bool {
+	return w.graph == nil || w.graph.nodes[s].level >= 0
 }
 
 // listFull reports whether p lists K points, or all the others.
