@@ -10,6 +10,7 @@ import (
 
 	"streamer/anngraph"
 	"streamer/synth"
+	"streamer/vector"
 )
 
 func handoffLearner(t *testing.T, queue int, sample float64) *Learner {
@@ -234,18 +235,10 @@ func TestHandoffConcurrent(t *testing.T) {
 func TestHandedOffRowsTriggerASolve(t *testing.T) {
 	l := handoffLearner(t, 64, 0)
 	xs, cs := synth.Clusters(synth.ClusterConfig{Points: 60, Dim: 4, Clusters: 2, Spread: 0.3, Seed: 4})
-	for i := range 40 { // inline, before Run
-		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), xs[i], fmt.Sprint(cs[i])); err != nil {
-			t.Fatal(err)
-		}
-	}
+	observe(t, l, xs, 0, 40, classOf(cs)) // inline, before Run
 	startRun(t, l)
 	l.winMu.Lock() // the rows observed now cannot land yet
-	for i := 40; i < 60; i++ {
-		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), xs[i], ""); err != nil {
-			t.Fatal(err)
-		}
-	}
+	observe(t, l, xs, 40, 60, unlabeled)
 	frozen := make(chan struct{})
 	go func() {
 		defer close(frozen)
@@ -275,11 +268,7 @@ func TestHandedOffRowsTriggerASolve(t *testing.T) {
 func TestHandoffStopDropsTheQueue(t *testing.T) {
 	l := handoffLearner(t, 64, 0)
 	xs, cs := synth.Clusters(synth.ClusterConfig{Points: 40, Dim: 4, Clusters: 2, Spread: 0.3, Seed: 5})
-	for i := range 20 { // inline, before Run
-		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), xs[i], fmt.Sprint(cs[i])); err != nil {
-			t.Fatal(err)
-		}
-	}
+	observe(t, l, xs, 0, 20, classOf(cs)) // inline, before Run
 	if _, err := l.Solve(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -362,11 +351,7 @@ func TestHandoffPacedRunInsertsEverything(t *testing.T) {
 	l := handoffLearner(t, 4096, 0)
 	startPacedRun(t, l, func() float64 { return 0.1 })
 	xs, cs := synth.Clusters(synth.ClusterConfig{Points: 600, Dim: 4, Clusters: 2, Spread: 0.3, Seed: 6})
-	for i, x := range xs {
-		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), x, fmt.Sprint(cs[i])); err != nil {
-			t.Fatal(err)
-		}
-	}
+	observe(t, l, xs, 0, len(xs), classOf(cs))
 	if err := l.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -430,11 +415,7 @@ func TestHandoffPlainWindowIsNotPaced(t *testing.T) {
 	}
 	startPacedRun(t, l, func() float64 { return 0.01 })
 	xs, _ := synth.Clusters(synth.ClusterConfig{Points: 30000, Dim: 4, Clusters: 2, Seed: 9})
-	for i, x := range xs {
-		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), x, "a"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	observe(t, l, xs, 0, len(xs), func(int) string { return "a" })
 	if err := l.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -454,3 +435,19 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// observe observes xs[from:to], row i under id i at time i seconds with
+// label(i), and fails the test at the first error.
+func observe(t *testing.T, l *Learner, xs []vector.Vector, from, to int, label func(i int) string) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), xs[i], label(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// classOf labels row i with its cluster, cs[i].
+func classOf(cs []int) func(int) string { return func(i int) string { return fmt.Sprint(cs[i]) } }
+
+func unlabeled(int) string { return "" }
