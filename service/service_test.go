@@ -3,8 +3,10 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"sync"
 	"testing"
@@ -64,12 +66,13 @@ func startCluster(t *testing.T) *brokers.Cluster {
 // streamWriter produces examples, and each revealed label delay examples
 // later, as a user's producers would.
 type streamWriter struct {
-	w      *kafka.Writer
-	gen    *synth.TextStream
-	n      int
-	rate   int // one label every rate examples
-	delay  int
-	queued []kafka.Message
+	w       *kafka.Writer
+	created bool // the examples and labels topics exist
+	gen     *synth.TextStream
+	n       int
+	rate    int // one label every rate examples
+	delay   int
+	queued  []kafka.Message
 }
 
 func newStreamWriter(addrs []string, seed uint64) *streamWriter {
@@ -83,6 +86,10 @@ func newStreamWriter(addrs []string, seed uint64) *streamWriter {
 // write produces n more examples and the labels that fall due.
 func (s *streamWriter) write(t *testing.T, ctx context.Context, n int) []string {
 	t.Helper()
+	if !s.created {
+		createTopics(t, ctx, s.w.Addr, "examples", "labels")
+		s.created = true
+	}
 	var ids []string
 	var msgs []kafka.Message
 	for range n {
@@ -106,6 +113,28 @@ func (s *streamWriter) write(t *testing.T, ctx context.Context, n int) []string 
 		t.Fatal(err)
 	}
 	return ids
+}
+
+// createTopics creates the topics, with the cluster's default partitions,
+// unless they exist. A writer's first write could otherwise create them
+// (AllowAutoTopicCreation), but kafka-go's transport may route it by a
+// metadata snapshot taken before they existed: every message of the write
+// then failed with "topic not found" (seen once in the CI's -race run).
+func createTopics(t *testing.T, ctx context.Context, addr net.Addr, names ...string) {
+	t.Helper()
+	req := &kafka.CreateTopicsRequest{}
+	for _, name := range names {
+		req.Topics = append(req.Topics, kafka.TopicConfig{Topic: name, NumPartitions: -1, ReplicationFactor: -1})
+	}
+	resp, err := (&kafka.Client{Addr: addr}).CreateTopics(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, err := range resp.Errors {
+		if err != nil && !errors.Is(err, kafka.TopicAlreadyExists) {
+			t.Fatalf("create topic %s: %v", name, err)
+		}
+	}
 }
 
 // predictionLog reads the predictions topic in the background.
