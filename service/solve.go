@@ -13,11 +13,10 @@ import (
 
 // solveLoop re-solves when the consumer says enough examples or labels
 // arrived, or the learner that enough examples landed in its window, or
-// every solve_interval when the window changed, but, while the
-// examples are backlogged, never sooner after a solve than
-// schedule.solve_share allows (solvePause), and
-// publishes a snapshot after its first solve, then every every_solves
-// solves or every snapshot.every.
+// every solve_interval when the window changed, but, while the examples
+// are backlogged, never sooner than schedule.solve_share allows
+// (solvePacer), and publishes a snapshot after its first solve, then
+// every every_solves solves or every snapshot.every.
 // Solves run here, beside the consumer, which keeps scoring with the model
 // in force.
 func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps *publish.SnapshotWriter) {
@@ -29,7 +28,7 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 	// snapshot exists, scorers have no model at all and a restart has
 	// nothing to restore.
 	first := true
-	var notBefore time.Time // schedule.solve_share's pause after the last solve
+	pacer := solvePacer{share: s.cfg.Schedule.SolveShare}
 	landed := s.pipe.Learner().LandedDue()
 	for {
 		select {
@@ -39,15 +38,14 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 		case <-landed:
 		case <-tick.C:
 		}
-		if !sleep(ctx, time.Until(notBefore)) || !s.awaitLabels(ctx) {
+		rows, _ := s.pipe.Learner().WindowSize()
+		if !s.pace(ctx, pacer.notBefore(rows)) || !s.awaitLabels(ctx) {
 			return
 		}
 		start := time.Now()
-		if s.solve(ctx) {
+		if rows, ok := s.solve(ctx); ok {
+			pacer.done(time.Since(start), rows, time.Now())
 			sinceSnapshot++
-			if s.backlogged() {
-				notBefore = time.Now().Add(solvePause(time.Since(start), s.cfg.Schedule.SolveShare))
-			}
 		}
 		if sinceSnapshot > 0 && (first || sinceSnapshot >= s.cfg.Snapshot.EverySolves || time.Since(lastSnapshot) >= s.cfg.Snapshot.Every) {
 			if s.publishSnapshot(ctx, snaps) == nil {
@@ -57,22 +55,23 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 	}
 }
 
-// solve runs one re-solve and reports whether a new model is in force.
-func (s *Service) solve(ctx context.Context) bool {
+// solve runs one re-solve and reports whether a new model is in force,
+// and the rows of the window it solved.
+func (s *Service) solve(ctx context.Context) (rows int, ok bool) {
 	rep, err := s.pipe.Solve(ctx)
 	switch {
 	case errors.Is(err, online.ErrUnchanged):
-		return false
+		return 0, false
 	case pipeline.IsSkip(err):
 		s.metrics.Solves.WithLabelValues("skipped").Inc()
 		s.log.Info("solve skipped", "reason", err)
-		return false
+		return 0, false
 	case ctx.Err() != nil:
-		return false
+		return 0, false
 	case err != nil:
 		s.metrics.Solves.WithLabelValues("error").Inc()
 		s.log.Error("solve failed", "error", err)
-		return false
+		return 0, false
 	}
 	st := s.pipe.Stats()
 	s.metrics.Solves.WithLabelValues("ok").Inc()
@@ -80,7 +79,7 @@ func (s *Service) solve(ctx context.Context) bool {
 	s.log.Info("solved", "algorithm", rep.Algorithm, "model_version", rep.Version, "window", rep.Window, "labeled", rep.Labeled,
 		"objective", rep.Objective, "newton_steps", rep.NewtonSteps, "cgls_iters", rep.CGLSIters,
 		"seconds", rep.Seconds, "recent_accuracy", st.SSLRecent.Accuracy())
-	return true
+	return rep.Window, true
 }
 
 // buildSnapshot returns the snapshot of the model in force and the stream

@@ -20,7 +20,7 @@ func newFitCommand() *cobra.Command {
 		cfg                      offline.FitConfig
 		algo, laplacian, weights string
 		out, transductiveOut     string
-		unlabeled                string
+		unlabeled, cpuProfile    string
 	)
 	cmd := &cobra.Command{
 		Use:   "fit",
@@ -60,6 +60,13 @@ model with --out, in the snapshot format the service publishes.`,
 				return fmt.Errorf("fit: %w (see --lambda, --lambda-u, --lambda-i, --r, --max-switch, --cost-pos, --cost-neg)", err)
 			}
 			cfg.BadLines = cmd.ErrOrStderr()
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			fit, err := offline.RunFit(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -95,6 +102,9 @@ model with --out, in the snapshot format the service publishes.`,
 	f.StringVar(&cfg.Name, "name", "default", "model name in the snapshot")
 	f.StringVar(&out, "out", "", "write the model (a snapshot file) here")
 	f.StringVar(&transductiveOut, "transductive-out", "", "write the predicted label of every training row here, one per line")
+	// For profiling the solver; not part of the command's interface.
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
+	_ = f.MarkHidden("cpuprofile")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }
