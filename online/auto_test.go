@@ -3,6 +3,7 @@ package online
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -170,5 +171,67 @@ func TestAutoGrowsGraphOnThirdClass(t *testing.T) {
 	}
 	if _, graph := l.window.(graphWindow); !graph || rep.Algorithm != SR || rep.Window != len(xs) {
 		t.Fatalf("three classes: window graph = %v, algorithm %s, window %d; want the graph, sr and %d rows", graph, rep.Algorithm, rep.Window, len(xs))
+	}
+}
+
+// TestAutoGrowsABoundedGraphBehindABacklog: behind a backlog (Run's share
+// below 1) the graph that auto grows takes every labeled row and the
+// newest unlabeled rows, growBacklogRows in all, and counts the others as
+// thinned out of the kept fraction; without a backlog it takes every row.
+func TestAutoGrowsABoundedGraphBehindABacklog(t *testing.T) {
+	const n = 3000
+	xs, cs := synth.Clusters(synth.ClusterConfig{Points: n, Dim: 6, Clusters: 3, Spread: 0.5, Seed: 9})
+	label := func(i int) string {
+		if i%20 == 0 {
+			return fmt.Sprint(cs[i])
+		}
+		return ""
+	}
+	for _, share := range []float64{0.25, 1} {
+		l, err := NewLearner(LearnerConfig{
+			Features: 6, Window: anngraph.Config{MaxExamples: 5000, K: 8, Metric: anngraph.Euclidean},
+			Params: Params{Algorithm: Auto}, Queue: 2 * n, SolveExamples: 1 << 30, SolveLabels: 1 << 30,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		startPacedRun(t, l, func() float64 { return share })
+		observe(t, l, xs, 0, n, label)
+		if err := l.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Solve(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, graph := l.window.(graphWindow); !graph {
+			t.Fatalf("share %v: no graph grown", share)
+		}
+		labeled := n / 20
+		want := n
+		if share < 1 {
+			want = growBacklogRows
+		}
+		if rows, inWindow := l.WindowSize(); rows != want || inWindow != labeled {
+			t.Fatalf("share %v: %d rows with %d labeled, want %d with %d", share, rows, inWindow, want, labeled)
+		}
+		// The unlabeled rows taken are the newest.
+		oldest, room := n, want-labeled
+		for ; room > 0; oldest-- {
+			if label(oldest-1) == "" {
+				room--
+			}
+		}
+		for i := range n {
+			if _, in := l.keyOf[fmt.Sprint(i)]; in != (label(i) != "" || i >= oldest) {
+				t.Fatalf("share %v: row %d (label %q) in the window: %v", share, i, label(i), in)
+			}
+		}
+		s := l.Sampling()
+		if thinned := uint64(n - want); s.Thinned != thinned {
+			t.Fatalf("share %v: %d thinned, want %d", share, s.Thinned, thinned)
+		}
+		if got, kept := s.KeptFraction(), float64(want-labeled)/float64(n-labeled); math.Abs(got-kept) > 1e-12 {
+			t.Fatalf("share %v: kept fraction %v, want %v", share, got, kept)
+		}
 	}
 }

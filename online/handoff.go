@@ -28,12 +28,17 @@ type handoff struct {
 	stopped chan struct{}  // closed when Run stops taking from queue
 	senders sync.WaitGroup // Observe calls that may still send to queue
 	sample  float64
+	share   func() float64 // Run's share; nil when not paced
 }
 
 // Sampling counts the unlabeled examples Observe was offered while Run
 // ran, and how many it kept for the window.
 type Sampling struct {
 	Offered, Kept uint64
+	// Thinned counts the unlabeled examples that a kNN graph grown behind
+	// a backlog left out of the window (Solve under auto): kept by the
+	// queue, then sampled out.
+	Thinned uint64
 	// Dropped counts the examples, labeled or not, left in the queue
 	// when Run stopped: forgotten instead of inserted.
 	Dropped uint64
@@ -41,12 +46,13 @@ type Sampling struct {
 	Paused time.Duration
 }
 
-// KeptFraction returns Kept / Offered, 1 before any was offered.
+// KeptFraction returns (Kept − Thinned) / Offered, 1 before any was
+// offered.
 func (s Sampling) KeptFraction() float64 {
 	if s.Offered == 0 {
 		return 1
 	}
-	return float64(s.Kept) / float64(s.Offered)
+	return float64(s.Kept-min(s.Thinned, s.Kept)) / float64(s.Offered)
 }
 
 // offerUnlabeled hands an unlabeled example to the queue when the sample
@@ -71,7 +77,7 @@ func (h *handoff) offerUnlabeled(id string, it insertion, counts *sampleCounts) 
 	}
 }
 
-type sampleCounts struct{ offered, kept, dropped, paused atomic.Uint64 }
+type sampleCounts struct{ offered, kept, thinned, dropped, paused atomic.Uint64 }
 
 // unitHash maps an id to [0, 1), the same for every run: FNV-1a, whose
 // high bits vary little between short ids, then SplitMix64's finalizer.
@@ -110,7 +116,7 @@ func (l *Learner) Run(ctx context.Context, share func() float64) error {
 		return ErrRunning
 	}
 	l.flushPending()
-	h := &handoff{queue: make(chan insertion, l.cfg.Queue), stopped: make(chan struct{}), sample: l.cfg.Sample}
+	h := &handoff{queue: make(chan insertion, l.cfg.Queue), stopped: make(chan struct{}), sample: l.cfg.Sample, share: share}
 	l.handoff = h
 	l.mu.Unlock()
 	var busy time.Duration
@@ -282,7 +288,8 @@ func (l *Learner) Flush(ctx context.Context) error {
 // Run ran.
 func (l *Learner) Sampling() Sampling {
 	return Sampling{
-		Offered: l.sampled.offered.Load(), Kept: l.sampled.kept.Load(), Dropped: l.sampled.dropped.Load(),
+		Offered: l.sampled.offered.Load(), Kept: l.sampled.kept.Load(), Thinned: l.sampled.thinned.Load(),
+		Dropped: l.sampled.dropped.Load(),
 		Paused: time.Duration(l.sampled.paused.Load()),
 	}
 }
