@@ -290,6 +290,6 @@ func (l *Learner) Sampling() Sampling {
 	return Sampling{
 		Offered: l.sampled.offered.Load(), Kept: l.sampled.kept.Load(), Thinned: l.sampled.thinned.Load(),
 		Dropped: l.sampled.dropped.Load(),
-		Paused: time.Duration(l.sampled.paused.Load()),
+		Paused:  time.Duration(l.sampled.paused.Load()),
 	}
 }
