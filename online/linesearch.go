@@ -1,12 +1,14 @@
 package online
 
-import "slices"
-
 // breakpoint is a step δ at which term k enters or leaves the active set.
 type breakpoint struct {
 	delta float64
 	term  int
 	sign  float64 // +1: the term enters the active set, -1: it leaves
+}
+
+func (a breakpoint) before(b breakpoint) bool {
+	return a.delta < b.delta || (a.delta == b.delta && a.term < b.term)
 }
 
 // lineSearch returns the exact minimizer over δ ≥ 0 of the piecewise
@@ -50,17 +52,11 @@ func (s *newton) lineSearch(w, wBar, o, oBar, bo, boBar []float64) float64 {
 			bps = append(bps, breakpoint{delta: (1 - yo) / slope, term: k, sign: 1})
 		}
 	}
-	slices.SortFunc(bps, func(a, b breakpoint) int {
-		switch {
-		case a.delta < b.delta:
-			return -1
-		case a.delta > b.delta:
-			return 1
-		}
-		return 0
-	})
 	s.work.breakpoints = bps
-	for _, bp := range bps {
+	// The breakpoints in increasing δ, ties by term, until φ' crosses zero.
+	next := newMinHeap(bps, breakpoint.before)
+	for next.len() > 0 {
+		bp := next.pop()
 		if L+bp.delta*(R-L) >= 0 {
 			break
 		}
