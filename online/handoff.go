@@ -132,7 +132,7 @@ func (l *Learner) Run(ctx context.Context, share func() float64) error {
 			if busy += time.Since(start); busy < paceQuantum || !l.graphed.Load() {
 				continue
 			}
-			pause := h.pause(busy, share)
+			pause := h.pause(busy)
 			busy = 0
 			if pause == 0 {
 				continue
@@ -157,17 +157,26 @@ func (l *Learner) Run(ctx context.Context, share func() float64) error {
 const paceQuantum = 10 * time.Millisecond
 
 // pause returns how long Run waits after inserts that took busy so that
-// they take share() of the time: busy·(1 − share)/share; 0 without share,
-// at a share of 1 or more, or when the queue is three quarters full.
-func (h *handoff) pause(busy time.Duration, share func() float64) time.Duration {
-	if share == nil || 4*len(h.queue) >= 3*cap(h.queue) {
-		return 0
-	}
-	f := share()
-	if f >= 1 || f <= 0 {
+// they take the share of the time: busy·(1 − share)/share; 0 when not
+// paced, or when the queue is three quarters full.
+func (h *handoff) pause(busy time.Duration) time.Duration {
+	f := h.shareNow()
+	if f == 1 || 4*len(h.queue) >= 3*cap(h.queue) {
 		return 0
 	}
 	return time.Duration(float64(busy) * (1 - f) / f)
+}
+
+// shareNow returns the share of the time that inserts may take now: Run's
+// share, or 1 (not paced) without one or outside (0, 1).
+func (h *handoff) shareNow() float64 {
+	if h.share == nil {
+		return 1
+	}
+	if f := h.share(); f > 0 && f < 1 {
+		return f
+	}
+	return 1
 }
 
 // stopHandoff makes Observe insert inline again, waits for the Observe

@@ -325,21 +325,24 @@ func TestHandoffStopDropsTheQueue(t *testing.T) {
 // means a pause of busy·(1 − s)/s, none without a share, at a share of 1,
 // or when the queue is three quarters full (labeled examples would wait).
 func TestHandoffPause(t *testing.T) {
-	h := &handoff{queue: make(chan insertion, 8)}
 	quarter := func() float64 { return 0.25 }
-	if got := h.pause(10*time.Millisecond, quarter); got != 30*time.Millisecond {
+	paced := func(share func() float64) *handoff {
+		return &handoff{queue: make(chan insertion, 8), share: share}
+	}
+	if got := paced(quarter).pause(10 * time.Millisecond); got != 30*time.Millisecond {
 		t.Errorf("pause at a share of 1/4 after 10ms: %v, want 30ms", got)
 	}
-	if got := h.pause(10*time.Millisecond, nil); got != 0 {
+	if got := paced(nil).pause(10 * time.Millisecond); got != 0 {
 		t.Errorf("pause without a share: %v", got)
 	}
-	if got := h.pause(10*time.Millisecond, func() float64 { return 1 }); got != 0 {
+	if got := paced(func() float64 { return 1 }).pause(10 * time.Millisecond); got != 0 {
 		t.Errorf("pause at a share of 1: %v", got)
 	}
+	h := paced(quarter)
 	for range 6 {
 		h.queue <- insertion{}
 	}
-	if got := h.pause(10*time.Millisecond, quarter); got != 0 {
+	if got := h.pause(10 * time.Millisecond); got != 0 {
 		t.Errorf("pause with the queue three quarters full: %v", got)
 	}
 }

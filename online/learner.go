@@ -599,7 +599,7 @@ const growBacklogRows = 2048
 // winMu.
 func (l *Learner) growRows(plain *plainWindow) (items []anngraph.Item, left []uint64) {
 	unlabeled := plain.Len() // room for unlabeled rows
-	if h := l.handoff; h != nil && h.share != nil && h.share() < 1 {
+	if h := l.handoff; h != nil && h.shareNow() < 1 {
 		labeled := 0
 		for _, k := range plain.keys[plain.head:] {
 			if l.labels[k] != "" {

@@ -38,8 +38,8 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 		case <-landed:
 		case <-tick.C:
 		}
-		rows, _ := s.pipe.Learner().WindowSize()
-		if !s.pace(ctx, pacer.notBefore(rows)) || !s.awaitLabels(ctx) {
+		window, _ := s.pipe.Learner().WindowSize()
+		if !s.pace(ctx, pacer.notBefore(window)) || !s.awaitLabels(ctx) {
 			return
 		}
 		start := time.Now()
