@@ -32,21 +32,32 @@ type cglsResult struct {
 // It stops when ‖r‖ ≤ ε‖g‖, where r = Xᵀg - λw is the residual of the normal
 // equations and g = C(Y - o) - κBᵀBo the output-space part of the gradient,
 // as SVMlin does; a seed that already satisfies this returns at once.
+//
+// Between the two products of an iteration, the vector updates are fused
+// into one pass over the outputs (o, z and the sums they feed) and one over
+// the weights (w, r, then p), each on the matrix's workers when the vectors
+// are long (reduce): on a two-core solve they were the work left on one
+// core.
 func (s *newton) cgls(sys cglsSystem, w, o, bo []float64, eps float64, maxIter int) cglsResult {
 	ws := &s.work
 	m := len(sys.cost)
 	z := grow(&ws.z, m)
-	for k := range z {
-		z[k] = sys.cost[k] * (sys.target[k] - o[k])
-	}
+	zSum, zSq := s.reduce(m, func(lo, hi int) (sum, sq float64) {
+		for k := lo; k < hi; k++ {
+			z[k] = sys.cost[k] * (sys.target[k] - o[k])
+			sum += z[k]
+			sq += z[k] * z[k]
+		}
+		return sum, sq
+	})
 	r := grow(&ws.r, len(w))
-	gNorm2 := s.normalResidual(r, sys.rows, z, bo, w)
-	gamma := dot(r, r)
+	p := grow(&ws.p, len(w))
+	gNorm2, gamma := s.normalResidual(r, sys.rows, z, zSum, zSq, bo, w, 0, nil)
 	if gamma <= eps*eps*gNorm2 {
 		return cglsResult{converged: true}
 	}
-	p := grow(&ws.p, len(w))
 	copy(p, r)
+	pp := gamma
 	q := grow(&ws.q, m)
 	var t []float64
 	if s.lap != nil {
@@ -55,55 +66,110 @@ func (s *newton) cgls(sys cglsSystem, w, o, bo []float64, eps float64, maxIter i
 	res := cglsResult{}
 	for res.iters < maxIter {
 		res.iters++
-		s.mulVec(q, sys.rows, p)
-		denom := s.lambda * dot(p, p)
-		for k, c := range sys.cost {
-			denom += c * q[k] * q[k]
-		}
+		s.x.MulVec(q, sys.rows, p[:s.d])
+		bias := p[s.d]
+		qc, _ := s.reduce(m, func(lo, hi int) (qc, _ float64) {
+			for k := lo; k < hi; k++ {
+				q[k] += bias
+				qc += sys.cost[k] * q[k] * q[k]
+			}
+			return qc, 0
+		})
+		denom := s.lambda*pp + qc
 		if t != nil {
 			s.lap.MulFactor(t, q)
 			denom += s.kappa * dot(t, t)
 		}
 		alpha := gamma / denom
-		axpy(w, alpha, p)
-		axpy(o, alpha, q)
-		for k, c := range sys.cost {
-			z[k] -= alpha * c * q[k]
-		}
+		zSum, zSq = s.reduce(m, func(lo, hi int) (sum, sq float64) {
+			for k := lo; k < hi; k++ {
+				o[k] += alpha * q[k]
+				z[k] -= alpha * sys.cost[k] * q[k]
+				sum += z[k]
+				sq += z[k] * z[k]
+			}
+			return sum, sq
+		})
 		if t != nil {
 			axpy(bo, alpha, t)
 		}
-		gNorm2 = s.normalResidual(r, sys.rows, z, bo, w)
-		gammaNext := dot(r, r)
+		var gammaNext float64
+		gNorm2, gammaNext = s.normalResidual(r, sys.rows, z, zSum, zSq, bo, w, alpha, p)
 		if gammaNext <= eps*eps*gNorm2 || gammaNext == 0 {
 			res.converged = true
 			break
 		}
 		beta := gammaNext / gamma
-		for j := range p {
-			p[j] = r[j] + beta*p[j]
-		}
+		pp, _ = s.reduce(len(p), func(lo, hi int) (pp, _ float64) {
+			for j := lo; j < hi; j++ {
+				p[j] = r[j] + beta*p[j]
+				pp += p[j] * p[j]
+			}
+			return pp, 0
+		})
 		gamma = gammaNext
 	}
 	return res
 }
 
-// normalResidual sets r = Xᵀg - λw with g = z - κBᵀbo (g = z without a graph
-// term) and returns ‖g‖².
-func (s *newton) normalResidual(r []float64, rows []int, z, bo, w []float64) float64 {
-	g := z
+// normalResidual first moves w by alpha·p, then sets r = Xᵀg - λw with
+// g = z - κBᵀbo (g = z without a graph term; zSum and zSq are z's sum and
+// sum of squares), and returns ‖g‖² and ‖r‖².
+func (s *newton) normalResidual(r []float64, rows []int, z []float64, zSum, zSq float64, bo, w []float64, alpha float64, p []float64) (gNorm2, rNorm2 float64) {
+	g, gSum := z, zSum
+	gNorm2 = zSq
 	if s.lap != nil {
 		g = grow(&s.work.g, len(z))
 		s.lap.MulFactorTrans(g, bo)
-		for k := range g {
-			g[k] = z[k] - s.kappa*g[k]
+		gSum, gNorm2 = s.reduce(len(g), func(lo, hi int) (sum, sq float64) {
+			for k := lo; k < hi; k++ {
+				g[k] = z[k] - s.kappa*g[k]
+				sum += g[k]
+				sq += g[k] * g[k]
+			}
+			return sum, sq
+		})
+	}
+	s.x.MulTransVec(r[:s.d], rows, g)
+	r[s.d] = gSum
+	rNorm2, _ = s.reduce(len(r), func(lo, hi int) (rr, _ float64) {
+		for j := lo; j < hi; j++ {
+			if alpha != 0 {
+				w[j] += alpha * p[j]
+			}
+			r[j] -= s.lambda * w[j]
+			rr += r[j] * r[j]
 		}
+		return rr, 0
+	})
+	return gNorm2, rNorm2
+}
+
+// vectorMinLen is the vector length below which reduce runs on one
+// goroutine: a pass over a shorter vector costs less than starting one.
+const vectorMinLen = 1 << 15
+
+// reduce calls fn on chunks of [0, n), on the matrix's workers when n is at
+// least vectorMinLen, and returns the sums of its two results, added in
+// chunk order (the same for every run on as many workers).
+func (s *newton) reduce(n int, fn func(lo, hi int) (a, b float64)) (float64, float64) {
+	workers := 1
+	if n >= vectorMinLen {
+		workers = matrixWorkers(s.x)
 	}
-	s.mulTransVec(r, rows, g)
-	for j := range r {
-		r[j] -= s.lambda * w[j]
+	if workers <= 1 {
+		return fn(0, n)
 	}
-	return dot(g, g)
+	parts := make([][2]float64, workers)
+	parallelRange(n, workers, func(w, lo, hi int) {
+		parts[w][0], parts[w][1] = fn(lo, hi)
+	})
+	var a, b float64
+	for _, part := range parts {
+		a += part[0]
+		b += part[1]
+	}
+	return a, b
 }
 
 func dot(a, b []float64) float64 { return floats.Dot(a, b) }

@@ -137,6 +137,9 @@ func (m *CSR) Columns() []int32 { return m.columns }
 // Features implements ColumnMap.
 func (m *CSR) Features() int { return m.features }
 
+// Workers returns how many goroutines products use.
+func (m *CSR) Workers() int { return m.workers }
+
 // NNZ returns the number of stored values.
 func (m *CSR) NNZ() int { return len(m.values) }
 
@@ -156,7 +159,7 @@ func (m *CSR) MulVec(dst []float64, rows []int, w []float64) {
 	if rows != nil {
 		count = len(rows)
 	}
-	parallelRange(count, m.split(count), func(_, lo, hi int) {
+	balancedRange(count, m.split(count), func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			i := k
 			if rows != nil {

@@ -57,6 +57,9 @@ func NewDense(rows []vector.Vector, features, workers int) *Dense {
 // Rows returns n.
 func (m *Dense) Rows() int { return m.n }
 
+// Workers returns how many goroutines products use.
+func (m *Dense) Workers() int { return m.workers }
+
 // Cols returns the number of columns.
 func (m *Dense) Cols() int { return m.cols }
 
@@ -92,7 +95,7 @@ func (m *Dense) MulVec(dst []float64, rows []int, w []float64) {
 		return
 	}
 	w = w[:m.cols]
-	parallelRange(count, m.split(count), func(_, lo, hi int) {
+	balancedRange(count, m.split(count), func(_, lo, hi int) {
 		if rows == nil {
 			blas64.Gemv(blas.NoTrans, 1, m.block(lo, hi), blas64.Vector{N: m.cols, Inc: 1, Data: w},
 				0, blas64.Vector{N: hi - lo, Inc: 1, Data: dst[lo:hi]})

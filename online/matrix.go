@@ -3,6 +3,7 @@ package online
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"streamer/vector"
 )
@@ -18,6 +19,15 @@ type Matrix interface {
 	// MulTransVec sets dst = Σ_k z[k]·x_{rows[k]}; rows == nil means all
 	// rows. len(dst) == Cols().
 	MulTransVec(dst []float64, rows []int, z []float64)
+}
+
+// matrixWorkers returns how many goroutines x's products use (1 for a
+// matrix that does not say).
+func matrixWorkers(x Matrix) int {
+	if p, ok := x.(interface{ Workers() int }); ok {
+		return p.Workers()
+	}
+	return 1
 }
 
 // parallelMinNNZ is the amount of work below which a product runs on one
@@ -49,6 +59,9 @@ func NewVectorRows(rows []vector.Vector, cols, workers int) *VectorRows {
 	m.scratch.New = func() any { s := make([]float64, cols); return &s }
 	return m
 }
+
+// Workers returns how many goroutines products use.
+func (m *VectorRows) Workers() int { return m.workers }
 
 // Rows returns n.
 func (m *VectorRows) Rows() int { return len(m.rows) }
@@ -87,7 +100,7 @@ func (m *VectorRows) MulVec(dst []float64, rows []int, w []float64) {
 	if rows != nil {
 		count = len(rows)
 	}
-	parallelRange(count, m.split(count), func(_, lo, hi int) {
+	balancedRange(count, m.split(count), func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			dst[k] = m.row(rows, k).DotDense(w)
 		}
@@ -105,29 +118,43 @@ func (m *VectorRows) MulTransVec(dst []float64, rows []int, z []float64) {
 	})
 }
 
-// transProduct sets dst to the sum of add over workers chunks of [0,
-// count): each worker accumulates into its own buffer (the first into dst
-// itself), and the buffers are added up at the end.
+// transProduct sets dst to the sum of add over workers contiguous chunks of
+// [0, count), the same chunks on every run: each worker clears its own
+// accumulator (the first uses dst itself) and adds its chunk into it, then
+// the others' accumulators are added into dst, on every worker for a long
+// dst, each over its own span. For
+// a given number of workers the sums keep one order, which replays rely on.
 func transProduct(dst []float64, count, workers int, scratch *sync.Pool, add func(acc []float64, lo, hi int)) {
-	clear(dst)
 	if workers == 1 {
+		clear(dst)
 		add(dst, 0, count)
 		return
 	}
 	bufs := make([]*[]float64, workers)
 	parallelRange(count, workers, func(w, lo, hi int) {
-		acc := dst
+		bufs[w] = &dst
 		if w != 0 {
-			b := scratch.Get().(*[]float64)
-			clear(*b)
-			bufs[w] = b
-			acc = *b
+			bufs[w] = scratch.Get().(*[]float64)
 		}
-		add(acc, lo, hi)
+		clear(*bufs[w])
+		add(*bufs[w], lo, hi)
+	})
+	if bufs[0] == nil {
+		clear(dst)
+	}
+	reducers := 1
+	if len(dst) >= vectorMinLen {
+		reducers = workers
+	}
+	parallelRange(len(dst), reducers, func(_, lo, hi int) {
+		for _, b := range bufs[1:] {
+			if b != nil {
+				axpy(dst[lo:hi], 1, (*b)[lo:hi])
+			}
+		}
 	})
 	for _, b := range bufs[1:] {
 		if b != nil {
-			axpy(dst, 1, *b)
 			scratch.Put(b)
 		}
 	}
@@ -185,4 +212,42 @@ func NewMatrix(rows []vector.Vector, features int) Matrix {
 		return NewDense(rows, features, 0)
 	}
 	return NewCSR(rows, features, 0)
+}
+
+// balanceChunks is how many chunks per worker balancedRange cuts a range
+// into: enough that a worker slowed down (by the other core's memory
+// traffic, or by another process) hands its share to the others.
+const balanceChunks = 16
+
+// balancedRange calls fn(w, lo, hi) on chunks of [0, n) that workers
+// goroutines take in turn until none is left; worker w calls fn only from
+// its own goroutine, possibly several times, and perhaps never. It waits
+// for all of them.
+func balancedRange(n, workers int, fn func(w, lo, hi int)) {
+	if workers <= 1 || n < 2 {
+		fn(0, 0, n)
+		return
+	}
+	chunks := min(n, workers*balanceChunks)
+	var next atomic.Int64
+	take := func(w int) {
+		for {
+			c := int(next.Add(1) - 1)
+			if c >= chunks {
+				return
+			}
+			lo, hi := chunk(n, chunks, c)
+			fn(w, lo, hi)
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			take(w)
+		}()
+	}
+	take(0)
+	wg.Wait()
 }
