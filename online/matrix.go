@@ -122,8 +122,8 @@ func (m *VectorRows) MulTransVec(dst []float64, rows []int, z []float64) {
 // [0, count), the same chunks on every run: each worker clears its own
 // accumulator (the first uses dst itself) and adds its chunk into it, then
 // the others' accumulators are added into dst, on every worker for a long
-// dst, each over its own span. For
-// a given number of workers the sums keep one order, which replays rely on.
+// dst, each over its own span. For a given number of workers the sums keep
+// one order, which replays rely on.
 func transProduct(dst []float64, count, workers int, scratch *sync.Pool, add func(acc []float64, lo, hi int)) {
 	if workers == 1 {
 		clear(dst)
