@@ -55,7 +55,7 @@ func (s *newton) lineSearch(w, wBar, o, oBar, bo, boBar []float64) float64 {
 	s.work.breakpoints = bps
 	// The breakpoints in increasing δ, ties by term, until φ' crosses zero.
 	next := newMinHeap(bps, breakpoint.before)
-	for next.len() > 0 {
+	for next.Len() > 0 {
 		bp := next.pop()
 		if L+bp.delta*(R-L) >= 0 {
 			break

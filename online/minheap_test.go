@@ -36,8 +36,8 @@ func TestMinHeapPopsInOrder(t *testing.T) {
 				t.Fatalf("n %d: pop %d gave %+v, want %+v", n, k, got, want[k])
 			}
 		}
-		if h.len() != 0 {
-			t.Fatalf("n %d: %d left after %d pops", n, h.len(), n)
+		if h.Len() != 0 {
+			t.Fatalf("n %d: %d left after %d pops", n, h.Len(), n)
 		}
 	}
 }

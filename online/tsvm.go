@@ -128,7 +128,7 @@ func (b *binary) switchLabels(s *newton) int {
 		maxSwitch = max(1, len(b.unlabeled)/2)
 	}
 	n := 0
-	for ; n < maxSwitch && lowest.len() > 0 && highest.len() > 0; n++ {
+	for ; n < maxSwitch && lowest.Len() > 0 && highest.Len() > 0; n++ {
 		p, m := lowest.items[0], highest.items[0]
 		if p.o >= -m.o {
 			break
