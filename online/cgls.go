@@ -20,6 +20,15 @@ type cglsSystem struct {
 	target []float64 // Y_k per product row
 }
 
+// cglsStop says when a CGLS run has converged: when the normal residual
+// r satisfies ‖r‖ ≤ rel·‖g‖ (SVMlin's test) or ‖r‖ ≤ abs.
+type cglsStop struct{ rel, abs float64 }
+
+// met reports whether ‖r‖² = rr and ‖g‖² = gg meet the test.
+func (c cglsStop) met(rr, gg float64) bool {
+	return rr <= c.rel*c.rel*gg || rr <= c.abs*c.abs
+}
+
 // cglsResult says how a CGLS run ended.
 type cglsResult struct {
 	iters     int
@@ -29,16 +38,17 @@ type cglsResult struct {
 // cgls solves sys by conjugate gradients on the normal equations (CGLS),
 // seeded with w (thesis §6.2.1). On entry o holds X·w on the product rows
 // and, with a graph term, bo holds B·X·w; all three are updated in place.
-// It stops when ‖r‖ ≤ ε‖g‖, where r = Xᵀg - λw is the residual of the normal
-// equations and g = C(Y - o) - κBᵀBo the output-space part of the gradient,
-// as SVMlin does; a seed that already satisfies this returns at once.
+// It stops when stop is met (‖r‖ ≤ ε‖g‖ as SVMlin does, or an absolute
+// bound), where r = Xᵀg - λw is the residual of the normal equations and
+// g = C(Y - o) - κBᵀBo the output-space part of the gradient; a seed that
+// already meets it returns at once.
 //
 // Between the two products of an iteration, the vector updates are fused
 // into one pass over the outputs (o, z and the sums they feed) and one over
 // the weights (w, r, then p), each on the matrix's workers when the vectors
 // are long (reduce): on a two-core solve they were the work left on one
 // core.
-func (s *newton) cgls(sys cglsSystem, w, o, bo []float64, eps float64, maxIter int) cglsResult {
+func (s *newton) cgls(sys cglsSystem, w, o, bo []float64, stop cglsStop, maxIter int) cglsResult {
 	ws := &s.work
 	m := len(sys.cost)
 	z := grow(&ws.z, m)
@@ -53,7 +63,7 @@ func (s *newton) cgls(sys cglsSystem, w, o, bo []float64, eps float64, maxIter i
 	r := grow(&ws.r, len(w))
 	p := grow(&ws.p, len(w))
 	gNorm2, gamma := s.normalResidual(r, sys.rows, z, zSum, zSq, bo, w, 0, nil)
-	if gamma <= eps*eps*gNorm2 {
+	if stop.met(gamma, gNorm2) {
 		return cglsResult{converged: true}
 	}
 	copy(p, r)
@@ -95,7 +105,7 @@ func (s *newton) cgls(sys cglsSystem, w, o, bo []float64, eps float64, maxIter i
 		}
 		var gammaNext float64
 		gNorm2, gammaNext = s.normalResidual(r, sys.rows, z, zSum, zSq, bo, w, alpha, p)
-		if gammaNext <= eps*eps*gNorm2 || gammaNext == 0 {
+		if stop.met(gammaNext, gNorm2) || gammaNext == 0 {
 			res.converged = true
 			break
 		}

@@ -31,7 +31,7 @@ func BenchmarkCGLS(b *testing.B) {
 			for range b.N {
 				clear(w)
 				clear(o)
-				if res := s.cgls(sys, w, o, nil, 0, iters); res.iters != iters {
+				if res := s.cgls(sys, w, o, nil, cglsStop{}, iters); res.iters != iters {
 					b.Fatalf("%d iterations, want %d", res.iters, iters)
 				}
 			}

@@ -15,8 +15,9 @@ type Tolerances struct {
 	// MaxCGLS caps the CGLS iterations of one Newton step; 0 means 10000.
 	MaxCGLS int
 	// Spectral is Spectral Regression's: the residual to which its
-	// eigenvectors are solved, and, ten times it, CGLS's relative
-	// tolerance for its regressions; 0 means 1e-4 (see srEigenTol).
+	// eigenvectors are solved, and, ten times it, the distance of its
+	// regressions' outputs to the optimum's, relative to their targets
+	// (solveRidge); 0 means 1e-4 (see srEigenTol).
 	Spectral float64
 }
 
@@ -194,7 +195,7 @@ func (s *newton) minimize(warm bool) runStats {
 		if warm && st.newtonSteps == 1 && s.direct != nil {
 			// A warm seed that already solves the system to the tolerance
 			// needs no factorization (CGLS checks this before iterating).
-			res = s.cgls(sys, wBar, s.work.prodOut, boBar, eps, 0)
+			res = s.cgls(sys, wBar, s.work.prodOut, boBar, cglsStop{rel: eps}, 0)
 		}
 		switch {
 		case res.converged:
@@ -203,7 +204,7 @@ func (s *newton) minimize(warm bool) runStats {
 			s.mulVec(oBar, s.rows, wBar)
 			res.converged = true
 		default:
-			res = s.cgls(sys, wBar, s.work.prodOut, boBar, eps, cgMax)
+			res = s.cgls(sys, wBar, s.work.prodOut, boBar, cglsStop{rel: eps}, cgMax)
 			st.cglsIters += res.iters
 			cgMax = tol.MaxCGLS
 			s.completeOutputs(oBar, wBar)
@@ -233,6 +234,30 @@ func (s *newton) minimize(warm bool) runStats {
 	}
 	st.active = s.countActive()
 	return st
+}
+
+// solveRidge solves a squared-loss objective without a graph term, whose
+// Newton system is the problem itself, by one CGLS run from the current
+// point, until the outputs are within eps·‖√C t‖ of the optimum's (t the
+// targets). CGLS cannot measure that distance, but bounds it: with
+// A = λI + X̃ᵀCX̃ and the normal residual r = A(w* - w), the singular values
+// of √C X̃ A⁻¹ are σ/(λ + σ²) ≤ 1/(2√λ), so ‖√C X̃(w - w*)‖ ≤ ‖r‖/(2√λ),
+// and the run stops at ‖r‖ ≤ 2√λ·eps·‖√C t‖. SVMlin's test, ‖r‖ ≤ ε‖g‖,
+// asks far more where the ridge nearly interpolates its targets (small λ,
+// more features than rows, as in SR's regressions on text): there ‖g‖ is
+// a thousandth of ‖√C t‖.
+func (s *newton) solveRidge(eps float64) runStats {
+	var tt float64
+	for k, c := range s.terms.c {
+		tt += c * s.terms.y[k] * s.terms.y[k]
+	}
+	stop := cglsStop{abs: 2 * math.Sqrt(s.lambda) * eps * math.Sqrt(tt)}
+	sys := s.newtonSystem()
+	wBar, oBar, boBar := s.trialPoint()
+	res := s.cgls(sys, wBar, s.work.prodOut, boBar, stop, s.tol.withDefaults().MaxCGLS)
+	s.completeOutputs(oBar, wBar)
+	s.accept(wBar, oBar, boBar)
+	return runStats{newtonSteps: 1, cglsIters: res.iters, active: s.countActive(), converged: res.converged}
 }
 
 // newtonSystem aggregates the active terms at the current outputs into the

@@ -130,7 +130,7 @@ func TestCGLSOnWorkersMatchesOneWorker(t *testing.T) {
 		s := &newton{x: x, d: x.Cols(), lambda: 1e-3}
 		w := make([]float64, s.d+1)
 		o := make([]float64, len(sys.rows))
-		res := s.cgls(sys, w, o, nil, 1e-8, 2000)
+		res := s.cgls(sys, w, o, nil, cglsStop{rel: 1e-8}, 2000)
 		if !res.converged {
 			t.Fatalf("%d workers: CGLS did not converge in %d iterations", workers, res.iters)
 		}

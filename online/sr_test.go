@@ -538,3 +538,58 @@ func TestSRSparseWarmStartOnUnchangedWindow(t *testing.T) {
 		t.Errorf("CGLS iterations: cold %d, warm on the same window %d (want 0)", coldSt.CGLSIters, warmSt.CGLSIters)
 	}
 }
+
+// TestSolveRidgeBoundsTheOutputs checks SR's stopping rule against a dense
+// solve: on sparse rows with more features than rows and a small ridge α
+// (the regime of SR on text), the outputs end within eps·‖√C t‖ of the
+// optimum's for every eps, a looser eps stops sooner, and a start at the
+// optimum needs no iteration.
+func TestSolveRidgeBoundsTheOutputs(t *testing.T) {
+	rows, _ := sparseProblem(3, 80, 400, 6, 0)
+	r := rand.New(rand.NewPCG(3, 4))
+	targets := make([]float64, len(rows))
+	for i := range targets {
+		targets[i] = r.NormFloat64() / 9
+	}
+	ridge := func() *newton {
+		s := &newton{x: NewCSR(rows, 400, 1), d: 400, lambda: 1e-3, terms: &terms{kind: squaredLoss}}
+		for i, y := range targets {
+			c := 1.0
+			if i >= 20 {
+				c = 0.49 // an unlabeled row of SR with γ = 0.7
+			}
+			s.terms.add(i, y, c)
+		}
+		s.setWeights(make([]float64, s.d+1))
+		return s
+	}
+	best := ridge()
+	best.setWeights(denseSolve(best))
+	var tt float64
+	for k, c := range best.terms.c {
+		tt += c * best.terms.y[k] * best.terms.y[k]
+	}
+	iters := map[float64]int{}
+	for _, eps := range []float64{1e-1, 1e-3, 1e-5} {
+		s := ridge()
+		st := s.solveRidge(eps)
+		if !st.converged {
+			t.Fatalf("eps %g: CGLS did not converge: %+v", eps, st)
+		}
+		var dist float64
+		for k, c := range s.terms.c {
+			e := s.o[k] - best.o[k]
+			dist += c * e * e
+		}
+		if math.Sqrt(dist) > eps*math.Sqrt(tt) {
+			t.Errorf("eps %g: outputs %.3g from the optimum's, above %.3g", eps, math.Sqrt(dist), eps*math.Sqrt(tt))
+		}
+		iters[eps] = st.cglsIters
+	}
+	if iters[1e-1] >= iters[1e-5] {
+		t.Errorf("eps 0.1 took %d CGLS iterations, eps 1e-5 %d", iters[1e-1], iters[1e-5])
+	}
+	if st := best.solveRidge(1e-5); st.cglsIters != 0 {
+		t.Errorf("a start at the optimum took %d CGLS iterations", st.cglsIters)
+	}
+}
