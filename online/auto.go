@@ -34,25 +34,39 @@ const (
 // rows are neighbours to tell, lapsvm (λ_I = autoLambdaI unless p sets
 // it) when the graph agrees with the labels more than chance would but
 // not enough for sr, and tsvm when it agrees no more than chance.
-func chooseAuto(data TrainData, p Params) Params {
+//
+// It also returns sr's rival, and whether trainAuto is to weigh the two
+// on the labels that arrive: when the labeled edges, however few, agree
+// well enough for sr, or enough of them agree more than chance would. The
+// rival is lapsvm where the graph is known to agree more than chance, the
+// supervised svm elsewhere.
+func chooseAuto(data TrainData, p Params) (choice, rival Params, trial bool) {
 	p.Algorithm = TSVM
 	if data.Graph == nil || ClassCount(data.Labels) < 3 {
-		return p
+		return p, p, false
 	}
 	same, edges := Homophily(data.Graph, data.Labels)
-	switch {
-	case edges < autoMinEdges:
-		p.Algorithm = SVM
 	// Laplace's rule keeps a handful of agreeing edges from deciding.
-	case float64(same+1)/float64(edges+2) >= autoMinHomophily:
-		p.Algorithm = SR
-	case data.Laplacian != nil && aboveChance(same, edges, chanceAgreement(data.Labels)):
-		p.Algorithm = LapSVM
-		if p.LambdaI == 0 {
-			p.LambdaI = autoLambdaI
+	follows := float64(same+1)/float64(edges+2) >= autoMinHomophily
+	above := data.Laplacian != nil && edges >= autoMinEdges && aboveChance(same, edges, chanceAgreement(data.Labels))
+	rival = p
+	rival.Algorithm = SVM
+	if above {
+		rival.Algorithm = LapSVM
+		if rival.LambdaI == 0 {
+			rival.LambdaI = autoLambdaI
 		}
 	}
-	return p
+	choice = p
+	switch {
+	case edges < autoMinEdges:
+		choice.Algorithm = SVM
+	case follows:
+		choice.Algorithm = SR
+	case above:
+		choice = rival
+	}
+	return choice, rival, follows || above
 }
 
 // aboveChance reports whether same agreeing edges of edges lie autoMinZ

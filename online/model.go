@@ -40,6 +40,9 @@ type Model struct {
 	Map *KernelMap
 	// packed, set by Pack, holds the weights feature-major for Scores.
 	packed *packedWeights
+	// trial, set by auto when it weighed sr against svm, holds the
+	// candidate not served and their record (not part of a snapshot).
+	trial *autoTrial
 }
 
 // Binary reports whether the model is a single two-class problem.
@@ -196,7 +199,6 @@ var ErrOneClass = errors.New("labels of at least two classes are needed")
 // order of first appearance, so a class that first appears later is added.
 // Problems run in parallel on up to GOMAXPROCS goroutines.
 func Train(ctx context.Context, data TrainData, params Params, prev *Model) (*Model, TrainStats, error) {
-	start := time.Now()
 	if len(data.Labels) != data.X.Rows() {
 		return nil, TrainStats{}, fmt.Errorf("%d rows but %d labels", data.X.Rows(), len(data.Labels))
 	}
@@ -206,8 +208,15 @@ func Train(ctx context.Context, data TrainData, params Params, prev *Model) (*Mo
 	}
 	params = params.withDefaults()
 	if params.Algorithm == Auto {
-		params = chooseAuto(data, params)
+		return trainAuto(ctx, data, params, classes, labeled, prev)
 	}
+	return trainWith(ctx, data, params, classes, labeled, prev)
+}
+
+// trainWith solves params.Algorithm (not auto) for classes, warm-started
+// from prev.
+func trainWith(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *Model) (*Model, TrainStats, error) {
+	start := time.Now()
 	if params.Algorithm == SR {
 		m, st, err := trainSR(ctx, data, params, classes, labeled, prev)
 		st.Algorithm = SR

@@ -21,7 +21,9 @@ const (
 	SR     Algorithm = "sr"     // Spectral Regression (Cai, He and Han), multi-class by nature
 	// Auto is tsvm for two classes; for three or more, sr when the
 	// window's kNN graph follows the labels, lapsvm when it follows them
-	// better than chance, and tsvm otherwise (see chooseAuto).
+	// better than chance, and tsvm otherwise (see chooseAuto); where sr is
+	// a candidate, the labels that arrive decide between sr and its rival
+	// (see trainAuto).
 	Auto Algorithm = "auto"
 )
 
