@@ -35,38 +35,32 @@ const (
 // it) when the graph agrees with the labels more than chance would but
 // not enough for sr, and tsvm when it agrees no more than chance.
 //
-// It also returns sr's rival, and whether trainAuto is to weigh the two
-// on the labels that arrive: when the labeled edges, however few, agree
-// well enough for sr, or enough of them agree more than chance would. The
-// rival is lapsvm where the graph is known to agree more than chance, the
-// supervised svm elsewhere.
-func chooseAuto(data TrainData, p Params) (choice, rival Params, trial bool) {
+// It also reports whether sr is a candidate against a choice of svm or
+// lapsvm (trainAuto then lets the labels that arrive decide): when the
+// labeled edges, however few, agree well enough for sr, or enough of them
+// agree more than chance would.
+func chooseAuto(data TrainData, p Params) (choice Params, srCandidate bool) {
 	p.Algorithm = TSVM
 	if data.Graph == nil || ClassCount(data.Labels) < 3 {
-		return p, p, false
+		return p, false
 	}
 	same, edges := Homophily(data.Graph, data.Labels)
 	// Laplace's rule keeps a handful of agreeing edges from deciding.
 	follows := float64(same+1)/float64(edges+2) >= autoMinHomophily
 	above := data.Laplacian != nil && edges >= autoMinEdges && aboveChance(same, edges, chanceAgreement(data.Labels))
-	rival = p
-	rival.Algorithm = SVM
-	if above {
-		rival.Algorithm = LapSVM
-		if rival.LambdaI == 0 {
-			rival.LambdaI = autoLambdaI
-		}
-	}
-	choice = p
 	switch {
 	case edges < autoMinEdges:
-		choice.Algorithm = SVM
+		p.Algorithm = SVM
 	case follows:
-		choice.Algorithm = SR
+		p.Algorithm = SR
+		return p, false
 	case above:
-		choice = rival
+		p.Algorithm = LapSVM
+		if p.LambdaI == 0 {
+			p.LambdaI = autoLambdaI
+		}
 	}
-	return choice, rival, follows || above
+	return p, follows || above
 }
 
 // aboveChance reports whether same agreeing edges of edges lie autoMinZ

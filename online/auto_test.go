@@ -44,7 +44,7 @@ func TestChooseAuto(t *testing.T) {
 		{"no graph", noGraph, 0, TSVM, 0},
 		{"too few labeled neighbours to tell", fewLabels, 0, SVM, 0},
 	} {
-		got, _, _ := chooseAuto(tt.data, Params{Algorithm: Auto, LambdaI: tt.lambdaI})
+		got, _ := chooseAuto(tt.data, Params{Algorithm: Auto, LambdaI: tt.lambdaI})
 		if got.Algorithm != tt.want || got.LambdaI != tt.wantLI {
 			same, edges := Homophily(tt.data.Graph, tt.data.Labels)
 			t.Errorf("%s: auto chose %s with lambda_i %v, want %s with %v (%d of %d labeled edges agree, chance %.3f)",

@@ -10,19 +10,22 @@ import (
 // down by 1 − 1/autoMemory.
 const autoMemory = 8
 
-// autoTrailing is the lead, in the record, beyond which the rival keeps sr
-// from being solved again (see trainTrialSR).
-const autoTrailing = 2
+// autoMaxEvery bounds the interval, in solves, at which auto's trial solves
+// the candidate it does not serve (see trainAuto).
+const autoMaxEvery = 16
 
-// autoTrial is what auto remembers of a solve at which both sr and its
-// rival (lapsvm or svm) were candidates: the candidate it did not serve, the rows
-// labeled then, and the record of both candidates on the labels revealed
-// since earlier trials. It lives in the served model and is not part of a
-// snapshot: a restored model starts a new record.
+// autoTrial is what auto remembers of a solve at which sr was a candidate
+// against its choice (the rival: svm or lapsvm): the candidate it did not
+// serve, the rows labeled then, and the record of both candidates on the
+// labels revealed since earlier trials. It lives in the served model and
+// is not part of a snapshot: a restored model starts a new record.
 type autoTrial struct {
 	other   *Model
 	labeled map[uint64]bool
 	record  trialRecord
+	// age is the number of solves since other was solved; every is the
+	// interval at which it is.
+	age, every int
 }
 
 // trialRecord counts, decayed, the revealed labels on which exactly one
@@ -47,50 +50,71 @@ func (r *trialRecord) add(srRight, rivalRight bool) {
 	}
 }
 
-// trainAuto solves what auto stands for (chooseAuto). When the graph
-// follows the labels well enough for sr to be a candidate, it solves both
-// sr and its rival (chooseAuto's), and serves the one that was right more often
-// where the two disagreed on the labels revealed since, as the models of
-// the earlier solves predicted them; without such a record it keeps
-// chooseAuto's choice.
+// trainAuto solves what auto stands for (chooseAuto). Where sr is a
+// candidate against that choice (the rival), it serves sr once sr was
+// right more often than the rival where the two disagreed on the labels
+// revealed since, as the models of the earlier solves predicted them, and
+// keeps the candidate not served for the next comparison. The served
+// candidate is solved afresh, the other at the 1st, 2nd, 4th, 8th … solve
+// after a switch (at most every autoMaxEvery-th) and otherwise kept as it
+// was: where one candidate keeps winning, or the two agree, the trial
+// costs a few solves of the other.
 func trainAuto(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *Model) (*Model, TrainStats, error) {
 	start := time.Now()
-	choice, rival, trial := chooseAuto(data, params)
+	rival, trial := chooseAuto(data, params)
 	if !trial || data.Rows == nil || data.Keys == nil {
-		return trainWith(ctx, data, choice, classes, labeled, prev)
+		return trainWith(ctx, data, rival, classes, labeled, prev)
 	}
 	prevSR, prevRival := trialPair(prev)
 	record := revealedRecord(prev, prevSR, prevRival, data)
-	srModel, srStats, err := trainTrialSR(ctx, data, params, classes, labeled, prevSR, record)
+	serveSR := record.SR > record.Rival
+	next := nextTrial(prev, serveSR)
+	sr := params
+	sr.Algorithm = SR
+	srModel, srStats, err := trainCandidate(ctx, data, sr, classes, labeled, prevSR, serveSR || next.age == 0)
 	if err != nil {
 		return nil, TrainStats{}, err
 	}
-	rivalModel, rivalStats, err := trainWith(ctx, data, rival, classes, labeled, prevRival)
+	rivalModel, rivalStats, err := trainCandidate(ctx, data, rival, classes, labeled, prevRival, !serveSR || next.age == 0)
 	if err != nil {
 		return nil, TrainStats{}, err
 	}
-	served, other, st := rivalModel, srModel, rivalStats
-	if record.SR > record.Rival || record.SR == record.Rival && choice.Algorithm == SR {
-		served, other, st = srModel, rivalModel, srStats
+	served, st := rivalModel, rivalStats
+	next.other = srModel
+	if serveSR {
+		served, st = srModel, srStats
+		next.other = rivalModel
 	}
-	served.trial = &autoTrial{other: other, labeled: labeledKeys(data), record: record}
+	next.labeled, next.record = labeledKeys(data), record
+	served.trial = next
 	st.Seconds = time.Since(start).Seconds()
 	return served, st, nil
 }
 
-// trainTrialSR solves sr for the trial, or, while sr trails its rival in
-// the record by more than autoTrailing, returns its last model unsolved: a
-// window on which the graph does not carry the labels (short text) then
-// costs a solve of the rival and a scoring of the new labels, and a
-// stale sr model that becomes right more often is solved again.
-func trainTrialSR(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *Model, record trialRecord) (*Model, TrainStats, error) {
-	if prev != nil && prev.Centroids != nil && record.Rival-record.SR > autoTrailing {
-		stale := *prev
-		stale.trial = nil
-		return &stale, TrainStats{Algorithm: SR}, nil
+// nextTrial returns the trial that a solve serving sr (serveSR) or its
+// rival leaves, but for its models, labels and record: the solves since
+// the candidate not served was solved (0: at this solve) and the interval
+// between its solves.
+func nextTrial(prev *Model, serveSR bool) *autoTrial {
+	if prev == nil || prev.trial == nil || (prev.Centroids != nil) != serveSR {
+		return &autoTrial{every: 1} // a first trial or a switch: solve both
 	}
-	params.Algorithm = SR
-	return trainWith(ctx, data, params, classes, labeled, prev)
+	t := prev.trial
+	if t.age+1 < t.every {
+		return &autoTrial{age: t.age + 1, every: t.every}
+	}
+	return &autoTrial{every: min(2*t.every, autoMaxEvery)}
+}
+
+// trainCandidate solves a candidate of the trial when solve is set, else
+// returns its last model (prev, when of the same kind) as it was.
+func trainCandidate(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *Model, solve bool) (*Model, TrainStats, error) {
+	if solve || prev == nil || (prev.Centroids != nil) != (params.Algorithm == SR) {
+		return trainWith(ctx, data, params, classes, labeled, prev)
+	}
+	kept := *prev
+	kept.trial = nil
+	return &kept, TrainStats{Algorithm: params.Algorithm}, nil
 }
 
 // trialPair returns prev's sr and rival candidates when prev served one

@@ -3,6 +3,7 @@ package online
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"streamer/synth"
@@ -30,71 +31,91 @@ func TestTrialRecordCountsDisagreements(t *testing.T) {
 }
 
 // TestAutoServesTheCandidateRightMoreOften checks auto's trial on a
-// clustered window where chooseAuto picks sr: a previous solve whose sr
-// candidate classified the labels that arrived since correctly and whose
-// rival did not has sr served; the other way round the rival is served, sr
-// is not solved again while it trails, and the model not served keeps no
-// trial of its own.
+// window whose graph follows the labels in part, where chooseAuto picks
+// lapsvm and sr is a candidate (where the graph follows them well, it
+// picks sr outright): a previous solve whose sr candidate
+// classified the labels that arrived since correctly and whose lapsvm did
+// not has sr served, the other way round lapsvm; the model not served
+// keeps no trial of its own. Then, with no new label, lapsvm stays served
+// and sr, not served, is solved at the 1st, 3rd and 7th solve (intervals
+// 1, 2, 4), and kept as it was otherwise.
 func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 	const n, dim, c = 600, 6, 5
-	before, truth, _ := srData(t, n, dim, c, 0.2, 4)
+	good, truth, _ := srData(t, n, dim, c, 0.2, 4)
 	xs, _ := synth.Clusters(synth.ClusterConfig{Points: n, Dim: dim, Clusters: c, Spread: 0.6, Seed: 4})
-	before.Rows = xs
-	before.Keys = make([]uint64, n)
-	for i := range before.Keys {
-		before.Keys[i] = uint64(i)
+	good.Rows = xs
+	good.Keys = make([]uint64, n)
+	for i := range good.Keys {
+		good.Keys[i] = uint64(i)
 	}
-	if choice, _, trial := chooseAuto(before, Params{}); choice.Algorithm != SR || !trial {
-		t.Fatalf("chooseAuto: %s, trial %v; want sr and a trial", choice.Algorithm, trial)
+	if choice, candidate := chooseAuto(good, Params{}); choice.Algorithm != SR || candidate {
+		t.Fatalf("chooseAuto on a graph that follows the labels: %s, sr a candidate: %v; want sr, chosen outright", choice.Algorithm, candidate)
 	}
+	before := good
+	before.Labels = relabel(good.Labels, 0.5, c, 2)
 	after := before
 	after.Labels = append([]string(nil), before.Labels...)
 	for i := 1; i < n; i += 20 { // labels that arrive between the solves
 		after.Labels[i] = truth[i]
 	}
-	wrong := before
-	wrong.Labels = relabel(before.Labels, 1, c, 5)
-	ctx := context.Background()
-	train := func(data TrainData, a Algorithm) *Model {
-		t.Helper()
-		m, _, err := Train(ctx, data, Params{Algorithm: a}, nil)
-		if err != nil {
-			t.Fatal(err)
+	for _, data := range []TrainData{before, after} {
+		if choice, candidate := chooseAuto(data, Params{}); choice.Algorithm != LapSVM || !candidate {
+			t.Fatalf("chooseAuto: %s, sr a candidate: %v; want lapsvm, and sr a candidate", choice.Algorithm, candidate)
 		}
-		return m
 	}
-	for _, tt := range []struct {
-		name        string
-		served, sr  *Model // the previous solve's served model and sr candidate
-		want        Algorithm
-		srSolvedNew bool
-	}{
-		{"sr right", train(wrong, SVM), train(before, SR), SR, true},
-		{"rival right", train(before, SVM), train(wrong, SR), LapSVM, false},
-	} {
-		prev := *tt.served
-		other := tt.sr
-		if tt.served.Centroids != nil {
-			other = tt.served
-			prev = *tt.sr
-		}
-		prev.trial = &autoTrial{other: other, labeled: labeledKeys(before)}
-		m, st, err := Train(ctx, after, Params{Algorithm: Auto}, &prev)
+	wrong := good
+	wrong.Labels = relabel(good.Labels, 1, c, 5)
+	ctx := context.Background()
+	train := func(data TrainData, a Algorithm, prev *Model) (*Model, TrainStats) {
+		t.Helper()
+		m, st, err := Train(ctx, data, Params{Algorithm: a, LambdaI: autoLambdaI}, prev)
 		if err != nil {
 			t.Fatal(err)
 		}
+		return m, st
+	}
+	trialOf := func(served, other *Model) *Model {
+		m := *served
+		m.trial = &autoTrial{other: other, labeled: labeledKeys(before), every: 1}
+		return &m
+	}
+	var last *Model
+	for _, tt := range []struct {
+		name string
+		prev func() *Model
+		want Algorithm
+	}{
+		{"sr right", func() *Model {
+			lapsvm, _ := train(wrong, LapSVM, nil)
+			sr, _ := train(good, SR, nil)
+			return trialOf(lapsvm, sr)
+		}, SR},
+		{"lapsvm right", func() *Model {
+			lapsvm, _ := train(good, LapSVM, nil)
+			sr, _ := train(wrong, SR, nil)
+			return trialOf(sr, lapsvm)
+		}, LapSVM},
+	} {
+		m, st := train(after, Auto, tt.prev())
 		if st.Algorithm != tt.want || (m.Centroids != nil) != (tt.want == SR) {
 			t.Errorf("%s: served %s (centroids %v), want %s", tt.name, st.Algorithm, m.Centroids != nil, tt.want)
 		}
 		if m.trial == nil || m.trial.other.trial != nil {
 			t.Fatalf("%s: trial %+v: want one, whose other model has none", tt.name, m.trial)
 		}
-		srModel := m
-		if tt.want != SR {
-			srModel = m.trial.other
+		last = m
+	}
+	var solved []bool
+	for range 8 {
+		sr := last.trial.other
+		m, st := train(after, Auto, last)
+		if st.Algorithm != LapSVM {
+			t.Fatalf("no new label: served %s, want lapsvm (record %+v)", st.Algorithm, m.trial.record)
 		}
-		if solvedNew := &srModel.Problems[0] != &tt.sr.Problems[0]; solvedNew != tt.srSolvedNew {
-			t.Errorf("%s: sr solved again = %v, want %v (record %+v)", tt.name, solvedNew, tt.srSolvedNew, m.trial.record)
-		}
+		solved = append(solved, &m.trial.other.Problems[0] != &sr.Problems[0])
+		last = m
+	}
+	if want := []bool{true, false, true, false, false, false, true, false}; !slices.Equal(solved, want) {
+		t.Errorf("sr solved at the solves %v, want %v", solved, want)
 	}
 }

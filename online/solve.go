@@ -22,8 +22,8 @@ const (
 	// Auto is tsvm for two classes; for three or more, sr when the
 	// window's kNN graph follows the labels, lapsvm when it follows them
 	// better than chance, and tsvm otherwise (see chooseAuto); where sr is
-	// a candidate, the labels that arrive decide between sr and its rival
-	// (see trainAuto).
+	// a candidate against svm or lapsvm, the labels that arrive may
+	// promote it (see trainAuto).
 	Auto Algorithm = "auto"
 )
 
