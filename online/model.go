@@ -40,7 +40,7 @@ type Model struct {
 	Map *KernelMap
 	// packed, set by Pack, holds the weights feature-major for Scores.
 	packed *packedWeights
-	// trial, set by auto when it weighed sr against svm, holds the
+	// trial, set by auto when it weighed sr against svm or lapsvm, holds the
 	// candidate not served and their record (not part of a snapshot).
 	trial *autoTrial
 }
