@@ -87,6 +87,7 @@ func trainAuto(ctx context.Context, data TrainData, params Params, classes []str
 	}
 	next.labeled, next.record = labeledKeys(data), record
 	served.trial = next
+	st.Rival, st.TrialSR, st.TrialRival = rival.Algorithm, record.SR, record.Rival
 	st.Seconds = time.Since(start).Seconds()
 	return served, st, nil
 }

@@ -100,6 +100,9 @@ func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 		if st.Algorithm != tt.want || (m.Centroids != nil) != (tt.want == SR) {
 			t.Errorf("%s: served %s (centroids %v), want %s", tt.name, st.Algorithm, m.Centroids != nil, tt.want)
 		}
+		if st.Rival != LapSVM || (st.TrialSR > st.TrialRival) != (tt.want == SR) {
+			t.Errorf("%s: stats name the rival %q, record sr %v against %v; want lapsvm, and the served one ahead", tt.name, st.Rival, st.TrialSR, st.TrialRival)
+		}
 		if m.trial == nil || m.trial.other.trial != nil {
 			t.Fatalf("%s: trial %+v: want one, whose other model has none", tt.name, m.trial)
 		}

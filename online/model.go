@@ -189,6 +189,10 @@ type TrainStats struct {
 	Labeled  int
 	// Algorithm is the algorithm that ran: auto's choice.
 	Algorithm Algorithm
+	// Rival, set when auto weighed sr against svm or lapsvm, names that
+	// algorithm; TrialSR and TrialRival are their records (see trainAuto).
+	Rival               Algorithm
+	TrialSR, TrialRival float64
 }
 
 // ErrOneClass is returned while the labels name fewer than two classes.

@@ -76,9 +76,13 @@ func (s *Service) solve(ctx context.Context) (rows int, ok bool) {
 	st := s.pipe.Stats()
 	s.metrics.Solves.WithLabelValues("ok").Inc()
 	s.metrics.SolveTime.Observe(rep.Seconds)
-	s.log.Info("solved", "algorithm", rep.Algorithm, "model_version", rep.Version, "window", rep.Window, "labeled", rep.Labeled,
+	attrs := []any{"algorithm", rep.Algorithm, "model_version", rep.Version, "window", rep.Window, "labeled", rep.Labeled,
 		"objective", rep.Objective, "newton_steps", rep.NewtonSteps, "cgls_iters", rep.CGLSIters,
-		"seconds", rep.Seconds, "recent_accuracy", st.SSLRecent.Accuracy())
+		"seconds", rep.Seconds, "recent_accuracy", st.SSLRecent.Accuracy()}
+	if rep.Rival != "" { // auto weighed sr against rep.Rival (docs/MATH.md, "Choosing an algorithm")
+		attrs = append(attrs, "rival", rep.Rival, "record_sr", rep.TrialSR, "record_rival", rep.TrialRival)
+	}
+	s.log.Info("solved", attrs...)
 	return rep.Window, true
 }
 
