@@ -219,9 +219,10 @@ func orthonormalBasis(v *mat.Dense, deflate []float64, against *mat.Dense) *mat.
 		return nil
 	}
 	w := mat.NewDense(n, len(keep), nil)
-	for j, k := range keep {
-		for i := range n {
-			w.Set(i, j, v.At(i, k)/after[k])
+	for i := range n {
+		src, dst := v.RawRowView(i), w.RawRowView(i)
+		for j, k := range keep {
+			dst[j] = src[k] / after[k]
 		}
 	}
 	for range 2 {
@@ -240,9 +241,7 @@ func project(v *mat.Dense, deflate []float64, against *mat.Dense) {
 		u := mat.NewVecDense(n, deflate)
 		c := mat.NewVecDense(b, nil)
 		c.MulVec(v.T(), u)
-		var outer mat.Dense
-		outer.Outer(1, u, c)
-		v.Sub(v, &outer)
+		v.RankOne(v, -1, u, c)
 	}
 	if against != nil {
 		_, m := against.Dims()

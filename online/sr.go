@@ -181,12 +181,12 @@ func (p *srProblem) eigenvectors(aff *srAffinity, nev int, prev *Model) (eigenRe
 		return eigenResult{}, fmt.Errorf("%d rows are too few for %d classes", n, nev+1)
 	}
 	u0 := aff.trivialVector()
-	warm := p.warmBlock(aff, prev, block)
+	warm, whole := p.warmBlock(aff, prev, block)
 	var res eigenResult
 	var err error
 	if n <= srDenseMax {
 		res = denseTopEigen(aff, u0, block)
-	} else if res, err = p.iterativeEigen(aff, u0, nev, block, warm); err != nil {
+	} else if res, err = p.iterativeEigen(aff, u0, nev, block, warm, whole); err != nil {
 		return res, err
 	}
 	if warm != nil {
@@ -199,13 +199,21 @@ func (p *srProblem) eigenvectors(aff *srAffinity, nev int, prev *Model) (eigenRe
 // label block on a cold start: rounds of srOrthoEvery products with S, each
 // followed by a Rayleigh–Ritz check that ends the solve when the block
 // already solves the problem, up to srDiffusions products; then LOBPCG.
-func (p *srProblem) iterativeEigen(aff *srAffinity, u0 []float64, nev, block int, warm *mat.Dense) (eigenResult, error) {
+// Only the whole last block (whole: no row new to the window) is checked
+// before its first round: a start with rows filled in, or a cold one, is
+// not a solution yet, and the check would cost as much as five products.
+func (p *srProblem) iterativeEigen(aff *srAffinity, u0 []float64, nev, block int, warm *mat.Dense, whole bool) (eigenResult, error) {
 	check := eigenSettings{Tol: p.params.Tolerances.Spectral, MaxIter: -1}
-	seed := warm
+	seed, done := warm, 0
 	if seed == nil {
 		seed = p.labelBlock(aff, block)
 	}
-	for done := 0; ; done += srOrthoEvery {
+	if !whole {
+		if diffused := diffuse(aff, u0, mat.DenseCopyOf(seed), srOrthoEvery); diffused != nil {
+			seed, done = diffused, srOrthoEvery
+		}
+	}
+	for ; ; done += srOrthoEvery {
 		res, err := topEigen(aff, u0, nev, block, seed, check)
 		if err != nil || res.Converged {
 			return res, err
@@ -301,16 +309,16 @@ func diffuse(aff *srAffinity, u0 []float64, x *mat.Dense, products int) *mat.Den
 
 // warmBlock returns the starting block from prev's warm state: the rows
 // still in the window keep their values, new rows take the weighted mean
-// of their neighbours' (0 when none is known). It returns nil without a
-// usable warm state.
-func (p *srProblem) warmBlock(aff *srAffinity, prev *Model, block int) *mat.Dense {
+// of their neighbours' (0 when none is known); whole reports that no row
+// was new. It returns nil without a usable warm state.
+func (p *srProblem) warmBlock(aff *srAffinity, prev *Model, block int) (x *mat.Dense, whole bool) {
 	if prev == nil || prev.Spectral == nil || prev.Spectral.Block != block {
-		return nil
+		return nil, false
 	}
 	sp := prev.Spectral
 	at := sp.rowOf()
 	n := aff.Dim()
-	x := mat.NewDense(n, block, nil)
+	x = mat.NewDense(n, block, nil)
 	known := make([]bool, n)
 	found := 0
 	for i := range n {
@@ -321,10 +329,10 @@ func (p *srProblem) warmBlock(aff *srAffinity, prev *Model, block int) *mat.Dens
 		}
 	}
 	if found == 0 {
-		return nil
+		return nil, false
 	}
 	fillFromNeighbours(aff, x, known)
-	return x
+	return x, found == n
 }
 
 func (p *srProblem) key(row int) uint64 {
@@ -335,7 +343,11 @@ func (p *srProblem) key(row int) uint64 {
 }
 
 // fillFromNeighbours sets each unknown row of x to the weighted mean of its
-// known neighbours along the kNN edges.
+// known neighbours along the kNN edges, taken where the responses live,
+// D^{-1/2}x (x_i = d_i^{1/2} Σ_j w_ij d_j^{-1/2} x_j / Σ_j w_ij): the
+// eigen-equation θ y_i = Σ_j w_ij y_j / d_i with θ near 1. Averaging x
+// itself, whose rows carry d^{1/2}, left a first residual four times
+// larger on 20,000 clustered rows after 1% slid.
 func fillFromNeighbours(aff *srAffinity, x *mat.Dense, known []bool) {
 	for i := range aff.n {
 		if known[i] {
@@ -346,12 +358,12 @@ func fillFromNeighbours(aff *srAffinity, x *mat.Dense, known []bool) {
 		js, ws := aff.neighbours(i)
 		for k, j := range js {
 			if known[j] {
-				axpy(row, ws[k], x.RawRowView(int(j)))
+				axpy(row, ws[k]*aff.invSqrt[j], x.RawRowView(int(j)))
 				total += ws[k]
 			}
 		}
-		if total > 0 {
-			floatsScaleTo(row, 1/total, row)
+		if total > 0 && aff.invSqrt[i] > 0 {
+			floatsScaleTo(row, 1/(total*aff.invSqrt[i]), row)
 		}
 	}
 }

@@ -593,3 +593,46 @@ func TestSolveRidgeBoundsTheOutputs(t *testing.T) {
 		t.Errorf("a start at the optimum took %d CGLS iterations", st.cglsIters)
 	}
 }
+
+// TestFillFromNeighboursKeepsTheTrivialVector checks the warm start's fill
+// of new rows on S's eigenvector of eigenvalue 1, D^{1/2}·1, whose
+// response D^{-1/2}x is constant: the mean of the neighbours' responses
+// gives each new row its exact value, however the degrees vary.
+func TestFillFromNeighboursKeepsTheTrivialVector(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	rows := make([]vector.Vector, 200)
+	for i := range rows {
+		v := make([]float64, 3)
+		for j := range v {
+			v[j] = rng.NormFloat64() * float64(1+i%3)
+		}
+		rows[i] = vector.Dense(v)
+	}
+	view, err := anngraph.Build(rows, anngraph.Config{MaxExamples: len(rows), K: 6, Metric: anngraph.Euclidean, Exhaustive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lap, err := view.Laplacian(anngraph.LaplacianConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	class := make([]int, len(rows))
+	for i := range class {
+		class[i] = -1
+	}
+	aff := newSRAffinity(lap, class, 1, 1)
+	want := aff.trivialVector()
+	x := mat.NewDense(len(rows), 1, nil)
+	known := make([]bool, len(rows))
+	for i, v := range want {
+		if known[i] = i%7 != 0; known[i] {
+			x.Set(i, 0, v)
+		}
+	}
+	fillFromNeighbours(aff, x, known)
+	for i, v := range want {
+		if got := x.At(i, 0); math.Abs(got-v) > 1e-12*math.Abs(v) {
+			t.Fatalf("row %d (known %v): filled %v, want %v", i, known[i], got, v)
+		}
+	}
+}

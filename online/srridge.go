@@ -1,6 +1,11 @@
 package online
 
-import "gonum.org/v1/gonum/mat"
+import (
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
 
 // srGramMaxCols is the widest dense window (columns plus the bias) whose
 // SR regressions are solved through one shared Gram matrix: every response
@@ -78,43 +83,28 @@ func (p *srProblem) rowScales() []float64 {
 }
 
 // rightHandSides returns X̃ᵀ√C·Y (the unlabeled targets y/γ scaled by
-// √C = γ are y again; rows of scale 0 add nothing), accumulated over row
-// blocks on up to x's workers.
+// √C = γ are y again; rows of scale 0 add nothing): Xᵀ(√C·Y) in one BLAS-3
+// product over x's rows in place, with the bias row Σ_i √C_i·y_i.
 func (p *srProblem) rightHandSides(x *Dense, ys [][]float64, scale []float64) *mat.Dense {
 	n, d, r := x.Rows(), x.Cols()+1, len(ys)
-	blocks := (n + srGramBlock - 1) / srGramBlock
-	workers := min(x.workers, blocks)
-	rhss := make([]*mat.Dense, max(workers, 1))
-	parallelRange(blocks, workers, func(w, lo, hi int) {
-		b := mat.NewDense(d, r, nil)
-		a := mat.NewDense(srGramBlock, d, nil)
-		t := mat.NewDense(srGramBlock, r, nil)
-		var part mat.Dense
-		for blk := lo; blk < hi; blk++ {
-			first, last := blk*srGramBlock, min(n, (blk+1)*srGramBlock)
-			for i := first; i < last; i++ {
-				row := a.RawRowView(i - first)
-				floatsScaleTo(row[:d-1], scale[i], x.Row(i))
-				row[d-1] = scale[i]
-				trow := t.RawRowView(i - first)
-				for k, y := range ys {
-					trow[k] = y[i]
-					if scale[i] == 0 {
-						trow[k] = 0
-					}
-				}
-			}
-			rows := last - first
-			part.Reset()
-			part.Mul(a.Slice(0, rows, 0, d).T(), t.Slice(0, rows, 0, r))
-			b.Add(b, &part)
-		}
-		rhss[w] = b
-	})
-	for w := 1; w < len(rhss); w++ {
-		if rhss[w] != nil {
-			rhss[0].Add(rhss[0], rhss[w])
+	t := mat.NewDense(n, r, nil)
+	for i := range n {
+		row := t.RawRowView(i)
+		for k, y := range ys {
+			row[k] = scale[i] * y[i]
 		}
 	}
-	return rhss[0]
+	// (√C·Y)ᵀX, r × (d-1), rather than Xᵀ(√C·Y): gonum's kernel for a
+	// transposed first factor runs axpys along the product's rows, here
+	// d-1 long instead of r.
+	bt := mat.NewDense(r, d, nil)
+	if d > 1 {
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, t.RawMatrix(), x.block(0, n), 0, bt.Slice(0, r, 0, d-1).(*mat.Dense).RawMatrix())
+	}
+	bias := make([]float64, r)
+	for i := range n {
+		floats.Add(bias, t.RawRowView(i))
+	}
+	bt.SetCol(d-1, bias)
+	return mat.DenseCopyOf(bt.T())
 }
