@@ -89,6 +89,11 @@ func (b *binary) newton(kind lossKind, allRows bool) *newton {
 	}
 	if b.graph {
 		s.lap, s.kappa = b.prob.Laplacian, b.kappa
+		gg := b.prob.graphGram
+		if gg == nil {
+			gg = newGraphGram(b.prob.X, b.prob.Laplacian)
+		}
+		s.direct = newGraphDirect(gg)
 		return s
 	}
 	if !allRows {

@@ -40,6 +40,9 @@ type gram struct {
 	pos     []float64 // up to gramBlock rows √ΔC·x̃ of positions whose cost rose
 	neg     []float64 // up to gramBlock rows √-ΔC·x̃ of positions whose cost fell
 	updates int       // rank-one updates since h was last formed
+	// graph, when set, adds the graph term: κ·X̃ᵀMX̃ joins λI in every
+	// system (κ the solver's).
+	graph *graphGram
 }
 
 // newGram returns the direct solver for x, or nil when x is too wide for
@@ -53,6 +56,17 @@ func newGram(x Matrix) *gram {
 	return &gram{x: d, d1: d1, h: make([]float64, d1*d1), factor: make([]float64, d1*d1)}
 }
 
+// newGraphDirect returns the direct solver of problems with the graph
+// term over gg's window (nil when gg is nil: the window is not dense or
+// too wide).
+func newGraphDirect(gg *graphGram) *gram {
+	if gg == nil {
+		return nil
+	}
+	d1 := gg.x.Cols() + 1
+	return &gram{x: gg.x, d1: d1, h: make([]float64, d1*d1), factor: make([]float64, d1*d1), graph: gg}
+}
+
 // solve sets w to the Newton point of the system with per-position costs
 // cost and targets target at the solver s, and reports whether the
 // factorization succeeded (it can only fail on a numerically singular
@@ -60,6 +74,9 @@ func newGram(x Matrix) *gram {
 func (g *gram) solve(s *newton, cost, target, w []float64) bool {
 	g.update(s, cost)
 	copy(g.factor, g.h)
+	if g.graph != nil {
+		axpy(g.factor, s.kappa, g.graph.matrix())
+	}
 	for j := range g.d1 {
 		g.factor[j*g.d1+j] += s.lambda
 	}

@@ -233,8 +233,12 @@ func trainWith(ctx context.Context, data TrainData, params Params, classes []str
 	}
 	m.Problems = make([]Solution, nprob)
 	errs := make([]error, nprob)
+	var graph *graphGram // X̃ᵀMX̃, formed once for every class
+	if params.Algorithm.UsesGraph(params.LambdaI) {
+		graph = newGraphGram(data.X, data.Laplacian)
+	}
 	forEachProblem(nprob, func(k int) {
-		sol, err := solveClass(ctx, data, params, m, k, prev)
+		sol, err := solveClass(ctx, data, params, m, k, prev, graph)
 		if err != nil {
 			errs[k] = fmt.Errorf("class %q: %w", classes[problemClass(m, k)], err)
 			return
@@ -305,7 +309,7 @@ func forEachProblem(n int, fn func(k int)) {
 	wg.Wait()
 }
 
-func solveClass(ctx context.Context, data TrainData, params Params, m *Model, k int, prev *Model) (*Solution, error) {
+func solveClass(ctx context.Context, data TrainData, params Params, m *Model, k int, prev *Model, graph *graphGram) (*Solution, error) {
 	pos := m.Classes[problemClass(m, k)]
 	y := make([]float64, len(data.Labels))
 	for i, l := range data.Labels {
@@ -327,7 +331,7 @@ func solveClass(ctx context.Context, data TrainData, params Params, m *Model, k 
 	case mirrored(m):
 		params = mirror(params)
 	}
-	prob := Problem{X: data.X, Y: y, Keys: data.Keys, Laplacian: data.Laplacian}
+	prob := Problem{X: data.X, Y: y, Keys: data.Keys, Laplacian: data.Laplacian, graphGram: graph}
 	return Solve(ctx, prob, params, warmFor(prev, m, k))
 }
 

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"streamer/anngraph"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -28,16 +29,25 @@ func denseMultiClass(seed uint64, n, dim, classes int, labeled float64) (rows []
 
 // BenchmarkTrainDenseMultiClass measures a cold one-versus-rest fit of a
 // small dense problem: 1,800 rows × 64 features, 10 classes, 5% labeled
-// (the size of `streamer fit` on a digits-like set).
+// (the size of `streamer fit` on a digits-like set); lapsvm over the
+// exact 10-NN graph, normalized Laplacian.
 func BenchmarkTrainDenseMultiClass(b *testing.B) {
 	xs, labels, _ := denseMultiClass(1, 1800, 64, 10, 0.05)
-	data := TrainData{X: NewMatrix(xs, 64), Labels: labels}
-	for _, a := range []Algorithm{SVM, TSVM, DA} {
-		b.Run(string(a), func(b *testing.B) {
+	view, err := anngraph.Build(xs, anngraph.Config{MaxExamples: len(xs), K: 10, Metric: anngraph.Euclidean, Exhaustive: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	lap, err := view.Laplacian(anngraph.LaplacianConfig{Normalized: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := TrainData{X: NewMatrix(xs, 64), Labels: labels, Laplacian: lap, Graph: lap}
+	for _, p := range []Params{{Algorithm: SVM}, {Algorithm: TSVM}, {Algorithm: DA}, {Algorithm: LapSVM, LambdaI: 1}} {
+		b.Run(string(p.Algorithm), func(b *testing.B) {
 			var st TrainStats
 			for b.Loop() {
 				var err error
-				_, st, err = Train(context.Background(), data, Params{Algorithm: a}, nil)
+				_, st, err = Train(context.Background(), data, p, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

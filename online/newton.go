@@ -69,7 +69,7 @@ type newton struct {
 	terms  *terms
 	tol    Tolerances
 	// direct, when set, solves the Newton systems exactly instead of by
-	// CGLS (narrow dense problems without a graph term, see gram).
+	// CGLS (narrow dense problems, see gram and graphGram).
 	direct *gram
 	// trace, when set, sees the objective at the start of every run
 	// (start = true) and after every Newton step.
@@ -202,6 +202,9 @@ func (s *newton) minimize(warm bool) runStats {
 			s.completeOutputs(oBar, wBar)
 		case s.direct != nil && s.direct.solve(s, s.work.cost, s.work.target, wBar):
 			s.mulVec(oBar, s.rows, wBar)
+			if s.lap != nil {
+				s.lap.MulFactor(boBar, oBar)
+			}
 			res.converged = true
 		default:
 			res = s.cgls(sys, wBar, s.work.prodOut, boBar, cglsStop{rel: eps}, cgMax)

@@ -170,6 +170,9 @@ type Problem struct {
 	// Laplacian is the graph over X's rows, in the same order; it is needed
 	// by laprls and lapsvm, and by tsvm and da when λ_I > 0.
 	Laplacian Laplacian
+	// graphGram is X̃ᵀMX̃ shared by the binary problems of one window (nil:
+	// a problem forms its own when its window is dense and narrow).
+	graphGram *graphGram
 }
 
 func (p Problem) key(row int) uint64 {

@@ -23,7 +23,7 @@ type testCase struct {
 	graph  bool
 	csr    bool
 	// packed holds the rows in a Dense matrix, whose Newton systems are
-	// solved directly when there is no graph term.
+	// solved directly (with the graph term through graphGram).
 	packed bool
 }
 
@@ -78,6 +78,8 @@ func testCases() []testCase {
 	cases = append(cases,
 		testCase{"dense/tsvm+graph", dense, dy, withGraph(TSVM), true, false, false},
 		testCase{"dense/da+graph", dense, dy, withGraph(DA), true, false, false},
+		testCase{"packed/tsvm+graph", dense, dy, withGraph(TSVM), true, false, true},
+		testCase{"packed/da+graph", dense, dy, withGraph(DA), true, false, true},
 	)
 	costly := with(SVM)
 	costly.PositiveCost = 3

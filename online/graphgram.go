@@ -1,0 +1,99 @@
+package online
+
+import (
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// directGraphMaxCols is the widest dense problem (columns plus the bias)
+// whose Newton systems with the graph term are solved directly. With the
+// graph term every CGLS iteration passes over every row and through the
+// graph, and the term's spread of scales asks hundreds of iterations per
+// Newton step; the direct solver instead forms X̃ᵀMX̃ once per window
+// (2·n·d² flops plus d products with M, shared by every class) and
+// factors a d × d matrix per Newton step. 10 classes of dense rows,
+// λ_I = 1, cold solve: 20,000 × 784 16.2 → 3.3 s, 5,000 × 1,000 12.7 →
+// 3.2 s, 1,000 × 1,000 5.3 → 2.3 s; but 400 × 1,000 0.46 → 1.7 s, so a
+// window needs at least as many rows as columns.
+const directGraphMaxCols = 1025
+
+// graphGramBlock is the number of columns of M·X̃ formed at a time.
+const graphGramBlock = 64
+
+// graphGram is X̃ᵀMX̃ of a dense window (X̃ with the bias column, M = BᵀB
+// the graph term's matrix), formed on first use and then shared, read
+// only, by the window's binary problems.
+type graphGram struct {
+	once sync.Once
+	x    *Dense
+	lap  Laplacian
+	g    []float64 // d1 × d1, row-major, symmetric
+}
+
+// newGraphGram returns the shared X̃ᵀMX̃ of x and lap, or nil when x is
+// not dense, too wide for the direct solver, or has fewer rows than
+// columns.
+func newGraphGram(x Matrix, lap Laplacian) *graphGram {
+	d, ok := x.(*Dense)
+	if !ok || lap == nil || d.Cols()+1 > directGraphMaxCols || d.Rows() < d.Cols()+1 {
+		return nil
+	}
+	return &graphGram{x: d, lap: lap}
+}
+
+// matrix returns X̃ᵀMX̃, d1 × d1 row-major, forming it on the first call.
+func (gg *graphGram) matrix() []float64 {
+	gg.once.Do(gg.form)
+	return gg.g
+}
+
+// form computes X̃ᵀMX̃ by blocks of columns: M·X̃ on a block, one column
+// per product with B and Bᵀ (in parallel), then X̃ᵀ times the block.
+func (gg *graphGram) form() {
+	n, d := gg.x.Rows(), gg.x.Cols()
+	d1 := d + 1
+	gg.g = make([]float64, d1*d1)
+	mx := make([]float64, n*graphGramBlock)
+	workers := min(runtime.GOMAXPROCS(0), graphGramBlock)
+	for lo := 0; lo < d1; lo += graphGramBlock {
+		width := min(graphGramBlock, d1-lo)
+		parallelRange(width, workers, func(_, first, last int) {
+			col, mcol := make([]float64, n), make([]float64, n)
+			bo := make([]float64, gg.lap.FactorRows())
+			for j := first; j < last; j++ {
+				gg.column(col, lo+j)
+				gg.lap.MulFactor(bo, col)
+				gg.lap.MulFactorTrans(mcol, bo)
+				for i, v := range mcol {
+					mx[i*width+j] = v
+				}
+			}
+		})
+		block := blas64.General{Rows: n, Cols: width, Stride: width, Data: mx[:n*width]}
+		if d > 0 {
+			out := blas64.General{Rows: d, Cols: width, Stride: d1, Data: gg.g[lo:]}
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, gg.x.block(0, n), block, 0, out)
+		}
+		bias := gg.g[d*d1+lo : d*d1+lo+width]
+		for i := range n {
+			axpy(bias, 1, mx[i*width:(i+1)*width])
+		}
+	}
+}
+
+// column sets dst to column j of X̃: feature j, or the bias's ones.
+func (gg *graphGram) column(dst []float64, j int) {
+	d := gg.x.Cols()
+	if j == d {
+		for i := range dst {
+			dst[i] = 1
+		}
+		return
+	}
+	for i := range dst {
+		dst[i] = gg.x.values[i*d+j]
+	}
+}
