@@ -48,3 +48,34 @@ func BenchmarkSolve(b *testing.B) {
 		})
 	}
 }
+
+// TestClassesSmall runs the multi-class bench on small dense and sparse
+// windows and checks that every figure of its report is filled in: the
+// three cold solves, the warm one and the accuracies on the unlabeled rows
+// (at least twice chance).
+func TestClassesSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("numerical; no concurrency to race")
+	}
+	for _, dense := range []bool{true, false} {
+		cfg := ClassesConfig{Rows: 800, Classes: 4, Dense: dense, Dim: 16, NNZ: 20, LabeledFrac: 0.05, Seed: 2,
+			Params: online.Params{Algorithm: online.SR, Lambda: 1e-3}}
+		if !dense {
+			cfg.Dim = 1 << 12
+		}
+		rep, err := Classes(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Labeled == 0 || rep.ColdSeconds <= 0 || rep.SVMColdSeconds <= 0 || rep.AllLabeledSVMSeconds <= 0 || rep.WarmSeconds <= 0 {
+			t.Fatalf("dense %v: report %+v", dense, rep)
+		}
+		if rep.ColdOverAllLabeled != rep.ColdSeconds/rep.AllLabeledSVMSeconds || rep.WarmOverCold != rep.WarmSeconds/rep.ColdSeconds {
+			t.Errorf("dense %v: ratios %+v", dense, rep)
+		}
+		if chance := 1.0 / float64(cfg.Classes); rep.UnlabeledAccuracy < 2*chance || rep.SVMAccuracy < 2*chance {
+			t.Errorf("dense %v: accuracy on the unlabeled rows: sr %.3f, svm %.3f", dense, rep.UnlabeledAccuracy, rep.SVMAccuracy)
+		}
+		t.Logf("dense %v: %+v", dense, rep)
+	}
+}

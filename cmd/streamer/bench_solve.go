@@ -66,7 +66,7 @@ solvers against the same data, SVMlin or 'streamer fit --data PREFIX.svm
 	f.Float64Var(&cfg.ReplaceFrac, "replace-frac", 0.01, "fraction of rows replaced before the warm re-solve")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "generator seed")
 	f.StringVar(&algo, "algo", "tsvm", "algorithm: rls, svm, laprls, lapsvm, tsvm, da, sr or auto")
-	f.IntVar(&classes.Classes, "classes", 0, "multi-class bench with this many classes: cold solve, the same rows by a supervised svm, and a warm re-solve")
+	f.IntVar(&classes.Classes, "classes", 0, "multi-class bench with this many classes: cold solve, the same rows by a supervised svm (on the revealed labels, and on every label), and a warm re-solve")
 	f.BoolVar(&classes.Dense, "dense", false, "with --classes: dense clustered rows of --dim values instead of text-like rows")
 	f.IntVar(&classes.Dim, "dim", 784, "with --classes --dense: the rows' dimension")
 	f.StringVar(&report, "report", "", "also write the JSON report to this file")
