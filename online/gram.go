@@ -52,8 +52,12 @@ func newGram(x Matrix) *gram {
 	if !ok || d.Cols()+1 > directMaxCols {
 		return nil
 	}
-	d1 := d.Cols() + 1
-	return &gram{x: d, d1: d1, h: make([]float64, d1*d1), factor: make([]float64, d1*d1)}
+	return newDenseGram(d)
+}
+
+func newDenseGram(x *Dense) *gram {
+	d1 := x.Cols() + 1
+	return &gram{x: x, d1: d1, h: make([]float64, d1*d1), factor: make([]float64, d1*d1)}
 }
 
 // newGraphDirect returns the direct solver of problems with the graph
@@ -63,8 +67,9 @@ func newGraphDirect(gg *graphGram) *gram {
 	if gg == nil {
 		return nil
 	}
-	d1 := gg.x.Cols() + 1
-	return &gram{x: gg.x, d1: d1, h: make([]float64, d1*d1), factor: make([]float64, d1*d1), graph: gg}
+	g := newDenseGram(gg.x)
+	g.graph = gg
+	return g
 }
 
 // solve sets w to the Newton point of the system with per-position costs

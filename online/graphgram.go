@@ -1,7 +1,6 @@
 package online
 
 import (
-	"runtime"
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
@@ -57,12 +56,15 @@ func (gg *graphGram) form() {
 	d1 := d + 1
 	gg.g = make([]float64, d1*d1)
 	mx := make([]float64, n*graphGramBlock)
-	workers := min(runtime.GOMAXPROCS(0), graphGramBlock)
+	workers := min(gg.x.Workers(), graphGramBlock)
+	bufs := make([]graphGramBuffers, workers)
+	for w := range bufs {
+		bufs[w] = graphGramBuffers{col: make([]float64, n), mcol: make([]float64, n), bo: make([]float64, gg.lap.FactorRows())}
+	}
 	for lo := 0; lo < d1; lo += graphGramBlock {
 		width := min(graphGramBlock, d1-lo)
-		parallelRange(width, workers, func(_, first, last int) {
-			col, mcol := make([]float64, n), make([]float64, n)
-			bo := make([]float64, gg.lap.FactorRows())
+		parallelRange(width, workers, func(w, first, last int) {
+			col, mcol, bo := bufs[w].col, bufs[w].mcol, bufs[w].bo
 			for j := first; j < last; j++ {
 				gg.column(col, lo+j)
 				gg.lap.MulFactor(bo, col)
@@ -83,6 +85,9 @@ func (gg *graphGram) form() {
 		}
 	}
 }
+
+// graphGramBuffers are one worker's vectors for the products with B, Bᵀ.
+type graphGramBuffers struct{ col, mcol, bo []float64 }
 
 // column sets dst to column j of X̃: feature j, or the bias's ones.
 func (gg *graphGram) column(dst []float64, j int) {
