@@ -29,6 +29,9 @@ type CSR struct {
 	features int
 	workers  int
 	scratch  sync.Pool
+	// trans is the transpose for block products (transpose), built once.
+	transOnce sync.Once
+	trans     *cscIndex
 }
 
 // ColumnMap is implemented by matrices whose columns are a subset of a

@@ -12,12 +12,13 @@ type Tolerances struct {
 	Tau float64
 	// MaxNewton caps the Newton steps of one run; 0 means 50.
 	MaxNewton int
-	// MaxCGLS caps the CGLS iterations of one Newton step; 0 means 10000.
+	// MaxCGLS caps the CGLS iterations of one Newton step, and the block
+	// CG iterations of SR's regressions; 0 means 10000.
 	MaxCGLS int
 	// Spectral is Spectral Regression's: the residual to which its
 	// eigenvectors are solved, and, ten times it, the distance of its
 	// regressions' outputs to the optimum's, relative to their targets
-	// (solveRidge); 0 means 1e-4 (see srEigenTol).
+	// (ridgeBlock); 0 means 1e-4 (see srEigenTol).
 	Spectral float64
 }
 
@@ -237,30 +238,6 @@ func (s *newton) minimize(warm bool) runStats {
 	}
 	st.active = s.countActive()
 	return st
-}
-
-// solveRidge solves a squared-loss objective without a graph term, whose
-// Newton system is the problem itself, by one CGLS run from the current
-// point, until the outputs are within eps·‖√C t‖ of the optimum's (t the
-// targets). CGLS cannot measure that distance, but bounds it: with
-// A = λI + X̃ᵀCX̃ and the normal residual r = A(w* - w), the singular values
-// of √C X̃ A⁻¹ are σ/(λ + σ²) ≤ 1/(2√λ), so ‖√C X̃(w - w*)‖ ≤ ‖r‖/(2√λ),
-// and the run stops at ‖r‖ ≤ 2√λ·eps·‖√C t‖. SVMlin's test, ‖r‖ ≤ ε‖g‖,
-// asks far more where the ridge nearly interpolates its targets (small λ,
-// more features than rows, as in SR's regressions on text): there ‖g‖ is
-// a thousandth of ‖√C t‖.
-func (s *newton) solveRidge(eps float64) runStats {
-	var tt float64
-	for k, c := range s.terms.c {
-		tt += c * s.terms.y[k] * s.terms.y[k]
-	}
-	stop := cglsStop{abs: 2 * math.Sqrt(s.lambda) * eps * math.Sqrt(tt)}
-	sys := s.newtonSystem()
-	wBar, oBar, boBar := s.trialPoint()
-	res := s.cgls(sys, wBar, s.work.prodOut, boBar, stop, s.tol.withDefaults().MaxCGLS)
-	s.completeOutputs(oBar, wBar)
-	s.accept(wBar, oBar, boBar)
-	return runStats{newtonSteps: 1, cglsIters: res.iters, active: s.countActive(), converged: res.converged}
 }
 
 // newtonSystem aggregates the active terms at the current outputs into the

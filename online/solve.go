@@ -198,7 +198,7 @@ type Solution struct {
 type Stats struct {
 	Objective   float64 // the objective of docs/MATH.md at W (transductive cost for tsvm, da)
 	NewtonSteps int     // finite Newton steps over all runs
-	CGLSIters   int     // CGLS iterations over all runs
+	CGLSIters   int     // CGLS iterations over all runs (SR's block CG: its iterations, once per response)
 	Active      int     // active terms at the end
 	Runs        int     // finite Newton runs (1 for the supervised algorithms)
 	Switches    int     // TSVM label switches

@@ -34,7 +34,7 @@ const (
 	srExtra = 3
 	// srEigenTol is the default residual to which the eigenvectors are
 	// solved, and ten times it the precision of the regressions' outputs,
-	// relative to their targets (Tolerances.Spectral, solveRidge). They
+	// relative to their targets (Tolerances.Spectral, ridgeBlock). They
 	// are regression targets for a nearest-centroid classifier, not
 	// results in themselves: on 3,000 clustered rows of 10 classes and on
 	// 6,000 rows of Debian text (5% labels, three and two seeds), these
@@ -56,13 +56,12 @@ type Spectral struct {
 	Block   int
 	// Duals is len(Keys) × Responses, row-major: each row's dual
 	// coefficient in each ridge regression, c_i = C_i(t_i - x̃_i·a)/α, so
-	// that a = Σ c_i x̃_i at the optimum. A re-solve by CGLS starts from
-	// the sum over the rows still in the window, which leaves out the rows
-	// that left; a start from the last weights keeps them, in directions
-	// that only α pulls back, and took longer than a cold solve (4,526
-	// CGLS iterations against 3,840 on 20,000 text rows after 1% slid;
-	// 3,185 from the duals). Nil on a dense window, whose regressions
-	// share one factorization and need no start.
+	// that a = Σ c_i x̃_i. The next block CG solve of the regressions in
+	// the dual starts from them for the rows still in the window (a start
+	// from the last weights, in the primal, kept the rows that left, in
+	// directions that only α pulls back, and took longer than a cold
+	// solve). Nil on a dense window, whose regressions share one
+	// factorization and need no start.
 	Duals     []float64
 	Responses int
 	// gram is the regressions' X̃ᵀCX̃ on a dense window, for the next
@@ -84,10 +83,10 @@ type srProblem struct {
 	data    TrainData
 	params  Params
 	classes []string
-	class   []int       // per row: index into classes, -1 unlabeled
-	present []int       // classes with a labeled row in the window
-	gram    *srGram     // set by ridgeShared
-	duals   [][]float64 // set by the CGLS regressions, per response
+	class   []int     // per row: index into classes, -1 unlabeled
+	present []int     // classes with a labeled row in the window
+	gram    *srGram   // set by ridgeShared
+	duals   []float64 // set by ridgeBlock: n × responses, row-major
 }
 
 func newSRProblem(data TrainData, params Params, classes []string) (*srProblem, error) {
@@ -411,8 +410,8 @@ func (p *srProblem) responses(aff *srAffinity, v *mat.Dense, nev int) [][]float6
 }
 
 // regressions sets m's problems to the ridge regressions of the responses:
-// all at once through a shared Gram matrix on a dense window, else by CGLS
-// per response in parallel, warm-started from prev's weights.
+// all at once through a shared Gram matrix on a dense window, else all at
+// once in the dual by block CG, warm-started from prev's duals.
 func (p *srProblem) regressions(ctx context.Context, m *Model, responses [][]float64, prev *Model) error {
 	var prevGram *srGram
 	if prev != nil && prev.Spectral != nil {
@@ -422,137 +421,37 @@ func (p *srProblem) regressions(ctx context.Context, m *Model, responses [][]flo
 		copy(m.Problems, sols)
 		return nil
 	}
-	errs := make([]error, len(responses))
-	duals := make([][]float64, len(responses))
-	warm := p.warmDuals(prev, len(responses))
-	forEachProblem(len(responses), func(k int) {
-		sol, c, err := p.ridge(ctx, responses[k], warm.response(k), srWarm(prev, m, k))
-		if err != nil {
-			errs[k] = fmt.Errorf("sr response %d: %w", k+1, err)
-			return
-		}
-		m.Problems[k], duals[k] = *sol, c
-	})
-	p.duals = duals
-	return errors.Join(errs...)
-}
-
-// srDuals holds the last solve's dual coefficients of the rows still in
-// the window, per response, 0 for the rows that entered since.
-type srDuals [][]float64
-
-func (d srDuals) response(k int) []float64 {
-	if d == nil {
-		return nil
+	sols, err := p.ridgeBlock(ctx, responses, prev)
+	if err != nil {
+		return fmt.Errorf("sr regressions: %w", err)
 	}
-	return d[k]
+	copy(m.Problems, sols)
+	return nil
 }
 
-// warmDuals maps prev's dual coefficients to the window's rows; nil when
-// prev kept none for as many responses, when no row is left, or when
-// every row of prev is still there: then nothing is to be taken out of
-// prev's weights, which solve its regressions exactly as CGLS left them,
-// while their sum from the duals is off by CGLS's residual over α (a
-// re-solve of an unchanged window took half a cold solve's iterations
-// from it, none from the weights).
-func (p *srProblem) warmDuals(prev *Model, responses int) srDuals {
+// warmDuals returns the start of the dual system of ridgeBlock (n × r,
+// row-major): prev's dual coefficients c_i divided by √C_i for the rows
+// still in the window, 0 for the rows that entered since, and for every
+// row when prev kept no duals for as many responses. On an unchanged
+// window it is prev's solution, which needs no iteration.
+func (p *srProblem) warmDuals(prev *Model, responses int, scale []float64) []float64 {
+	n := len(p.class)
+	v := make([]float64, n*responses)
 	if prev == nil || prev.Spectral == nil || prev.Spectral.Responses != responses || prev.Spectral.Duals == nil {
-		return nil
+		return v
 	}
 	sp := prev.Spectral
 	at := sp.rowOf()
-	n := len(p.class)
-	out := make(srDuals, responses)
-	for k := range out {
-		out[k] = make([]float64, n)
-	}
-	found := 0
 	for i := range n {
 		r, ok := at[p.key(i)]
-		if !ok {
+		if !ok || scale[i] == 0 {
 			continue
 		}
-		found++
-		for k := range out {
-			out[k][i] = sp.Duals[r*responses+k]
+		for k := range responses {
+			v[i*responses+k] = sp.Duals[r*responses+k] / scale[i]
 		}
 	}
-	if found == 0 || found == len(sp.Keys) {
-		return nil
-	}
-	return out
-}
-
-// ridge solves min_a Σ_L (x_i·a - y_i)² + Σ_U (γ x_i·a - y_i)² + α‖a‖²
-// (report eq. 9, with the bias feature) by the finite Newton solver's
-// CGLS, to outputs within 10·Tolerances.Spectral of the optimum's,
-// relative to the targets (solveRidge): an unlabeled row is the term
-// γ²(x_i·a - y_i/γ)². It starts from Σ c_i x̃_i over warmDual when given,
-// else from warm's weights, and returns the dual coefficients of its
-// solution (ridgeDuals).
-func (p *srProblem) ridge(ctx context.Context, y, warmDual []float64, warm *Solution) (*Solution, []float64, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	x := p.data.X
-	space := newColumnSpace(x)
-	tol := p.params.Tolerances.withDefaults()
-	tol.Epsilon, tol.Tau = 10*tol.Spectral, 10*tol.Spectral
-	s := &newton{x: x, d: x.Cols(), lambda: p.params.Lambda, terms: &terms{kind: squaredLoss}, tol: tol}
-	s.direct = newGram(x) // exact for narrow dense windows, nil otherwise
-	g := p.params.SRGamma
-	for i, yi := range y {
-		switch {
-		case p.class[i] >= 0:
-			s.terms.add(i, yi, 1)
-		case g > 0:
-			s.terms.add(i, yi/g, g*g)
-		}
-	}
-	w := make([]float64, x.Cols()+1)
-	switch {
-	case warmDual != nil:
-		s.mulTransVec(w, nil, warmDual)
-	case warm != nil && len(warm.W) == space.features+1:
-		w = space.compact(warm.W)
-	}
-	s.setWeights(w)
-	sol := &Solution{}
-	if s.direct != nil {
-		sol.Stats.add(s.minimize(warmDual != nil || warm != nil))
-	} else {
-		sol.Stats.add(s.solveRidge(tol.Epsilon))
-	}
-	sol.Stats.Objective = s.objective()
-	sol.W = space.expand(s.w)
-	return sol, p.ridgeDuals(s, y), nil
-}
-
-// ridgeDuals returns each row's dual coefficient at s's weights:
-// C_i(t_i - x̃_i·a)/α with C_i = 1 and t_i = y_i on labeled rows, γ² and
-// y_i/γ on unlabeled ones.
-func (p *srProblem) ridgeDuals(s *newton, y []float64) []float64 {
-	o := s.o // every row's output: the regressions' products run over all rows
-	g := p.params.SRGamma
-	c := make([]float64, len(y))
-	for i, yi := range y {
-		switch {
-		case p.class[i] >= 0:
-			c[i] = (yi - o[i]) / s.lambda
-		case g > 0:
-			c[i] = g * g * (yi/g - o[i]) / s.lambda
-		}
-	}
-	return c
-}
-
-// srWarm returns the warm start of response k: prev's, when prev is an SR
-// model of the same layout.
-func srWarm(prev, m *Model, k int) *Solution {
-	if prev == nil || prev.Centroids == nil || prev.Dim != m.Dim || k >= len(prev.Problems) {
-		return nil
-	}
-	return &prev.Problems[k]
+	return v
 }
 
 // centroids returns each class's mean embedding over its labeled rows
@@ -636,13 +535,8 @@ func (p *srProblem) spectralState(v *mat.Dense) *Spectral {
 		sp.Keys[i] = p.key(i)
 		sp.Vectors = append(sp.Vectors, v.RawRowView(i)...)
 	}
-	if r := len(p.duals); r > 0 {
-		sp.Duals, sp.Responses = make([]float64, n*r), r
-		for k, c := range p.duals {
-			for i, ci := range c {
-				sp.Duals[i*r+k] = ci
-			}
-		}
+	if p.duals != nil {
+		sp.Duals, sp.Responses = p.duals, len(p.duals)/n
 	}
 	return sp
 }

@@ -483,11 +483,9 @@ func TestSRDualsReproduceTheWeights(t *testing.T) {
 }
 
 // TestSRSparseWarmStartAfterSlide checks the warm start of the regressions
-// on a sparse window (CGLS per response): after 2% of the rows slide, a
+// on a sparse window (block CG in the dual): after 2% of the rows slide, a
 // re-solve from the dual coefficients of the rows still in the window
-// takes fewer CGLS iterations than a cold one and classifies alike. (A
-// start from the last weights took more than a cold solve: it keeps the
-// rows that left, which only the ridge term pulls out.)
+// takes fewer iterations than a cold one and classifies alike.
 func TestSRSparseWarmStartAfterSlide(t *testing.T) {
 	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 620, Dim: 1 << 12, NNZ: 30, Topics: 8, Seed: 5})
 	params := Params{Algorithm: SR}
@@ -504,9 +502,9 @@ func TestSRSparseWarmStartAfterSlide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("CGLS iterations: cold %d, warm %d", coldSt.CGLSIters, warmSt.CGLSIters)
+	t.Logf("iterations: cold %d, warm %d", coldSt.CGLSIters, warmSt.CGLSIters)
 	if warmSt.CGLSIters >= coldSt.CGLSIters {
-		t.Errorf("warm regressions took %d CGLS iterations, cold %d", warmSt.CGLSIters, coldSt.CGLSIters)
+		t.Errorf("warm regressions took %d iterations, cold %d", warmSt.CGLSIters, coldSt.CGLSIters)
 	}
 	agree := 0
 	for _, x := range next.Rows {
@@ -520,8 +518,8 @@ func TestSRSparseWarmStartAfterSlide(t *testing.T) {
 }
 
 // TestSRSparseWarmStartOnUnchangedWindow: with every row of the last solve
-// still in the window, the regressions start from the last weights, which
-// already solve them: no CGLS iteration.
+// still in the window, the regressions start from the last duals, which
+// already solve them: no iteration.
 func TestSRSparseWarmStartOnUnchangedWindow(t *testing.T) {
 	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 400, Dim: 1 << 12, NNZ: 30, Topics: 8, Seed: 7})
 	data := sparseSRWindow(t, text, 0, 400)
@@ -535,62 +533,153 @@ func TestSRSparseWarmStartOnUnchangedWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	if warmSt.CGLSIters > 0 || coldSt.CGLSIters == 0 {
-		t.Errorf("CGLS iterations: cold %d, warm on the same window %d (want 0)", coldSt.CGLSIters, warmSt.CGLSIters)
+		t.Errorf("iterations: cold %d, warm on the same window %d (want 0)", coldSt.CGLSIters, warmSt.CGLSIters)
 	}
 }
 
-// TestSolveRidgeBoundsTheOutputs checks SR's stopping rule against a dense
-// solve: on sparse rows with more features than rows and a small ridge α
-// (the regime of SR on text), the outputs end within eps·‖√C t‖ of the
-// optimum's for every eps, a looser eps stops sooner, and a start at the
-// optimum needs no iteration.
-func TestSolveRidgeBoundsTheOutputs(t *testing.T) {
+// TestRidgeBlockBoundsTheOutputs checks SR's regressions on a sparse
+// window against a dense solve of each one's normal equations: on rows
+// with more features than rows and a small ridge α (the regime of SR on
+// text), every response's outputs end within eps·‖√C t‖ of the optimum's
+// for every eps, a looser eps stops sooner, the duals reproduce the
+// weights, the objective reported is the optimum's, and the same system solved one column at a time (the fallback
+// when the block breaks down) lands within the same bound.
+func TestRidgeBlockBoundsTheOutputs(t *testing.T) {
 	rows, _ := sparseProblem(3, 80, 400, 6, 0)
+	x := NewCSR(rows, 400, 1)
 	r := rand.New(rand.NewPCG(3, 4))
-	targets := make([]float64, len(rows))
-	for i := range targets {
-		targets[i] = r.NormFloat64() / 9
+	const responses, gamma, alpha = 3, 0.7, 1e-3
+	ys := make([][]float64, responses)
+	for k := range ys {
+		ys[k] = make([]float64, len(rows))
+		for i := range ys[k] {
+			ys[k][i] = r.NormFloat64() / 9
+		}
 	}
-	ridge := func() *newton {
-		s := &newton{x: NewCSR(rows, 400, 1), d: 400, lambda: 1e-3, terms: &terms{kind: squaredLoss}}
-		for i, y := range targets {
-			c := 1.0
-			if i >= 20 {
-				c = 0.49 // an unlabeled row of SR with γ = 0.7
+	class := make([]int, len(rows))
+	for i := range class {
+		class[i] = -1 // unlabeled: cost γ², target y/γ
+		if i < 20 {
+			class[i] = i % 2
+		}
+	}
+	problem := func(eps float64) *srProblem {
+		params := Params{Lambda: alpha, SRGamma: gamma, Tolerances: Tolerances{Spectral: eps / 10}}
+		return &srProblem{data: TrainData{X: x}, params: params, class: class}
+	}
+	best := make([][]float64, responses) // the optimum's outputs, per response
+	optimum := make([]float64, responses)
+	for k, y := range ys {
+		s := &newton{x: x, d: 400, lambda: alpha, terms: &terms{kind: squaredLoss}}
+		for i := range y {
+			if class[i] >= 0 {
+				s.terms.add(i, y[i], 1)
+			} else {
+				s.terms.add(i, y[i]/gamma, gamma*gamma)
 			}
-			s.terms.add(i, y, c)
 		}
 		s.setWeights(make([]float64, s.d+1))
-		return s
+		s.setWeights(denseSolve(s))
+		best[k], optimum[k] = s.o, s.objective()
 	}
-	best := ridge()
-	best.setWeights(denseSolve(best))
-	var tt float64
-	for k, c := range best.terms.c {
-		tt += c * best.terms.y[k] * best.terms.y[k]
+	d, space := x.Cols(), newColumnSpace(x)
+	// within checks compact weights w[k] (bias last); ‖√C t‖² is Σ y²,
+	// as √C·t is y on every row.
+	within := func(name string, eps float64, w [][]float64) {
+		t.Helper()
+		out := make([]float64, len(rows))
+		for k := range w {
+			x.MulVec(out, nil, w[k][:d])
+			var dist, tt float64
+			for i := range out {
+				c := 1.0
+				if class[i] < 0 {
+					c = gamma * gamma
+				}
+				e := out[i] + w[k][d] - best[k][i]
+				dist += c * e * e
+				tt += ys[k][i] * ys[k][i]
+			}
+			if math.Sqrt(dist) > eps*math.Sqrt(tt) {
+				t.Errorf("%s, eps %g, response %d: outputs %.3g from the optimum's, above %.3g", name, eps, k, math.Sqrt(dist), eps*math.Sqrt(tt))
+			}
+		}
 	}
 	iters := map[float64]int{}
 	for _, eps := range []float64{1e-1, 1e-3, 1e-5} {
-		s := ridge()
-		st := s.solveRidge(eps)
-		if !st.converged {
-			t.Fatalf("eps %g: CGLS did not converge: %+v", eps, st)
+		p := problem(eps)
+		sols, err := p.ridgeBlock(context.Background(), ys, nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-		var dist float64
-		for k, c := range s.terms.c {
-			e := s.o[k] - best.o[k]
-			dist += c * e * e
+		w := make([][]float64, responses)
+		for k := range w {
+			w[k] = space.compact(sols[k].W)
 		}
-		if math.Sqrt(dist) > eps*math.Sqrt(tt) {
-			t.Errorf("eps %g: outputs %.3g from the optimum's, above %.3g", eps, math.Sqrt(dist), eps*math.Sqrt(tt))
+		within("block", eps, w)
+		iters[eps] = sols[0].Stats.CGLSIters
+		checkDualsGiveWeights(t, x, p.duals, w)
+		for k, sol := range sols {
+			if f := sol.Stats.Objective; eps == 1e-5 && math.Abs(f-optimum[k]) > 1e-6*optimum[k] {
+				t.Errorf("response %d: objective %.9g, optimum %.9g", k, f, optimum[k])
+			}
 		}
-		iters[eps] = st.cglsIters
 	}
 	if iters[1e-1] >= iters[1e-5] {
-		t.Errorf("eps 0.1 took %d CGLS iterations, eps 1e-5 %d", iters[1e-1], iters[1e-5])
+		t.Errorf("eps 0.1 took %d block iterations, eps 1e-5 %d", iters[1e-1], iters[1e-5])
 	}
-	if st := best.solveRidge(1e-5); st.cglsIters != 0 {
-		t.Errorf("a start at the optimum took %d CGLS iterations", st.cglsIters)
+
+	p := problem(1e-3)
+	scale := p.rowScales()
+	op := newDualRidge(x, scale, alpha, responses)
+	v, rhs, tol := make([]float64, len(rows)*responses), make([]float64, len(rows)*responses), make([]float64, responses)
+	for i := range rows {
+		for k := range responses {
+			rhs[i*responses+k] = ys[k][i]
+			tol[k] += ys[k][i] * ys[k][i]
+		}
+	}
+	for k := range tol {
+		tol[k] = 1e-3 * math.Sqrt(tol[k])
+	}
+	if _, ok, err := solveColumns(context.Background(), op, v, rhs, tol, 10000); err != nil || !ok {
+		t.Fatalf("column by column: converged %v, %v", ok, err)
+	}
+	a := op.weights(v)
+	w := make([][]float64, responses)
+	for k := range w {
+		w[k] = make([]float64, d+1)
+		for j := range w[k] {
+			w[k][j] = a[j*responses+k]
+		}
+	}
+	within("column by column", 1e-3, w)
+}
+
+// checkDualsGiveWeights checks that the compact weights w[k] (bias last)
+// of every response are the rows summed with their dual coefficients
+// (duals n × responses), the bias the coefficients' sum.
+func checkDualsGiveWeights(t *testing.T, x *CSR, duals []float64, w [][]float64) {
+	t.Helper()
+	n, r := x.Rows(), len(w)
+	c := make([]float64, n)
+	a := make([]float64, x.Cols())
+	for k, wk := range w {
+		var bias float64
+		for i := range c {
+			c[i] = duals[i*r+k]
+			bias += c[i]
+		}
+		x.MulTransVec(a, nil, c)
+		a := append(a[:len(a):len(a)], bias)
+		var diff, norm2 float64
+		for j, v := range wk {
+			diff += (v - a[j]) * (v - a[j])
+			norm2 += v * v
+		}
+		if math.Sqrt(diff) > 1e-9*math.Sqrt(norm2) {
+			t.Errorf("response %d: ‖a - Σ c_i x̃_i‖ = %.3g, ‖a‖ = %.3g", k, math.Sqrt(diff), math.Sqrt(norm2))
+		}
 	}
 }
 

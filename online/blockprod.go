@@ -1,0 +1,181 @@
+package online
+
+import (
+	"sort"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// blockMatrix is implemented by matrices that multiply a block of s vectors
+// at once, stored row-major (entry (i, j) at i·s + j): one pass over the
+// stored values serves every vector, and each value meets s neighbouring
+// numbers instead of one number in each of s vectors. Every output entry is
+// summed by one goroutine in a fixed order, so the products are the same
+// on every run.
+type blockMatrix interface {
+	// mulBlock sets dst (Rows × s) = X·p for p (Cols × s).
+	mulBlock(dst, p []float64, s int)
+	// mulTransBlock sets dst (Cols × s) = Xᵀ·z for z (Rows × s).
+	mulTransBlock(dst, z []float64, s int)
+}
+
+// blockProducts returns x's block products: its own, or column by column
+// through MulVec and MulTransVec for a matrix without them.
+func blockProducts(x Matrix) blockMatrix {
+	if b, ok := x.(blockMatrix); ok {
+		return b
+	}
+	return columnProducts{x}
+}
+
+// axpyRow adds a·x to dst; len(x) >= len(dst).
+func axpyRow(dst []float64, a float64, x []float64) {
+	x = x[:len(dst)]
+	for j := range dst {
+		dst[j] += a * x[j]
+	}
+}
+
+func (m *CSR) mulBlock(dst, p []float64, s int) {
+	balancedRange(m.Rows(), m.blockWorkers(s), func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out := dst[i*s : (i+1)*s]
+			clear(out)
+			for k := m.indptr[i]; k < m.indptr[i+1]; k++ {
+				j := int(m.indices[k]) * s
+				axpyRow(out, float64(m.values[k]), p[j:j+s])
+			}
+		}
+	})
+}
+
+func (m *CSR) mulTransBlock(dst, z []float64, s int) {
+	t := m.transpose()
+	balancedChunks(t.chunks, m.blockWorkers(s), func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			out := dst[c*s : (c+1)*s]
+			clear(out)
+			for k := t.colptr[c]; k < t.colptr[c+1]; k++ {
+				i := int(t.rows[k]) * s
+				axpyRow(out, float64(t.values[k]), z[i:i+s])
+			}
+		}
+	})
+}
+
+// blockWorkers returns how many goroutines a product with a block of s
+// vectors uses: the matrix's workers, unless it is too little work.
+func (m *CSR) blockWorkers(s int) int {
+	if len(m.values)*s < parallelMinNNZ {
+		return 1
+	}
+	return m.workers
+}
+
+// cscIndex is a CSR matrix's transpose, its values by column, for products
+// with Xᵀ in which each column's sum is one goroutine's: no per-worker
+// accumulators of every column to add up. chunks cuts the columns into
+// runs of about equal non-zeros (the frequent columns come first), for the
+// workers to take in turn.
+type cscIndex struct {
+	colptr []int
+	rows   []int32
+	values []float32
+	chunks []int
+}
+
+// transpose returns m's transpose, built on first use (a counting sort of
+// the non-zeros; 18 ms for 1.6 million).
+func (m *CSR) transpose() *cscIndex {
+	m.transOnce.Do(func() {
+		cols := m.Cols()
+		t := &cscIndex{colptr: make([]int, cols+1), rows: make([]int32, len(m.values)), values: make([]float32, len(m.values))}
+		for _, j := range m.indices {
+			t.colptr[j+1]++
+		}
+		for j := range cols {
+			t.colptr[j+1] += t.colptr[j]
+		}
+		next := append([]int(nil), t.colptr[:cols]...)
+		for i := range m.Rows() {
+			for k := m.indptr[i]; k < m.indptr[i+1]; k++ {
+				j := m.indices[k]
+				t.rows[next[j]], t.values[next[j]] = int32(i), m.values[k]
+				next[j]++
+			}
+		}
+		t.chunks = nnzChunks(t.colptr, m.workers*balanceChunks)
+		m.trans = t
+	})
+	return m.trans
+}
+
+// nnzChunks returns the boundaries of up to count runs of the rows (or
+// columns) of pointer array ptr holding about equal numbers of non-zeros.
+func nnzChunks(ptr []int, count int) []int {
+	n, nnz := len(ptr)-1, ptr[len(ptr)-1]
+	bounds := []int{0}
+	for c := 1; c < count; c++ {
+		at := sort.SearchInts(ptr, nnz*c/count)
+		if at > bounds[len(bounds)-1] && at < n {
+			bounds = append(bounds, at)
+		}
+	}
+	return append(bounds, n)
+}
+
+// balancedChunks calls fn on the runs between consecutive bounds, taken in
+// turn by workers goroutines, and waits for all of them.
+func balancedChunks(bounds []int, workers int, fn func(lo, hi int)) {
+	balancedRange(len(bounds)-1, workers, func(_, lo, hi int) {
+		for c := lo; c < hi; c++ {
+			fn(bounds[c], bounds[c+1])
+		}
+	})
+}
+
+func (m *Dense) mulBlock(dst, p []float64, s int) {
+	out := blas64.General{Rows: m.n, Cols: s, Stride: s, Data: dst}
+	if m.cols == 0 {
+		clear(dst[:m.n*s])
+		return
+	}
+	pm := blas64.General{Rows: m.cols, Cols: s, Stride: s, Data: p}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, m.block(0, m.n), pm, 0, out)
+}
+
+func (m *Dense) mulTransBlock(dst, z []float64, s int) {
+	if m.cols == 0 {
+		return
+	}
+	out := blas64.General{Rows: m.cols, Cols: s, Stride: s, Data: dst}
+	zm := blas64.General{Rows: m.n, Cols: s, Stride: s, Data: z}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, m.block(0, m.n), zm, 0, out)
+}
+
+// columnProducts multiplies a block one column at a time.
+type columnProducts struct{ x Matrix }
+
+func (c columnProducts) mulBlock(dst, p []float64, s int) {
+	c.each(dst, p, s, c.x.Rows(), c.x.Cols(), func(out, in []float64) { c.x.MulVec(out, nil, in) })
+}
+
+func (c columnProducts) mulTransBlock(dst, z []float64, s int) {
+	c.each(dst, z, s, c.x.Cols(), c.x.Rows(), func(out, in []float64) { c.x.MulTransVec(out, nil, in) })
+}
+
+// each gathers column j of src (in rows × s), applies mul into a vector of
+// out entries and scatters it into column j of dst.
+func (columnProducts) each(dst, src []float64, s, out, in int, mul func(out, in []float64)) {
+	u, v := make([]float64, in), make([]float64, out)
+	for j := range s {
+		for i := range in {
+			u[i] = src[i*s+j]
+		}
+		mul(v, u)
+		for i := range out {
+			dst[i*s+j] = v[i]
+		}
+	}
+}
