@@ -725,3 +725,54 @@ func TestFillFromNeighboursKeepsTheTrivialVector(t *testing.T) {
 		}
 	}
 }
+
+// TestRidgeBlockOnDenseMatchesSparse solves the same regressions over the
+// same rows stored densely (the path of dense windows too wide for the
+// shared Gram matrix) and sparsely: the weights agree to the tolerance.
+func TestRidgeBlockOnDenseMatchesSparse(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const n, d, responses = 120, 30, 2
+	rows := make([]vector.Vector, n)
+	for i := range rows {
+		v := make([]float64, d)
+		for j := range v {
+			if r.IntN(3) == 0 {
+				v[j] = r.NormFloat64()
+			}
+		}
+		rows[i] = vector.Dense(v)
+	}
+	ys := make([][]float64, responses)
+	for k := range ys {
+		ys[k] = make([]float64, n)
+		for i := range ys[k] {
+			ys[k][i] = r.NormFloat64()
+		}
+	}
+	class := make([]int, n)
+	for i := range class {
+		class[i] = -1
+		if i%5 == 0 {
+			class[i] = 0
+		}
+	}
+	params := Params{Lambda: 1e-2, SRGamma: 0.5, Tolerances: Tolerances{Spectral: 1e-9}}
+	weights := func(x Matrix) [][]float64 {
+		p := &srProblem{data: TrainData{X: x}, params: params, class: class}
+		sols, err := p.ridgeBlock(context.Background(), ys, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := make([][]float64, responses)
+		for k := range w {
+			w[k] = sols[k].W
+		}
+		return w
+	}
+	dense, sparse := weights(NewDense(rows, d, 1)), weights(NewCSR(rows, d, 1))
+	for k := range dense {
+		if !closeSlices(dense[k], sparse[k], 1e-6) {
+			t.Errorf("response %d: dense weights %v, sparse %v", k, dense[k][:4], sparse[k][:4])
+		}
+	}
+}
