@@ -60,8 +60,8 @@ type Spectral struct {
 	// the dual starts from them for the rows still in the window (a start
 	// from the last weights, in the primal, kept the rows that left, in
 	// directions that only α pulls back, and took longer than a cold
-	// solve). Nil on a dense window, whose regressions share one
-	// factorization and need no start.
+	// solve). Nil when the regressions shared one factorization (a dense
+	// window, ridgeShared), which needs no start.
 	Duals     []float64
 	Responses int
 	// gram is the regressions' X̃ᵀCX̃ on a dense window, for the next
