@@ -88,10 +88,10 @@ func (b blockCG) solve(ctx context.Context, x, rhs []float64) (iters int, conver
 }
 
 // met reports whether every column of the residual Q·C is within its
-// tolerance: ‖Q·C e_j‖ = ‖C e_j‖.
+// tolerance: ‖Q·C e_j‖ = ‖C e_j‖. A norm that is not a number is not.
 func (b blockCG) met(c *mat.Dense) bool {
 	for j := range b.s {
-		if mat.Norm(c.ColView(j), 2) > b.tol[j] {
+		if !(mat.Norm(c.ColView(j), 2) <= b.tol[j]) {
 			return false
 		}
 	}

@@ -82,7 +82,8 @@ func TestBlockCGMatchesDenseSolve(t *testing.T) {
 
 // TestBlockCGStopsOnIndefiniteOperator: directions along which the
 // operator is not positive are a breakdown, reported as such for the
-// caller to fall back, not a division by a singular matrix.
+// caller to fall back, not a division by a singular matrix; so is a
+// residual that is not a number, which no iteration can meet.
 func TestBlockCGStopsOnIndefiniteOperator(t *testing.T) {
 	const n, s = 8, 2
 	a := mat.NewSymDense(n, nil)
@@ -97,6 +98,14 @@ func TestBlockCGStopsOnIndefiniteOperator(t *testing.T) {
 	cg := blockCG{apply: denseOperator(a, s), n: n, s: s, tol: []float64{1e-10, 1e-10}, maxIter: 100}
 	if _, _, err := cg.solve(context.Background(), make([]float64, n*s), rhs); !errors.Is(err, errBlockBreakdown) {
 		t.Errorf("indefinite operator: err = %v, want a breakdown", err)
+	}
+	// A right-hand side that is not a number is not solved either.
+	for i := range n {
+		a.SetSym(i, i, 1)
+	}
+	rhs[3] = math.NaN()
+	if _, ok, err := cg.solve(context.Background(), make([]float64, n*s), rhs); err == nil || ok {
+		t.Errorf("NaN right-hand side: converged %v, err %v", ok, err)
 	}
 }
 
