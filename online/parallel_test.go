@@ -106,6 +106,42 @@ func TestProductsOnWorkersAreDeterministic(t *testing.T) {
 	}
 }
 
+// TestBlockProductsOnWorkersAreDeterministic: each entry of a sparse block
+// product is summed by one goroutine in a fixed order, so three workers
+// compute bitwise what one does; a dense one (gonum's Gemm) is bitwise the
+// same on every run.
+func TestBlockProductsOnWorkersAreDeterministic(t *testing.T) {
+	const n, d, s = 5000, 700, 4
+	rows := randomSparseRows(7, n, d, 20)
+	p, z := make([]float64, d*s), make([]float64, n*s)
+	for i := range p {
+		p[i] = math.Cos(float64(i))
+	}
+	for i := range z {
+		z[i] = math.Sin(float64(i))
+	}
+	products := func(x blockMatrix, cols int) ([]float64, []float64) {
+		xp, xz := make([]float64, n*s), make([]float64, cols*s)
+		x.mulBlock(xp, p, s)
+		x.mulTransBlock(xz, z, s)
+		return xp, xz
+	}
+	one := NewCSR(rows, d, 1)
+	a, b := products(one, one.Cols())
+	c, e := products(NewCSR(rows, d, 3), one.Cols())
+	if !slices.Equal(a, c) || !slices.Equal(b, e) {
+		t.Errorf("CSR block products on three workers differ from one worker's")
+	}
+	dense := NewDense(rows, d, 2)
+	a, b = products(dense, dense.Cols())
+	for range 3 {
+		c, e = products(dense, dense.Cols())
+		if !slices.Equal(a, c) || !slices.Equal(b, e) {
+			t.Fatalf("dense block products differ between runs")
+		}
+	}
+}
+
 // TestCGLSOnWorkersMatchesOneWorker runs CGLS on vectors long enough for
 // its vector passes to be split (reduce): two workers reach one worker's
 // solution within the solve's tolerance, in the same number of iterations
