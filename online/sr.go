@@ -144,6 +144,8 @@ func trainSR(ctx context.Context, data TrainData, params Params, classes []strin
 	if err != nil {
 		return nil, TrainStats{}, err
 	}
+	factor := p.startFactor(prev)
+	defer factor.wait()
 	aff := newSRAffinity(data.Graph, p.class, len(classes), params.SRDelta)
 	nev := p.responseCount(data.X.Rows())
 	eig, err := p.eigenvectors(aff, nev, prev)
@@ -152,7 +154,7 @@ func trainSR(ctx context.Context, data TrainData, params Params, classes []strin
 	}
 	responses := p.responses(aff, eig.Vectors, nev)
 	m := &Model{Classes: classes, Dim: newColumnSpace(data.X).features, Problems: make([]Solution, nev)}
-	if err := p.regressions(ctx, m, responses, prev); err != nil {
+	if err := p.regressions(ctx, m, responses, prev, factor); err != nil {
 		return nil, TrainStats{}, err
 	}
 	rows, z := labeledEmbedding(m, data)
@@ -410,14 +412,10 @@ func (p *srProblem) responses(aff *srAffinity, v *mat.Dense, nev int) [][]float6
 }
 
 // regressions sets m's problems to the ridge regressions of the responses:
-// all at once through a shared Gram matrix on a dense window, else all at
+// all at once through the shared factor on a dense window, else all at
 // once in the dual by block CG, warm-started from prev's duals.
-func (p *srProblem) regressions(ctx context.Context, m *Model, responses [][]float64, prev *Model) error {
-	var prevGram *srGram
-	if prev != nil && prev.Spectral != nil {
-		prevGram = prev.Spectral.gram
-	}
-	if sols, ok := p.ridgeShared(responses, prevGram); ok {
+func (p *srProblem) regressions(ctx context.Context, m *Model, responses [][]float64, prev *Model, factor *sharedFactor) error {
+	if sols, ok := p.ridgeShared(responses, factor); ok {
 		copy(m.Problems, sols)
 		return nil
 	}

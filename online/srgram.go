@@ -41,7 +41,7 @@ func (p *srProblem) gramFor(x *Dense, scale []float64, prev *srGram) *srGram {
 	}
 	next := &srGram{keys: p.keysOf(), rows: rows, scale: scale}
 	if rows != nil && prev != nil && prev.rows != nil && prev.g.SymmetricDim() == d && prev.updates < srGramRefresh {
-		if g, ok := prev.updated(next, d); ok {
+		if g, ok := prev.updated(next, d, x.workers); ok {
 			next.g, next.updates = g, prev.updates+1
 			return next
 		}
@@ -59,9 +59,10 @@ func (p *srProblem) keysOf() []uint64 {
 }
 
 // updated returns g's Gram matrix moved to next's rows: minus the rows
-// that left or changed scale, plus those that came or changed. It returns
-// false when too many rows changed for an update to pay.
-func (g *srGram) updated(next *srGram, d int) (*mat.SymDense, bool) {
+// that left or changed scale, plus those that came or changed, each sum on
+// up to workers goroutines. It returns false when too many rows changed
+// for an update to pay.
+func (g *srGram) updated(next *srGram, d, workers int) (*mat.SymDense, bool) {
 	at := make(map[uint64]int, len(g.keys))
 	for i, k := range g.keys {
 		at[k] = i
@@ -87,44 +88,48 @@ func (g *srGram) updated(next *srGram, d int) (*mat.SymDense, bool) {
 	}
 	out := mat.NewSymDense(d, nil)
 	out.CopySym(g.g)
-	addRows(out, -1, g.rows, g.scale, removed)
-	addRows(out, 1, next.rows, next.scale, added)
+	out.AddSym(out, rowsGram(d, len(added), workers, func(k int, dst []float64) {
+		i := added[k]
+		next.rows[i].AddScaledTo(dst[:d-1], next.scale[i])
+		dst[d-1] = next.scale[i]
+	}))
+	gone := rowsGram(d, len(removed), workers, func(k int, dst []float64) {
+		j := removed[k]
+		g.rows[j].AddScaledTo(dst[:d-1], g.scale[j])
+		dst[d-1] = g.scale[j]
+	})
+	gone.ScaleSym(-1, gone)
+	out.AddSym(out, gone)
 	return out, true
 }
 
-// addRows adds sign·s_i²·x̃_i x̃_iᵀ to g for the rows picked, a block of
-// rows at a time.
-func addRows(g *mat.SymDense, sign float64, rows []vector.Vector, scale []float64, picked []int) {
-	d := g.SymmetricDim()
-	a := mat.NewDense(srGramBlock, d, nil)
-	for lo := 0; lo < len(picked); lo += srGramBlock {
-		hi := min(len(picked), lo+srGramBlock)
-		for r, i := range picked[lo:hi] {
-			row := a.RawRowView(r)
-			clear(row)
-			rows[i].AddScaledTo(row[:d-1], scale[i])
-			row[d-1] = scale[i]
-		}
-		g.SymRankK(g, sign, a.Slice(0, hi-lo, 0, d).T())
-	}
+// summedGram returns X̃ᵀCX̃ summed over every row of x (row scales √C).
+func summedGram(x *Dense, scale []float64) *mat.SymDense {
+	d := x.Cols() + 1
+	return rowsGram(d, x.Rows(), x.workers, func(i int, dst []float64) {
+		floatsScaleTo(dst[:d-1], scale[i], x.Row(i))
+		dst[d-1] = scale[i]
+	})
 }
 
-// summedGram returns X̃ᵀCX̃ summed over every row of x (row scales √C), in
-// blocks of rows on up to x's workers.
-func summedGram(x *Dense, scale []float64) *mat.SymDense {
-	n, d := x.Rows(), x.Cols()+1
-	blocks := (n + srGramBlock - 1) / srGramBlock
-	workers := min(x.workers, blocks)
-	grams := make([]*mat.SymDense, max(workers, 1))
+// rowsGram returns Σ_k r_k r_kᵀ over count rows of d values, row k written
+// by fill into a cleared slice, in blocks of up to srGramBlock rows by
+// rank-k updates on up to workers goroutines, whose sums are added in
+// order (a few hundred rows that slid are split between the workers too).
+func rowsGram(d, count, workers int, fill func(k int, dst []float64)) *mat.SymDense {
+	size := max(1, min(srGramBlock, (count+workers-1)/workers)) // every worker gets rows
+	blocks := (count + size - 1) / size
+	workers = max(1, min(workers, blocks))
+	grams := make([]*mat.SymDense, workers)
 	parallelRange(blocks, workers, func(w, lo, hi int) {
 		g := mat.NewSymDense(d, nil)
-		a := mat.NewDense(srGramBlock, d, nil)
+		a := mat.NewDense(size, d, nil)
 		for blk := lo; blk < hi; blk++ {
-			first, last := blk*srGramBlock, min(n, (blk+1)*srGramBlock)
-			for i := first; i < last; i++ {
-				row := a.RawRowView(i - first)
-				floatsScaleTo(row[:d-1], scale[i], x.Row(i))
-				row[d-1] = scale[i]
+			first, last := blk*size, min(count, (blk+1)*size)
+			for k := first; k < last; k++ {
+				row := a.RawRowView(k - first)
+				clear(row)
+				fill(k, row)
 			}
 			g.SymRankK(g, 1, a.Slice(0, last-first, 0, d).T())
 		}

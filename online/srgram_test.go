@@ -109,7 +109,7 @@ func TestSRSharedRidgeObjective(t *testing.T) {
 	for i := range 400 {
 		ys[0][i], ys[1][i] = math.Sin(float64(i)), float64(i%7)-3
 	}
-	sols, ok := p.ridgeShared(ys, nil)
+	sols, ok := p.ridgeShared(ys, p.startFactor(nil))
 	if !ok {
 		t.Fatal("the shared path refused a dense window")
 	}

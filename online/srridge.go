@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -24,33 +22,71 @@ const srGramMaxCols = 2049
 // srGramBlock is the number of rows packed per rank-k update.
 const srGramBlock = 256
 
-// ridgeShared solves every response's ridge regression at once on a dense
-// window through the Cholesky factor of λI + X̃ᵀCX̃ (X̃ with the bias
-// column, C = 1 on labeled rows and γ² on unlabeled ones, targets y and
-// y/γ). X̃ᵀCX̃ is prev's updated by the rows that changed when prev kept
-// it (srGram). It returns false when the window is not dense, too wide,
-// or the factorization fails; the caller then solves them by block CG
-// (ridgeBlock).
-func (p *srProblem) ridgeShared(ys [][]float64, prev *srGram) ([]Solution, bool) {
+// sharedFactor is the Cholesky factor of λI + X̃ᵀCX̃ (X̃ with the bias
+// column, C = 1 on labeled rows and γ² on unlabeled ones) that ridgeShared
+// solves with. It does not depend on the eigenvectors, so it is computed
+// on its own goroutine while they are solved.
+type sharedFactor struct {
+	done  chan struct{}
+	gram  *srGram
+	chol  mat.Cholesky
+	ok    bool // false when the factorization failed
+	scale []float64
+}
+
+// startFactor starts computing the shared factor of a dense window narrow
+// enough for ridgeShared, from prev's X̃ᵀCX̃ updated by the rows that
+// changed when prev kept it (srGram); nil for other windows. The caller
+// owns the goroutine and waits for it (wait) before returning.
+func (p *srProblem) startFactor(prev *Model) *sharedFactor {
 	x, ok := p.data.X.(*Dense)
-	if !ok || x.Cols()+1 > srGramMaxCols || len(ys) == 0 {
+	if !ok || x.Cols()+1 > srGramMaxCols {
+		return nil
+	}
+	var prevGram *srGram
+	if prev != nil && prev.Spectral != nil {
+		prevGram = prev.Spectral.gram
+	}
+	f := &sharedFactor{done: make(chan struct{}), scale: p.rowScales()}
+	go func() {
+		defer close(f.done)
+		f.gram = p.gramFor(x, f.scale, prevGram)
+		d := x.Cols() + 1
+		a := mat.NewSymDense(d, nil)
+		a.CopySym(f.gram.g)
+		for j := range d {
+			a.SetSym(j, j, a.At(j, j)+p.params.Lambda)
+		}
+		f.ok = f.chol.Factorize(a)
+	}()
+	return f
+}
+
+// wait waits for the factor; a nil factor has nothing to wait for.
+func (f *sharedFactor) wait() {
+	if f != nil {
+		<-f.done
+	}
+}
+
+// ridgeShared solves every response's ridge regression at once on a dense
+// window through the shared factor f (targets y and y/γ). It returns false
+// when there is no factor (the window is not dense, or too wide) or the
+// factorization failed; the caller then solves them by block CG
+// (ridgeBlock).
+func (p *srProblem) ridgeShared(ys [][]float64, f *sharedFactor) ([]Solution, bool) {
+	if f == nil || len(ys) == 0 {
 		return nil, false
 	}
-	d := x.Cols() + 1
-	scale := p.rowScales()
-	p.gram = p.gramFor(x, scale, prev)
-	gram := mat.NewSymDense(d, nil)
-	gram.CopySym(p.gram.g)
-	for j := range d {
-		gram.SetSym(j, j, gram.At(j, j)+p.params.Lambda)
-	}
-	var chol mat.Cholesky
-	if !chol.Factorize(gram) {
+	f.wait()
+	if !f.ok {
 		return nil, false
 	}
-	rhs := p.rightHandSides(x, ys, scale)
+	p.gram = f.gram
+	x := p.data.X.(*Dense)
+	rhs := p.rightHandSides(x, ys, f.scale)
 	var a mat.Dense
-	if err := chol.SolveTo(&a, rhs); err != nil {
+	if err := f.chol.SolveTo(&a, rhs); err != nil {
 		return nil, false
 	}
 	space := newColumnSpace(x)
@@ -58,7 +94,7 @@ func (p *srProblem) ridgeShared(ys [][]float64, prev *srGram) ([]Solution, bool)
 	for k, y := range ys {
 		w, b := mat.Col(nil, k, &a), mat.Col(nil, k, rhs)
 		sols[k] = Solution{W: space.expand(w)}
-		sols[k].Stats = Stats{Objective: ridgeOptimum(y, scale, w, b), NewtonSteps: 1, Runs: 1}
+		sols[k].Stats = Stats{Objective: ridgeOptimum(y, f.scale, w, b), NewtonSteps: 1, Runs: 1}
 	}
 	return sols, true
 }
@@ -89,31 +125,37 @@ func (p *srProblem) rowScales() []float64 {
 	return s
 }
 
-// rightHandSides returns X̃ᵀ√C·Y (the unlabeled targets y/γ scaled by
-// √C = γ are y again; rows of scale 0 add nothing): Xᵀ(√C·Y) in one BLAS-3
-// product over x's rows in place, with the bias row Σ_i √C_i·y_i.
+// rightHandSides returns X̃ᵀ√C·Y (d × r; the unlabeled targets y/γ
+// scaled by √C = γ are y again; rows of scale 0 add nothing), with the
+// bias row Σ_i √C_i·y_i. Each of x's workers sums its contiguous share of
+// the rows, row by row, √C_i·y_ik·x_i into response k's sum (SIMD axpys as
+// long as a row), and the shares are added in order. gonum's Gemm for
+// (√C·Y)ᵀX, whose first factor is transposed, took 2.4 times as long on
+// 20,000 × 784 rows and 12 responses (50 ms against 21).
 func (p *srProblem) rightHandSides(x *Dense, ys [][]float64, scale []float64) *mat.Dense {
 	n, d, r := x.Rows(), x.Cols()+1, len(ys)
-	t := mat.NewDense(n, r, nil)
-	for i := range n {
-		row := t.RawRowView(i)
-		for k, y := range ys {
-			row[k] = scale[i] * y[i]
+	workers := max(1, min(x.workers, n))
+	parts := make([][]float64, workers) // r × d each, row k response k's sum
+	parallelRange(n, workers, func(w, lo, hi int) {
+		acc := make([]float64, r*d)
+		for i := lo; i < hi; i++ {
+			row := x.Row(i)
+			for k, y := range ys {
+				if t := scale[i] * y[i]; t != 0 {
+					axpy(acc[k*d:k*d+d-1], t, row)
+					acc[k*d+d-1] += t
+				}
+			}
+		}
+		parts[w] = acc
+	})
+	sum := parts[0]
+	for _, part := range parts[1:] {
+		if part != nil {
+			axpy(sum, 1, part)
 		}
 	}
-	// (√C·Y)ᵀX, r × (d-1), rather than Xᵀ(√C·Y): gonum's kernel for a
-	// transposed first factor runs axpys along the product's rows, here
-	// d-1 long instead of r.
-	bt := mat.NewDense(r, d, nil)
-	if d > 1 {
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, t.RawMatrix(), x.block(0, n), 0, bt.Slice(0, r, 0, d-1).(*mat.Dense).RawMatrix())
-	}
-	bias := make([]float64, r)
-	for i := range n {
-		floats.Add(bias, t.RawRowView(i))
-	}
-	bt.SetCol(d-1, bias)
-	return mat.DenseCopyOf(bt.T())
+	return mat.DenseCopyOf(mat.NewDense(r, d, sum).T())
 }
 
 // ridgeBlock solves every response's ridge regression at once, in the
