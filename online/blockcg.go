@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack/lapack64"
@@ -30,55 +29,68 @@ var errBlockBreakdown = errors.New("block CG: search directions lost rank")
 //	ξ = (PᵀZ)⁻¹,  X += P·ξ·C,  Q·ζ = Q − Z·ξ (thin QR),  C = ζ·C,
 //	P = Q + P·ζᵀ
 //
-// and column j of the residual has norm ‖C e_j‖.
+// and column j of the residual has norm ‖C e_j‖. The iteration keeps its
+// blocks by columns, each n long, so that these steps are s² long vector
+// operations (SIMD) split by rows between the workers, rather than n
+// products of s-long rows; only the products with A see rows.
 type blockCG struct {
-	apply   func(dst, p []float64) // dst = A·p, both n × s
+	apply   func(dst, p []float64) // dst = A·p, both n × s row-major
 	n, s    int
 	tol     []float64 // column j is solved when its residual is at most tol[j]
 	maxIter int
+	workers int // goroutines of the vector steps; 0 means one
 }
 
-// solve improves x (n × s, the start) in place until every column's
-// residual B − A·x meets tol, and returns the iterations it took and
-// whether it got there within maxIter.
+// solve improves x (n × s row-major, the start) in place until every
+// column's residual B − A·x meets tol, and returns the iterations it took
+// and whether it got there within maxIter.
 func (b blockCG) solve(ctx context.Context, x, rhs []float64) (iters int, converged bool, err error) {
 	n, s := b.n, b.s
-	q := make([]float64, n*s)
-	b.apply(q, x)
-	for i := range q {
-		q[i] = rhs[i] - q[i]
+	rows := make([]float64, n*s) // the row-major block the operator sees
+	b.apply(rows, x)
+	for i := range rows {
+		rows[i] = rhs[i] - rows[i]
 	}
-	c := thinQR(q, n, s)
-	if b.met(c) {
-		return 0, true, nil
+	q, xc := b.columns(rows), b.columns(x)
+	c := b.orthonormalize(q)
+	if !b.met(c) {
+		iters, converged, err = b.iterate(ctx, xc, q, c, rows)
+	} else {
+		converged = true
 	}
+	b.toRows(x, xc)
+	return iters, converged, err
+}
+
+// iterate runs BCGrQ from the solution xc and the residual q·c (columns),
+// with rows as the row-major scratch block of the products.
+func (b blockCG) iterate(ctx context.Context, xc, q []float64, c *mat.Dense, rows []float64) (iters int, converged bool, err error) {
+	n, s := b.n, b.s
 	p := append([]float64(nil), q...)
-	z, tmp := make([]float64, n*s), make([]float64, n*s)
+	z, tmp, out := make([]float64, n*s), make([]float64, n*s), make([]float64, n*s)
 	ptz := mat.NewSymDense(s, nil)
-	xi, xiC, zeta := mat.NewDense(s, s, nil), mat.NewDense(s, s, nil), mat.NewDense(s, s, nil)
+	xi, xiC := mat.NewDense(s, s, nil), mat.NewDense(s, s, nil)
 	var chol mat.Cholesky
 	for iters < b.maxIter {
 		if err := ctx.Err(); err != nil {
 			return iters, false, err
 		}
 		iters++
-		b.apply(z, p)
-		blockGram(ptz, p, z, n, s)
-		if !chol.Factorize(ptz) {
-			return iters, false, errBlockBreakdown
-		}
-		if err := chol.InverseTo(ptz); err != nil {
+		b.toRows(rows, p)
+		b.apply(out, rows)
+		b.columnsTo(z, out)
+		b.symGram(ptz, p, z)
+		if !chol.Factorize(ptz) || chol.InverseTo(ptz) != nil {
 			return iters, false, errBlockBreakdown
 		}
 		xi.Copy(ptz)
 		xiC.Mul(xi, c)
-		gemm(x, p, xiC.RawMatrix(), 1, n, s)
-		gemm(q, z, xi.RawMatrix(), -1, n, s)
-		r := thinQR(q, n, s)
-		zeta.Copy(r)
+		b.mulAdd(xc, p, xiC, 1)
+		b.mulAdd(q, z, xi, -1)
+		zeta := b.orthonormalize(q)
 		c.Mul(zeta, mat.DenseCopyOf(c))
-		// p = q + p·ζᵀ
-		blas64.Gemm(blas.NoTrans, blas.Trans, 1, general(p, n, s), zeta.RawMatrix(), 0, general(tmp, n, s))
+		clear(tmp)
+		b.mulAdd(tmp, p, zeta.T(), 1) // p = q + p·ζᵀ
 		floats.AddTo(p, q, tmp)
 		if b.met(c) {
 			return iters, true, nil
@@ -98,32 +110,154 @@ func (b blockCG) met(c *mat.Dense) bool {
 	return true
 }
 
-// general views data as an n × s row-major BLAS matrix.
-func general(data []float64, n, s int) blas64.General {
-	return blas64.General{Rows: n, Cols: s, Stride: s, Data: data}
+// rowRange calls fn on each worker's contiguous share of the rows.
+func (b blockCG) rowRange(fn func(w, lo, hi int)) {
+	parallelRange(b.n, max(1, min(b.workers, b.n)), fn)
 }
 
-// gemm adds alpha·a·m to dst, with a and dst n × s and m s × s.
-func gemm(dst, a []float64, m blas64.General, alpha float64, n, s int) {
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, alpha, general(a, n, s), m, 1, general(dst, n, s))
+// columns returns the row-major block rows by columns.
+func (b blockCG) columns(rows []float64) []float64 {
+	out := make([]float64, b.n*b.s)
+	b.columnsTo(out, rows)
+	return out
 }
 
-// blockGram sets g to the symmetric part of pᵀz (p, z n × s).
-func blockGram(g *mat.SymDense, p, z []float64, n, s int) {
-	var m mat.Dense
-	m.Mul(mat.NewDense(n, s, p).T(), mat.NewDense(n, s, z))
-	for i := range s {
-		for j := i; j < s; j++ {
+func (b blockCG) columnsTo(cols, rows []float64) {
+	n, s := b.n, b.s
+	b.rowRange(func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for j, v := range rows[i*s : (i+1)*s] {
+				cols[j*n+i] = v
+			}
+		}
+	})
+}
+
+func (b blockCG) toRows(rows, cols []float64) {
+	n, s := b.n, b.s
+	b.rowRange(func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out := rows[i*s : (i+1)*s]
+			for j := range out {
+				out[j] = cols[j*n+i]
+			}
+		}
+	})
+}
+
+// gram returns the s × s matrix of dot products of a's and c's columns,
+// each worker's share of the rows summed apart and the shares added in
+// order.
+func (b blockCG) gram(a, c []float64) *mat.Dense {
+	n, s := b.n, b.s
+	parts := make([]*mat.Dense, max(1, min(b.workers, n)))
+	b.rowRange(func(w, lo, hi int) {
+		g := mat.NewDense(s, s, nil)
+		for j := range s {
+			for k := range s {
+				g.Set(j, k, floats.Dot(a[j*n+lo:j*n+hi], c[k*n+lo:k*n+hi]))
+			}
+		}
+		parts[w] = g
+	})
+	for _, g := range parts[1:] {
+		if g != nil {
+			parts[0].Add(parts[0], g)
+		}
+	}
+	return parts[0]
+}
+
+// symGram sets g to the symmetric part of pᵀz.
+func (b blockCG) symGram(g *mat.SymDense, p, z []float64) {
+	m := b.gram(p, z)
+	for i := range b.s {
+		for j := i; j < b.s; j++ {
 			g.SetSym(i, j, (m.At(i, j)+m.At(j, i))/2)
 		}
 	}
 }
 
-// thinQR overwrites a (n × s, n ≥ s) with the first s columns of the Q of
-// its Householder QR and returns R (s × s): Q stays orthonormal when a's
-// columns are dependent. (CholeskyQR through gonum's Syrk and Trsm took
-// twice as long on 5,000 × 15 blocks.)
-func thinQR(a []float64, n, s int) *mat.Dense {
+// mulAdd adds alpha·a·m to dst (columns; m s × s): column j of dst gets
+// alpha·Σ_k m_kj·a_k.
+func (b blockCG) mulAdd(dst, a []float64, m mat.Matrix, alpha float64) {
+	n, s := b.n, b.s
+	b.rowRange(func(_, lo, hi int) {
+		for j := range s {
+			out := dst[j*n+lo : j*n+hi]
+			for k := range s {
+				if f := alpha * m.At(k, j); f != 0 {
+					floats.AddScaled(out, f, a[k*n+lo:k*n+hi])
+				}
+			}
+		}
+	})
+}
+
+// cholQRMaxCond is the largest condition number of a block's Gram matrix
+// (the block's own, squared) that orthonormalize factors through it.
+const cholQRMaxCond = 1e12
+
+// orthonormalize overwrites the columns q (n × s, n ≥ s) with an
+// orthonormal basis Q of them and returns R (s × s), q = Q·R: by
+// CholeskyQR2 (the Cholesky factor of qᵀq, twice: as accurate as
+// Householder's for such condition numbers, in long vector steps), or by
+// Householder when the columns are close to dependent, whose Q stays
+// orthonormal where CholeskyQR's cannot.
+func (b blockCG) orthonormalize(q []float64) *mat.Dense {
+	r, ok := b.cholQR(q)
+	if !ok {
+		return b.householderQR(q)
+	}
+	r2, ok := b.cholQR(q)
+	if !ok {
+		r2 = b.householderQR(q)
+	}
+	r2.Mul(r2, r)
+	return r2
+}
+
+// cholQR sets q = q·R⁻¹ with R the Cholesky factor of qᵀq and returns R;
+// false, q untouched, when qᵀq is not safely positive definite.
+func (b blockCG) cholQR(q []float64) (*mat.Dense, bool) {
+	n, s := b.n, b.s
+	g := b.gram(q, q)
+	sym := mat.NewSymDense(s, nil)
+	for i := range s {
+		for j := i; j < s; j++ {
+			sym.SetSym(i, j, (g.At(i, j)+g.At(j, i))/2)
+		}
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(sym) || chol.Cond() > cholQRMaxCond {
+		return nil, false
+	}
+	var u mat.TriDense
+	chol.UTo(&u)
+	// q_j = (a_j − Σ_{k<j} R_kj q_k)/R_jj, column after column.
+	b.rowRange(func(_, lo, hi int) {
+		for j := range s {
+			out := q[j*n+lo : j*n+hi]
+			for k := range j {
+				floats.AddScaled(out, -u.At(k, j), q[k*n+lo:k*n+hi])
+			}
+			floats.Scale(1/u.At(j, j), out)
+		}
+	})
+	return mat.DenseCopyOf(&u), true
+}
+
+// general views data as an n × s row-major BLAS matrix.
+func general(data []float64, n, s int) blas64.General {
+	return blas64.General{Rows: n, Cols: s, Stride: s, Data: data}
+}
+
+// householderQR orthonormalizes the columns q by Householder's QR (on a
+// row-major copy, as LAPACK takes it) and returns R.
+func (b blockCG) householderQR(q []float64) *mat.Dense {
+	n, s := b.n, b.s
+	a := make([]float64, n*s)
+	b.toRows(a, q)
 	g := general(a, n, s)
 	tau := make([]float64, s)
 	qf, qg := []float64{0}, []float64{0}
@@ -138,5 +272,6 @@ func thinQR(a []float64, n, s int) *mat.Dense {
 		}
 	}
 	lapack64.Orgqr(g, tau, work, len(work))
+	b.columnsTo(q, a)
 	return r
 }

@@ -53,12 +53,6 @@ func TestBlockCGMatchesDenseSolve(t *testing.T) {
 	for k := range tol {
 		tol[k] = 1e-10
 	}
-	cg := blockCG{apply: denseOperator(a, s), n: n, s: s, tol: tol, maxIter: 10 * n}
-	x := make([]float64, n*s)
-	iters, ok, err := cg.solve(context.Background(), x, rhs)
-	if err != nil || !ok {
-		t.Fatalf("block CG: converged %v after %d iterations, %v", ok, iters, err)
-	}
 	var chol mat.Cholesky
 	if !chol.Factorize(a) {
 		t.Fatal("not positive definite")
@@ -67,17 +61,71 @@ func TestBlockCGMatchesDenseSolve(t *testing.T) {
 	if err := chol.SolveTo(&want, mat.NewDense(n, s, rhs)); err != nil {
 		t.Fatal(err)
 	}
-	for i := range n {
-		for k := range s {
-			if d := math.Abs(x[i*s+k] - want.At(i, k)); d > 1e-6*(1+math.Abs(want.At(i, k))) {
-				t.Fatalf("x[%d][%d] = %g, want %g", i, k, x[i*s+k], want.At(i, k))
+	for _, workers := range []int{1, 3} {
+		cg := blockCG{apply: denseOperator(a, s), n: n, s: s, tol: tol, maxIter: 10 * n, workers: workers}
+		x := make([]float64, n*s)
+		iters, ok, err := cg.solve(context.Background(), x, rhs)
+		if err != nil || !ok {
+			t.Fatalf("%d workers: converged %v after %d iterations, %v", workers, ok, iters, err)
+		}
+		for i := range n {
+			for k := range s {
+				if d := math.Abs(x[i*s+k] - want.At(i, k)); d > 1e-6*(1+math.Abs(want.At(i, k))) {
+					t.Fatalf("%d workers: x[%d][%d] = %g, want %g", workers, i, k, x[i*s+k], want.At(i, k))
+				}
+			}
+		}
+		t.Logf("%d workers: %d block iterations for %d unknowns", workers, iters, n)
+		if again, _, _ := cg.solve(context.Background(), x, rhs); again != 0 {
+			t.Errorf("%d workers: a start at the solution took %d iterations", workers, again)
+		}
+	}
+}
+
+// TestOrthonormalize checks both ways of block CG's thin QR: columns far
+// from dependent (CholeskyQR2) and dependent ones (Householder, as the
+// Cholesky factor of their Gram matrix does not exist): Q has orthonormal
+// columns, R is upper triangular, and Q·R is the block.
+func TestOrthonormalize(t *testing.T) {
+	const n, s = 40, 4
+	r := rand.New(rand.NewPCG(3, 3))
+	b := blockCG{n: n, s: s, workers: 2}
+	random := make([]float64, n*s)
+	for i := range random {
+		random[i] = r.NormFloat64()
+	}
+	dependent := append([]float64(nil), random...)
+	copy(dependent[2*n:3*n], dependent[:n]) // column 3 is column 1
+	clear(dependent[3*n:])                  // column 4 is zero
+	for name, a := range map[string][]float64{"independent": random, "dependent": dependent} {
+		q := append([]float64(nil), a...)
+		rr := b.orthonormalize(q)
+		qm := mat.NewDense(s, n, q) // row j is column j of Q
+		var qtq, qr mat.Dense
+		qtq.Mul(qm, qm.T())
+		if !mat.EqualApprox(&qtq, eye(s), 1e-12) {
+			t.Errorf("%s: QᵀQ = %v", name, mat.Formatted(&qtq))
+		}
+		qr.Mul(rr.T(), qm) // (Q·R)ᵀ = Rᵀ·Qᵀ, row j is column j of Q·R
+		if !mat.EqualApprox(&qr, mat.NewDense(s, n, a), 1e-12) {
+			t.Errorf("%s: Q·R differs from the block", name)
+		}
+		for i := range s {
+			for j := range i {
+				if rr.At(i, j) != 0 {
+					t.Errorf("%s: R[%d][%d] = %g below the diagonal", name, i, j, rr.At(i, j))
+				}
 			}
 		}
 	}
-	t.Logf("%d block iterations for %d unknowns", iters, n)
-	if again, _, _ := cg.solve(context.Background(), x, rhs); again != 0 {
-		t.Errorf("a start at the solution took %d iterations", again)
+}
+
+func eye(n int) *mat.Dense {
+	m := mat.NewDense(n, n, nil)
+	for i := range n {
+		m.Set(i, i, 1)
 	}
+	return m
 }
 
 // TestBlockCGStopsOnIndefiniteOperator: directions along which the

@@ -224,7 +224,8 @@ func dualTargets(ys [][]float64, scale []float64, eps float64) (rhs, tol []float
 // the weights it has, as a CGLS run does.
 func (p *srProblem) solveDual(ctx context.Context, op *dualRidge, v, rhs, tol []float64) (int, error) {
 	maxIter := p.params.Tolerances.withDefaults().MaxCGLS
-	iters, _, err := blockCG{apply: op.apply, n: op.n, s: op.s, tol: tol, maxIter: maxIter}.solve(ctx, v, rhs)
+	cg := blockCG{apply: op.apply, n: op.n, s: op.s, tol: tol, maxIter: maxIter, workers: matrixWorkers(op.matrix)}
+	iters, _, err := cg.solve(ctx, v, rhs)
 	if !errors.Is(err, errBlockBreakdown) {
 		return iters, err
 	}
@@ -243,7 +244,8 @@ func solveColumns(ctx context.Context, op *dualRidge, v, rhs, tol []float64, max
 		for i := range n {
 			col[i], b[i] = v[i*s+k], rhs[i*s+k]
 		}
-		it, ok, err := blockCG{apply: one.apply, n: n, s: 1, tol: tol[k : k+1], maxIter: maxIter}.solve(ctx, col, b)
+		cg := blockCG{apply: one.apply, n: n, s: 1, tol: tol[k : k+1], maxIter: maxIter, workers: matrixWorkers(op.matrix)}
+		it, ok, err := cg.solve(ctx, col, b)
 		if err != nil {
 			return iters, false, fmt.Errorf("response %d: %w", k+1, err)
 		}
