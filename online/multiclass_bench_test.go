@@ -58,3 +58,52 @@ func BenchmarkTrainDenseMultiClass(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTrainSparseSR measures SR on a sparse text-like window of
+// 4,000 rows (2^16 features, 40 non-zeros, 10 classes, 5% labeled): a
+// cold solve, and a warm one after 1% of the rows slid, whose regressions
+// block CG solves in the dual.
+func BenchmarkTrainSparseSR(b *testing.B) {
+	const n, slide, classes = 4000, 40, 10
+	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: n + slide, Dim: 1 << 16, NNZ: 40, Topics: 2 * classes, Seed: 3})
+	window := func(first int) TrainData {
+		rows := text.Rows[first : first+n]
+		keys, labels := make([]uint64, n), make([]string, n)
+		for i := range n {
+			keys[i] = uint64(first + i)
+			if (first+i)%20 == 0 {
+				labels[i] = fmt.Sprint(text.Topics[first+i] % classes)
+			}
+		}
+		view, err := anngraph.Build(rows, anngraph.Config{MaxExamples: n, K: 10, Metric: anngraph.Cosine, Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		lap, err := view.Laplacian(anngraph.LaplacianConfig{Normalized: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return TrainData{X: NewMatrix(rows, 1<<16), Labels: labels, Keys: keys, Rows: rows, Laplacian: lap, Graph: lap}
+	}
+	first, next := window(0), window(slide)
+	params := Params{Algorithm: SR}
+	prev, _, err := Train(context.Background(), first, params, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		prev *Model
+	}{{"cold", nil}, {"warm", prev}} {
+		b.Run(c.name, func(b *testing.B) {
+			var st TrainStats
+			for b.Loop() {
+				var err error
+				if _, st, err = Train(context.Background(), next, params, c.prev); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(st.CGLSIters/st.Problems), "block-iters")
+		})
+	}
+}
