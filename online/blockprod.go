@@ -12,8 +12,9 @@ import (
 // one pass over the stored values serves every vector. (On 20,000 text
 // rows a product of 12 vectors costs as much as 12 single products: the
 // block leaves the cache that one vector stays in.) Every output entry is
-// summed by one goroutine in a fixed order, so the products are the same
-// on every run.
+// summed in a fixed order (a dense matrix's transposed product by shares
+// of the rows, added in order), so the products are the same on every
+// run.
 type blockMatrix interface {
 	// mulBlock sets dst (Rows × s) = X·p for p (Cols × s).
 	mulBlock(dst, p []float64, s int)
@@ -146,13 +147,38 @@ func (m *Dense) mulBlock(dst, p []float64, s int) {
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, m.block(0, m.n), pm, 0, out)
 }
 
+// mulTransBlock sums, on each of m's workers over its contiguous share of
+// the rows, z_ik·x_i into column k's sum (SIMD axpys as long as a row),
+// adds the shares in order and writes the sums by rows of dst. gonum's
+// Gemm with the transposed rows as first factor took 2.4 times as long
+// (50 ms against 21 for 20,000 × 784 rows and 12 columns).
 func (m *Dense) mulTransBlock(dst, z []float64, s int) {
-	if m.cols == 0 {
-		return
+	d := m.cols
+	workers := max(1, min(m.workers, m.n))
+	parts := make([][]float64, workers) // s × d each: column k's sum in row k
+	parallelRange(m.n, workers, func(w, lo, hi int) {
+		acc := make([]float64, s*d)
+		for i := lo; i < hi; i++ {
+			row := m.Row(i)
+			for k, v := range z[i*s : (i+1)*s] {
+				if v != 0 {
+					axpy(acc[k*d:(k+1)*d], v, row)
+				}
+			}
+		}
+		parts[w] = acc
+	})
+	sum := parts[0]
+	for _, part := range parts[1:] {
+		if part != nil {
+			axpy(sum, 1, part)
+		}
 	}
-	out := blas64.General{Rows: m.cols, Cols: s, Stride: s, Data: dst}
-	zm := blas64.General{Rows: m.n, Cols: s, Stride: s, Data: z}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, m.block(0, m.n), zm, 0, out)
+	for k := range s {
+		for j, v := range sum[k*d : (k+1)*d] {
+			dst[j*s+k] = v
+		}
+	}
 }
 
 // columnProducts multiplies a block one column at a time.

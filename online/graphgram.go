@@ -1,11 +1,6 @@
 package online
 
-import (
-	"sync"
-
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-)
+import "sync"
 
 // directGraphMaxCols is the widest dense problem (columns plus the bias)
 // whose Newton systems with the graph term are solved directly. With the
@@ -50,12 +45,14 @@ func (gg *graphGram) matrix() []float64 {
 }
 
 // form computes X̃ᵀMX̃ by blocks of columns: M·X̃ on a block, one column
-// per product with B and Bᵀ (in parallel), then X̃ᵀ times the block.
+// per product with B and Bᵀ (in parallel), then X̃ᵀ times the block
+// (the window's transposed block product).
 func (gg *graphGram) form() {
 	n, d := gg.x.Rows(), gg.x.Cols()
 	d1 := d + 1
 	gg.g = make([]float64, d1*d1)
 	mx := make([]float64, n*graphGramBlock)
+	xtmx := make([]float64, d*graphGramBlock)
 	workers := min(gg.x.Workers(), graphGramBlock)
 	bufs := make([]graphGramBuffers, workers)
 	for w := range bufs {
@@ -74,10 +71,9 @@ func (gg *graphGram) form() {
 				}
 			}
 		})
-		block := blas64.General{Rows: n, Cols: width, Stride: width, Data: mx[:n*width]}
-		if d > 0 {
-			out := blas64.General{Rows: d, Cols: width, Stride: d1, Data: gg.g[lo:]}
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1, gg.x.block(0, n), block, 0, out)
+		gg.x.mulTransBlock(xtmx[:d*width], mx[:n*width], width)
+		for j := range d {
+			copy(gg.g[j*d1+lo:j*d1+lo+width], xtmx[j*width:(j+1)*width])
 		}
 		bias := gg.g[d*d1+lo : d*d1+lo+width]
 		for i := range n {
