@@ -112,15 +112,7 @@ func g50cError(t *testing.T, xs []vector.Vector, ys []float64, p Params, graph L
 // points (heat weights), built as `fit` builds it.
 func g50cGraph(t *testing.T, xs []vector.Vector, k int, cfg anngraph.LaplacianConfig) Laplacian {
 	t.Helper()
-	view, err := anngraph.Build(xs, anngraph.Config{MaxExamples: len(xs), K: k, Metric: anngraph.Euclidean, Exhaustive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lap, err := view.Laplacian(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return lap
+	return annLaplacian(t, xs, anngraph.Config{K: k, Metric: anngraph.Euclidean, Exhaustive: true}, cfg)
 }
 
 // TestRBFKernelMap checks that the feature map reproduces the kernel's

@@ -4,9 +4,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"streamer/anngraph"
 	"streamer/vector"
 )
 
@@ -204,4 +206,20 @@ func meanDistance(rows []vector.Vector) float64 {
 		}
 	}
 	return sigma / float64(n*(n-1)/2)
+}
+
+// annLaplacian returns the Laplacian of rows' kNN graph built by anngraph with cfg
+// (MaxExamples set to the number of rows).
+func annLaplacian(tb testing.TB, rows []vector.Vector, cfg anngraph.Config, lcfg anngraph.LaplacianConfig) *anngraph.Laplacian {
+	tb.Helper()
+	cfg.MaxExamples = len(rows)
+	view, err := anngraph.Build(rows, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lap, err := view.Laplacian(lcfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return lap
 }

@@ -31,14 +31,7 @@ func srData(t testing.TB, n, dim, c int, labeledFrac float64, seed uint64) (Trai
 			perClass[k]++
 		}
 	}
-	view, err := anngraph.Build(xs, anngraph.Config{MaxExamples: n, K: 8, Metric: anngraph.Euclidean, Exhaustive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lap, err := view.Laplacian(anngraph.LaplacianConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lap := annLaplacian(t, xs, anngraph.Config{K: 8, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{})
 	return TrainData{X: NewMatrix(xs, dim), Labels: labels, Laplacian: lap, Graph: lap}, truth, lap
 }
 
@@ -308,11 +301,7 @@ func TestSRWarmStartAfterSlide(t *testing.T) {
 			rows = append(rows, vector.Dense(v))
 			keys = append(keys, uint64(i))
 		}
-		view, err := anngraph.Build(rows, anngraph.Config{MaxExamples: len(rows), K: 8, Metric: anngraph.Euclidean, Exhaustive: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lap, _ := view.Laplacian(anngraph.LaplacianConfig{})
+		lap := annLaplacian(t, rows, anngraph.Config{K: 8, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{})
 		return TrainData{X: NewMatrix(rows, 8), Labels: full.Labels[lo:hi], Keys: keys, Laplacian: lap, Graph: lap}
 	}
 	params := Params{Algorithm: SR}
@@ -432,14 +421,7 @@ func sparseSRWindow(t *testing.T, text synth.SparseText, lo, hi int) TrainData {
 		}
 		labels = append(labels, label)
 	}
-	view, err := anngraph.Build(rows, anngraph.Config{MaxExamples: len(rows), K: 10, Metric: anngraph.Cosine, Exhaustive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lap, err := view.Laplacian(anngraph.LaplacianConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lap := annLaplacian(t, rows, anngraph.Config{K: 10, Metric: anngraph.Cosine, Exhaustive: true}, anngraph.LaplacianConfig{})
 	return TrainData{X: NewMatrix(rows, 1<<12), Labels: labels, Keys: keys, Laplacian: lap, Graph: lap, Rows: rows}
 }
 
@@ -697,14 +679,7 @@ func TestFillFromNeighboursKeepsTheTrivialVector(t *testing.T) {
 		}
 		rows[i] = vector.Dense(v)
 	}
-	view, err := anngraph.Build(rows, anngraph.Config{MaxExamples: len(rows), K: 6, Metric: anngraph.Euclidean, Exhaustive: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lap, err := view.Laplacian(anngraph.LaplacianConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lap := annLaplacian(t, rows, anngraph.Config{K: 6, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{})
 	class := make([]int, len(rows))
 	for i := range class {
 		class[i] = -1
