@@ -40,6 +40,10 @@ type Model struct {
 	Map *KernelMap
 	// packed, set by Pack, holds the weights feature-major for Scores.
 	packed *packedWeights
+	// folded, set by Pack when Map is, holds the weights carried over to
+	// the landmarks' kernel values (KernelMap.fold), which Scores reads
+	// instead of mapping its input.
+	folded *packedWeights
 	// trial, set by auto when it weighed sr against svm or lapsvm, holds the
 	// candidate not served and their record (not part of a snapshot).
 	trial *autoTrial
@@ -55,6 +59,10 @@ func (m *Model) Ready() bool { return m != nil && len(m.Classes) >= 2 && len(m.P
 // when too short). For a binary model the scores are -o and o.
 func (m *Model) Scores(x vector.Vector, dst []float64) []float64 {
 	dst = grow(&dst, len(m.Classes))
+	if m.folded != nil {
+		m.foldedScores(x, dst)
+		return dst
+	}
 	if m.Map != nil {
 		x = m.Map.Apply(x)
 	}
@@ -77,6 +85,22 @@ func (m *Model) Scores(x vector.Vector, dst []float64) []float64 {
 		dst[c] = output(m.Problems[c].W, x, m.Dim)
 	}
 	return dst
+}
+
+// foldedScores sets dst as Scores does, from the problems' outputs over
+// the kernel values of x (m.folded) rather than over φ(x).
+func (m *Model) foldedScores(x vector.Vector, dst []float64) {
+	k := m.Map.kernels(x, nil)
+	z := make([]float64, m.folded.p)
+	m.folded.outputs(vector.Dense(k), len(k), z)
+	switch {
+	case m.Centroids != nil:
+		m.centroidScores(z, dst)
+	case m.Binary():
+		dst[0], dst[1] = -z[0], z[0]
+	default:
+		copy(dst, z)
+	}
 }
 
 func output(w []float64, x vector.Vector, dim int) float64 {

@@ -225,13 +225,43 @@ func (km *KernelMap) Dim() int { return km.Rank }
 // Apply returns φ(x), a dense vector of Dim values. It is safe for
 // concurrent use.
 func (km *KernelMap) Apply(x vector.Vector) vector.Vector {
-	xsq := x.SquaredNorm()
 	out := make([]float64, km.Rank)
-	for i, z := range km.Landmarks {
-		d := max(0, xsq+km.landmarkSq[i]-2*dotClipped(x, z))
-		axpy(out, math.Exp(-km.Gamma*d), km.Projection[i*km.Rank:(i+1)*km.Rank])
+	for i, k := range km.kernels(x, nil) {
+		axpy(out, k, km.Projection[i*km.Rank:(i+1)*km.Rank])
 	}
 	return vector.Dense(out)
+}
+
+// kernels sets k[i] to k(x, z_i) for each landmark and returns k (grown
+// when too short).
+func (km *KernelMap) kernels(x vector.Vector, k []float64) []float64 {
+	k = grow(&k, len(km.Landmarks))
+	xsq := x.SquaredNorm()
+	for i, z := range km.Landmarks {
+		d := max(0, xsq+km.landmarkSq[i]-2*dotClipped(x, z))
+		k[i] = math.Exp(-km.Gamma * d)
+	}
+	return k
+}
+
+// fold returns weights over φ (Dim+1 each, bias last) carried over to the
+// landmarks' kernel values, packed feature-major: u_k = P·w_k, so that
+// w_k·φ(x) + b_k = Σ_i k(x, z_i)·u_k[i] + b_k. Scoring through them costs
+// m products an output instead of the m·r of forming φ(x), a million
+// for 1,000 landmarks. It returns nil for weights of another length.
+func (km *KernelMap) fold(problems []Solution) *packedWeights {
+	m, r, p := len(km.Landmarks), km.Rank, len(problems)
+	pw := &packedWeights{p: p, w: make([]float64, m*p), bias: make([]float64, p)}
+	for k, s := range problems {
+		if len(s.W) != r+1 {
+			return nil
+		}
+		for i := range m {
+			pw.w[i*p+k] = dot(km.Projection[i*r:(i+1)*r], s.W[:r])
+		}
+		pw.bias[k] = s.W[r]
+	}
+	return pw
 }
 
 // ApplyAll maps rows, on up to GOMAXPROCS goroutines.

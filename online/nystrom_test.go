@@ -2,7 +2,10 @@ package online
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -257,4 +260,76 @@ func denseKernelLapSVM(t *testing.T, rows []vector.Vector, y []float64, gamma fl
 	}
 	t.Fatal("dense kernel LapSVM: the active set did not settle in 100 Newton steps")
 	return nil
+}
+
+// TestFoldedScoresAreMappedScores: a packed model with a kernel map,
+// which scores through weights carried over to the landmarks, scores
+// every row as mapping it first does: binary, one-vs-rest and SR models,
+// dense and sparse rows, rows the map has not seen.
+func TestFoldedScoresAreMappedScores(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	dense, _ := synth.Clusters(synth.ClusterConfig{Points: 60, Dim: 6, Clusters: 3, Seed: 4})
+	sparse, _ := sparseProblem(8, 60, 40, 5, 10)
+	for name, rows := range map[string][]vector.Vector{"dense": dense, "sparse": sparse} {
+		km, err := NewKernelMap(rows[:25], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name       string
+			p, classes int
+			centroids  bool
+		}{{"binary", 1, 2, false}, {"one-vs-rest", 5, 5, false}, {"SR", 6, 7, true}} {
+			m := randomModel(r, tc.p, km.Dim(), tc.classes, tc.centroids)
+			m.Map = km
+			var want [][]float64
+			for _, x := range rows {
+				want = append(want, m.Scores(x, nil))
+			}
+			m.Pack()
+			if m.folded == nil {
+				t.Fatalf("%s, %s: Pack did not fold the weights", name, tc.name)
+			}
+			for i, x := range rows {
+				got := m.Scores(x, nil)
+				if !slices.EqualFunc(got, want[i], func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }) {
+					t.Fatalf("%s, %s, row %d: folded %v, mapped %v", name, tc.name, i, got, want[i])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkScoresKernel scores 64-value rows through a map of 1,000
+// landmarks, by mapping each row (mapped) or through the weights carried
+// over to the landmarks (folded): a 10-class SR model (12 problems) and
+// a 10-class one-vs-rest one.
+func BenchmarkScoresKernel(b *testing.B) {
+	rows, _ := synth.Clusters(synth.ClusterConfig{Points: 3000, Dim: 64, Clusters: 10, Seed: 9})
+	km, err := NewKernelMap(rows[:1000], 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct {
+		name       string
+		p, classes int
+		centroids  bool
+	}{{"sr-10", 12, 10, true}, {"ovr-10", 10, 10, false}} {
+		for _, folded := range []bool{false, true} {
+			m := randomModel(r, tc.p, km.Dim(), tc.classes, tc.centroids)
+			m.Map = km
+			if folded {
+				m.Pack()
+			}
+			b.Run(fmt.Sprintf("%s/folded=%v", tc.name, folded), func(b *testing.B) {
+				dst := make([]float64, tc.classes)
+				i := 0
+				for b.Loop() {
+					dst = m.Scores(rows[1000+i%2000], dst)
+					i++
+				}
+			})
+		}
+	}
 }

@@ -59,11 +59,18 @@ func addScaled(z []float64, a float64, w []float64) {
 }
 
 // Pack prepares m for scoring: with two problems or more, it keeps their
-// weights feature-major as well (see packedWeights), which Scores then
-// reads. It is done once; a model must be packed before it is shared
-// with the goroutines that score with it, as SetModel and Pin do.
+// weights feature-major as well (see packedWeights), and with a kernel
+// map, carried over to the landmarks (KernelMap.fold); Scores then reads
+// them. It is done once; a model must be packed before it is shared with
+// the goroutines that score with it, as SetModel and Pin do.
 func (m *Model) Pack() {
-	if m != nil && m.packed == nil {
+	if m == nil {
+		return
+	}
+	if m.packed == nil {
 		m.packed = packWeights(m.Problems, m.Dim)
+	}
+	if m.Map != nil && m.folded == nil {
+		m.folded = m.Map.fold(m.Problems)
 	}
 }
