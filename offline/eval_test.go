@@ -16,6 +16,7 @@ import (
 	"streamer/ingest"
 	"streamer/online"
 	"streamer/pipeline"
+	"streamer/synth"
 )
 
 // writeSeparable writes n dense examples of two classes far apart, "a"
@@ -355,5 +356,40 @@ func TestEvalEmptyStream(t *testing.T) {
 	}
 	if rep.Examples != 0 || rep.BadRecords != 1 || rep.SSL.TestAccuracy == nil || *rep.SSL.TestAccuracy != 0 || len(rep.TestCurve) != 1 {
 		t.Fatalf("report %+v", rep)
+	}
+}
+
+// TestEvalAutoOverKernelMap runs auto over a kernel map on a stream of
+// five classes, three clusters each, where auto weighs sr against its
+// rule's choice: the trial scores rows already mapped with copies of
+// models that carry the map (a copy without its map once scored those
+// rows through weights folded for the map, and crashed).
+func TestEvalAutoOverKernelMap(t *testing.T) {
+	xs, cs := synth.Clusters(synth.ClusterConfig{Points: 900, Dim: 8, Clusters: 15, Spread: 0.8, Seed: 7})
+	var b bytes.Buffer
+	for i, x := range xs {
+		line, _ := json.Marshal(map[string]any{"id": fmt.Sprint(i), "label": fmt.Sprintf("c%d", cs[i]%5), "vector": x.Values})
+		b.Write(append(line, '\n'))
+	}
+	path := filepath.Join(t.TempDir(), "clusters.jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := EvalConfig{
+		Data: path, Seed: 1, LabelRate: 0.1, LabelDelay: 20,
+		Pipeline: pipeline.Config{
+			Learner: online.LearnerConfig{
+				Features: 8, Window: anngraph.Config{MaxExamples: 900, K: 10, Metric: anngraph.Euclidean},
+				Params: online.Params{Algorithm: online.Auto, Lambda: 1e-3}, SolveExamples: 100, SolveLabels: 5,
+				Kernel: online.KernelConfig{Kind: "rbf", Landmarks: 60},
+			},
+		},
+	}
+	rep, err := Eval(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.SSL.AllAccuracy <= 0.4 {
+		t.Errorf("all_accuracy %.3f over five classes, want above 0.4", rep.SSL.AllAccuracy)
 	}
 }

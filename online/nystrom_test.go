@@ -265,7 +265,8 @@ func denseKernelLapSVM(t *testing.T, rows []vector.Vector, y []float64, gamma fl
 // TestFoldedScoresAreMappedScores: a packed model with a kernel map,
 // which scores through weights carried over to the landmarks, scores
 // every row as mapping it first does: binary, one-vs-rest and SR models,
-// dense and sparse rows, rows the map has not seen.
+// dense and sparse rows, rows the map has not seen; and a copy of it
+// without the map scores the mapped rows so.
 func TestFoldedScoresAreMappedScores(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	dense, _ := synth.Clusters(synth.ClusterConfig{Points: 60, Dim: 6, Clusters: 3, Seed: 4})
@@ -290,10 +291,15 @@ func TestFoldedScoresAreMappedScores(t *testing.T) {
 			if m.folded == nil {
 				t.Fatalf("%s, %s: Pack did not fold the weights", name, tc.name)
 			}
+			unmapped := *m // as auto's trial scores rows mapped already
+			unmapped.Map = nil
 			for i, x := range rows {
 				got := m.Scores(x, nil)
 				if !slices.EqualFunc(got, want[i], func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }) {
 					t.Fatalf("%s, %s, row %d: folded %v, mapped %v", name, tc.name, i, got, want[i])
+				}
+				if got := unmapped.Scores(km.Apply(x), nil); !slices.EqualFunc(got, want[i], func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }) {
+					t.Fatalf("%s, %s, row %d: without the map %v, mapped %v", name, tc.name, i, got, want[i])
 				}
 			}
 		}
