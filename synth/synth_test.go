@@ -2,7 +2,10 @@ package synth
 
 import (
 	"math"
+	"slices"
 	"testing"
+
+	"gonum.org/v1/gonum/floats"
 )
 
 func TestG50CIsReproducibleAndBalanced(t *testing.T) {
@@ -107,5 +110,69 @@ func TestTextStream(t *testing.T) {
 			t.Fatalf("Word(%d) = Word(%d) = %q", id, prev, w)
 		}
 		seen[w] = id
+	}
+}
+
+// TestGlyphs checks the glyph images: the same seed draws the same ones;
+// 64 whole intensities from 0 to 16, none blank; every glyph drawn; the
+// glyphs told apart by their mean images when barely deformed; and the
+// images of a glyph spread further from its mean as Deform grows.
+func TestGlyphs(t *testing.T) {
+	a, ca := Glyphs(GlyphConfig{Images: 300, Seed: 3})
+	b, cb := Glyphs(GlyphConfig{Images: 300, Seed: 3})
+	for i := range a {
+		if ca[i] != cb[i] || !slices.Equal(a[i].Values, b[i].Values) {
+			t.Fatalf("image %d differs between two draws of one seed", i)
+		}
+		var ink float64
+		for _, v := range a[i].Values {
+			if v < 0 || v > 16 || v != math.Round(v) {
+				t.Fatalf("image %d has intensity %v", i, v)
+			}
+			ink += v
+		}
+		if len(a[i].Values) != 64 || ink == 0 {
+			t.Fatalf("image %d: %d values, ink %v", i, len(a[i].Values), ink)
+		}
+	}
+	spread := func(deform float64) (float64, float64) {
+		xs, cs := Glyphs(GlyphConfig{Images: 1000, Deform: deform, Seed: 4})
+		mean := make([][]float64, 10)
+		count := make([]float64, 10)
+		for i, x := range xs {
+			if mean[cs[i]] == nil {
+				mean[cs[i]] = make([]float64, 64)
+			}
+			floats.Add(mean[cs[i]], x.Values)
+			count[cs[i]]++
+		}
+		for c := range mean {
+			if count[c] == 0 {
+				t.Fatalf("deform %v: glyph %d never drawn", deform, c)
+			}
+			floats.Scale(1/count[c], mean[c])
+		}
+		var dist, right float64
+		for i, x := range xs {
+			dist += floats.Distance(x.Values, mean[cs[i]], 2) / float64(len(xs))
+			nearest := 0
+			for c := range mean {
+				if floats.Distance(x.Values, mean[c], 2) < floats.Distance(x.Values, mean[nearest], 2) {
+					nearest = c
+				}
+			}
+			if nearest == cs[i] {
+				right += 1 / float64(len(xs))
+			}
+		}
+		return dist, right
+	}
+	calm, calmRight := spread(0.1)
+	wild, _ := spread(1)
+	if calmRight < 0.99 {
+		t.Errorf("barely deformed glyphs: the nearest mean image is right on %.3f, want 0.99", calmRight)
+	}
+	if wild < 1.5*calm {
+		t.Errorf("distance to the glyph's mean image: %.1f at Deform 1, %.1f at 0.1; want it to grow", wild, calm)
 	}
 }

@@ -12,6 +12,7 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newRunCommand(), newBrokerCommand(), newDemoCommand(), newEvalCommand(),
-		newFitCommand(), newPredictCommand(), newReplayCommand(), newSnapshotCommand(), newModelCommand(), newBenchCommand())
+		newFitCommand(), newPredictCommand(), newReplayCommand(), newSnapshotCommand(), newModelCommand(), newBenchCommand(),
+		newGenerateCommand())
 	return root
 }
