@@ -53,8 +53,10 @@ func (r *trialRecord) add(srRight, rivalRight bool) {
 // trainAuto solves what auto stands for (chooseAuto). Where sr is a
 // candidate against that choice (the rival), it serves sr once sr was
 // right more often than the rival where the two disagreed on the labels
-// revealed since, as the models of the earlier solves predicted them, and
-// keeps the candidate not served for the next comparison. The served
+// revealed since, as the models of the earlier solves predicted them, or
+// while the record is tied (at the first solve) when the few labeled kNN
+// edges lean to sr (leansSR); it keeps the candidate not served for the
+// next comparison. The served
 // candidate is solved afresh, the other at the 1st, 2nd, 4th, 8th … solve
 // after a switch (at most every autoMaxEvery-th) and otherwise kept as it
 // was: where one candidate keeps winning, or the two agree, the trial
@@ -67,7 +69,7 @@ func trainAuto(ctx context.Context, data TrainData, params Params, classes []str
 	}
 	prevSR, prevRival := trialPair(prev)
 	record := revealedRecord(prev, prevSR, prevRival, data)
-	serveSR := record.SR > record.Rival
+	serveSR := record.SR > record.Rival || record.SR == record.Rival && leansSR(data)
 	next := nextTrial(prev, serveSR)
 	sr := params
 	sr.Algorithm = SR

@@ -122,3 +122,56 @@ func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 		t.Errorf("sr solved at the solves %v, want %v", solved, want)
 	}
 }
+
+// TestAutoServesSROnATieWhenTheGraphLeansToIt: at the first solve, with
+// too few labeled kNN edges for the rule to choose sr, the trial's record
+// is tied; auto serves sr when at least autoMinTieEdges of them agree,
+// and svm when only two do.
+func TestAutoServesSROnATieWhenTheGraphLeansToIt(t *testing.T) {
+	const n, dim, c = 600, 6, 5
+	data, _, _ := srData(t, n, dim, c, 0.04, 4)
+	xs, _ := synth.Clusters(synth.ClusterConfig{Points: n, Dim: dim, Clusters: c, Spread: 0.6, Seed: 4})
+	data.Rows = xs
+	data.Keys = make([]uint64, n)
+	for i := range data.Keys {
+		data.Keys[i] = uint64(i)
+	}
+	two := data
+	two.Labels = slices.Clone(data.Labels)
+	for _, agreeing := range []bool{false, true} { // unlabel rows until two agreeing edges are left
+		for e := range data.Graph.Edges() {
+			if _, edges, _ := graphFollows(two); edges <= 2 {
+				break
+			}
+			i, j, _ := data.Graph.Edge(e)
+			if two.Labels[i] == "" || two.Labels[j] == "" || (two.Labels[i] == two.Labels[j]) != agreeing {
+				continue
+			}
+			for _, v := range []int{i, j} { // an end whose label takes no more than the edges above two
+				label := two.Labels[v]
+				two.Labels[v] = ""
+				if _, edges, _ := graphFollows(two); edges >= 2 || !agreeing {
+					break
+				}
+				two.Labels[v] = label
+			}
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		data TrainData
+		want Algorithm
+	}{{"edges agree", data, SR}, {"two edges agree", two, SVM}} {
+		same, edges, follows := graphFollows(tt.data)
+		if !follows || edges >= autoMinEdges || leansSR(tt.data) != (tt.want == SR) {
+			t.Fatalf("%s: %d of %d labeled edges agree: not the case this test is for", tt.name, same, edges)
+		}
+		m, st, err := Train(context.Background(), tt.data, Params{Algorithm: Auto}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Algorithm != tt.want || st.Rival != SVM || (m.Centroids != nil) != (tt.want == SR) || m.trial == nil {
+			t.Errorf("%s (%d edges): served %s against %q (trial %v), want %s against svm", tt.name, edges, st.Algorithm, st.Rival, m.trial != nil, tt.want)
+		}
+	}
+}
