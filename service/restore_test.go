@@ -217,3 +217,34 @@ func TestRebuildRangeSkipsWhatTheWindowEvicts(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoresAKernelModel: a service that learns over a kernel map
+// (features.kernel rbf) restores its own snapshot, whose model has the
+// map's dimension rather than the input's, and scores with it.
+func TestRestoresAKernelModel(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := testConfig(t, addrs, "features.kernel=rbf", "features.landmarks=40")
+	svc, stop := runService(t, cfg)
+	stream := newStreamWriter(addrs, 41)
+	stream.write(t, ctx, 400)
+	waitFor(t, "a snapshot", 30*time.Second, func() bool { return svc.Status().Snapshots > 0 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	before := svc.Status().Pipeline.ModelVersion
+
+	svc2, stop2 := runService(t, cfg)
+	<-svc2.Started()
+	if v := svc2.Status().RestoredVersion; v == 0 || v > before {
+		t.Fatalf("restored version %d, want the snapshot's (the model was at %d)", v, before)
+	}
+	if m, _ := svc2.Pipeline().Learner().Model(); m == nil || m.Map == nil || len(m.Map.Landmarks) != 40 {
+		t.Fatalf("restored model %+v: want one with its kernel map of 40 landmarks", m)
+	}
+	if err := stop2(); err != nil {
+		t.Fatal(err)
+	}
+}
