@@ -56,11 +56,11 @@ func (r *trialRecord) add(srRight, rivalRight bool) {
 // revealed since, as the models of the earlier solves predicted them, or
 // while the record is tied (at the first solve) when the few labeled kNN
 // edges lean to sr (leansSR); it keeps the candidate not served for the
-// next comparison. The served
-// candidate is solved afresh, the other at the 1st, 2nd, 4th, 8th … solve
-// after a switch (at most every autoMaxEvery-th) and otherwise kept as it
-// was: where one candidate keeps winning, or the two agree, the trial
-// costs a few solves of the other.
+// next comparison. The served candidate is solved afresh, the other at
+// the 1st, 2nd, 4th, 8th … solve after a switch (at most every
+// autoMaxEvery-th) and otherwise kept as it was: where one candidate
+// keeps winning, or the two agree, the trial costs a few solves of the
+// other.
 func trainAuto(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *Model) (*Model, TrainStats, error) {
 	start := time.Now()
 	rival, trial := chooseAuto(data, params)
