@@ -127,8 +127,8 @@ func NewKernelMap(landmarks []vector.Vector, gamma float64) (*KernelMap, error) 
 }
 
 // RestoreKernelMap returns the map of a snapshot's parts, checked: a
-// landmark per projection row, a finite positive γ, and a rank within the
-// landmarks.
+// landmark per projection row, a finite positive γ, a rank within the
+// landmarks, and dense landmarks of one length.
 func RestoreKernelMap(landmarks []vector.Vector, gamma float64, projection []float64, rank int) (*KernelMap, error) {
 	km := &KernelMap{Landmarks: landmarks, Gamma: gamma, Projection: projection, Rank: rank}
 	m := len(km.Landmarks)
@@ -142,10 +142,18 @@ func RestoreKernelMap(landmarks []vector.Vector, gamma float64, projection []flo
 	case !(km.Gamma > 0) || math.IsInf(km.Gamma, 0):
 		return nil, fmt.Errorf("kernel map gamma %v", km.Gamma)
 	}
+	// Dense landmarks share one length. A snapshot writes a mostly-zero
+	// dense one as (index, value) pairs, so it comes back sparse: its
+	// products with any row are the same (dotClipped).
+	width := -1
 	for i, z := range landmarks {
-		if z.IsDense() != landmarks[0].IsDense() || len(z.Values) != len(landmarks[0].Values) && z.IsDense() {
-			return nil, fmt.Errorf("kernel map landmark %d is not of the kind of the first", i)
+		if !z.IsDense() {
+			continue
 		}
+		if width >= 0 && len(z.Values) != width {
+			return nil, fmt.Errorf("kernel map landmark %d has %d values, another %d", i, len(z.Values), width)
+		}
+		width = len(z.Values)
 	}
 	km.landmarkSq = squaredNorms(landmarks)
 	return km, nil

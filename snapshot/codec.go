@@ -69,9 +69,6 @@ type kernelHeader struct {
 	Gamma     float64 `json:"gamma"`
 	Landmarks int     `json:"landmarks"`
 	Rank      int     `json:"rank"`
-	// Dense says the landmarks are dense vectors, some of which may be
-	// written as (index, value) pairs when that is smaller.
-	Dense bool `json:"dense_landmarks,omitempty"`
 }
 
 // Encode returns the binary form of s.
@@ -82,7 +79,7 @@ func Encode(s *Snapshot) ([]byte, error) {
 	}
 	version := uint16(1)
 	if km := s.Model.Map; km != nil {
-		h.Kernel = &kernelHeader{Gamma: km.Gamma, Landmarks: len(km.Landmarks), Rank: km.Rank, Dense: km.Landmarks[0].IsDense()}
+		h.Kernel = &kernelHeader{Gamma: km.Gamma, Landmarks: len(km.Landmarks), Rank: km.Rank}
 		version = 2
 	}
 	meta, err := json.Marshal(h)
@@ -361,40 +358,38 @@ func appendVector(dst []byte, v vector.Vector) []byte {
 	return dst
 }
 
-// vector reads a landmark written by appendVector, and the dimension it
-// was written with (a dense vector's length, or a sparse one's largest
-// index plus one unless it was dense).
-func (r *reader) vector() (vector.Vector, int, error) {
+// vector reads a landmark written by appendVector.
+func (r *reader) vector() (vector.Vector, error) {
 	enc, err := r.bytes(1)
 	if err != nil {
-		return vector.Vector{}, 0, err
+		return vector.Vector{}, err
 	}
 	n, err := r.uint32()
 	if err != nil {
-		return vector.Vector{}, 0, err
+		return vector.Vector{}, err
 	}
 	if n > math.MaxInt32 {
-		return vector.Vector{}, 0, fmt.Errorf("%w: vector of %d dimensions", ErrNotSnapshot, n)
+		return vector.Vector{}, fmt.Errorf("%w: vector of %d dimensions", ErrNotSnapshot, n)
 	}
 	switch enc[0] {
 	case encDense:
 		raw, err := r.bytes(8 * int(n))
 		if err != nil {
-			return vector.Vector{}, 0, err
+			return vector.Vector{}, err
 		}
 		w := make([]float64, n)
 		for j := range w {
 			w[j] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*j:]))
 		}
-		return vector.Dense(w), int(n), checkFinite(w)
+		return vector.Dense(w), checkFinite(w)
 	case encSparse:
 		nnz, err := r.uint32()
 		if err != nil {
-			return vector.Vector{}, 0, err
+			return vector.Vector{}, err
 		}
 		raw, err := r.bytes(12 * int(nnz))
 		if err != nil {
-			return vector.Vector{}, 0, err
+			return vector.Vector{}, err
 		}
 		idx := make([]int32, nnz)
 		val := make([]float64, nnz)
@@ -404,34 +399,11 @@ func (r *reader) vector() (vector.Vector, int, error) {
 		}
 		v := vector.Sparse(idx, val)
 		if err := v.Validate(int(n)); err != nil {
-			return vector.Vector{}, 0, fmt.Errorf("%w: landmark: %v", ErrNotSnapshot, err)
+			return vector.Vector{}, fmt.Errorf("%w: landmark: %v", ErrNotSnapshot, err)
 		}
-		return v, int(n), nil
+		return v, nil
 	}
-	return vector.Vector{}, 0, fmt.Errorf("%w: vector encoding %d", ErrNotSnapshot, enc[0])
-}
-
-// densify returns the landmarks with each sparse one made dense of the
-// dimension it was written with, when the landmarks are dense (dense, or
-// some came back dense: a snapshot written before the header said so,
-// where appendWeights wrote the mostly-zero ones as pairs).
-func densify(landmarks []vector.Vector, dims []int, dense bool) []vector.Vector {
-	for _, z := range landmarks {
-		dense = dense || z.IsDense()
-	}
-	if !dense {
-		return landmarks
-	}
-	for i, z := range landmarks {
-		if !z.IsDense() {
-			w := make([]float64, dims[i])
-			for k, j := range z.Indices {
-				w[j] = z.Values[k]
-			}
-			landmarks[i] = vector.Dense(w)
-		}
-	}
-	return landmarks
+	return vector.Vector{}, fmt.Errorf("%w: vector encoding %d", ErrNotSnapshot, enc[0])
 }
 
 // kernelMap reads the kernel map's landmarks and projection.
@@ -440,19 +412,18 @@ func (r *reader) kernelMap(h *kernelHeader) (*online.KernelMap, error) {
 		return nil, fmt.Errorf("%w: kernel map of %d landmarks, rank %d", ErrNotSnapshot, h.Landmarks, h.Rank)
 	}
 	landmarks := make([]vector.Vector, h.Landmarks)
-	dims := make([]int, h.Landmarks)
 	for i := range landmarks {
-		v, n, err := r.vector()
+		v, err := r.vector()
 		if err != nil {
 			return nil, fmt.Errorf("landmark %d: %w", i, err)
 		}
-		landmarks[i], dims[i] = v, n
+		landmarks[i] = v
 	}
 	proj, err := r.weights(h.Landmarks * h.Rank)
 	if err != nil {
 		return nil, fmt.Errorf("kernel projection: %w", err)
 	}
-	km, err := online.RestoreKernelMap(densify(landmarks, dims, h.Dense), h.Gamma, proj, h.Rank)
+	km, err := online.RestoreKernelMap(landmarks, h.Gamma, proj, h.Rank)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotSnapshot, err)
 	}
