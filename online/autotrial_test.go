@@ -40,14 +40,8 @@ func TestTrialRecordCountsDisagreements(t *testing.T) {
 // and sr, not served, is solved at the 1st, 3rd and 7th solve (intervals
 // 1, 2, 4), and kept as it was otherwise.
 func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
-	const n, dim, c = 600, 6, 5
-	good, truth, _ := srData(t, n, dim, c, 0.2, 4)
-	xs, _ := synth.Clusters(synth.ClusterConfig{Points: n, Dim: dim, Clusters: c, Spread: 0.6, Seed: 4})
-	good.Rows = xs
-	good.Keys = make([]uint64, n)
-	for i := range good.Keys {
-		good.Keys[i] = uint64(i)
-	}
+	const n, c = 600, 5
+	good, truth := trialData(t, n, c, 0.2)
 	if choice, candidate := chooseAuto(good, Params{}); choice.Algorithm != SR || candidate {
 		t.Fatalf("chooseAuto on a graph that follows the labels: %s, sr a candidate: %v; want sr, chosen outright", choice.Algorithm, candidate)
 	}
@@ -128,14 +122,7 @@ func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 // is tied; auto serves sr when at least autoMinTieEdges of them agree,
 // and svm when only two do.
 func TestAutoServesSROnATieWhenTheGraphLeansToIt(t *testing.T) {
-	const n, dim, c = 600, 6, 5
-	data, _, _ := srData(t, n, dim, c, 0.04, 4)
-	xs, _ := synth.Clusters(synth.ClusterConfig{Points: n, Dim: dim, Clusters: c, Spread: 0.6, Seed: 4})
-	data.Rows = xs
-	data.Keys = make([]uint64, n)
-	for i := range data.Keys {
-		data.Keys[i] = uint64(i)
-	}
+	data, _ := trialData(t, 600, 5, 0.04)
 	two := data
 	two.Labels = slices.Clone(data.Labels)
 	for _, agreeing := range []bool{false, true} { // unlabel rows until two agreeing edges are left
@@ -174,4 +161,18 @@ func TestAutoServesSROnATieWhenTheGraphLeansToIt(t *testing.T) {
 			t.Errorf("%s (%d edges): served %s against %q (trial %v), want %s against svm", tt.name, edges, st.Algorithm, st.Rival, m.trial != nil, tt.want)
 		}
 	}
+}
+
+// trialData returns srData's window of n rows in 6 dimensions and c
+// classes (a fraction frac of the labels, two a class at least) with the
+// rows and keys that auto's trial needs, and every row's class.
+func trialData(t *testing.T, n, c int, frac float64) (TrainData, []string) {
+	t.Helper()
+	data, truth, _ := srData(t, n, 6, c, frac, 4)
+	data.Rows, _ = synth.Clusters(synth.ClusterConfig{Points: n, Dim: 6, Clusters: c, Spread: 0.6, Seed: 4})
+	data.Keys = make([]uint64, n)
+	for i := range data.Keys {
+		data.Keys[i] = uint64(i)
+	}
+	return data, truth
 }
