@@ -221,13 +221,8 @@ func (b blockCG) orthonormalize(q []float64) *mat.Dense {
 // false, q untouched, when qᵀq is not safely positive definite.
 func (b blockCG) cholQR(q []float64) (*mat.Dense, bool) {
 	n, s := b.n, b.s
-	g := b.gram(q, q)
 	sym := mat.NewSymDense(s, nil)
-	for i := range s {
-		for j := i; j < s; j++ {
-			sym.SetSym(i, j, (g.At(i, j)+g.At(j, i))/2)
-		}
-	}
+	b.symGram(sym, q, q)
 	var chol mat.Cholesky
 	if !chol.Factorize(sym) || chol.Cond() > cholQRMaxCond {
 		return nil, false

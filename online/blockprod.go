@@ -31,39 +31,31 @@ func blockProducts(x Matrix) blockMatrix {
 	return columnProducts{x}
 }
 
-// axpyRow adds a·x to dst; len(x) >= len(dst).
-func axpyRow(dst []float64, a float64, x []float64) {
-	x = x[:len(dst)]
-	for j := range dst {
-		dst[j] += a * x[j]
-	}
-}
-
 func (m *CSR) mulBlock(dst, p []float64, s int) {
 	balancedRange(m.Rows(), m.blockWorkers(s), func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			out := dst[i*s : (i+1)*s]
-			clear(out)
-			for k := m.indptr[i]; k < m.indptr[i+1]; k++ {
-				j := int(m.indices[k]) * s
-				axpyRow(out, float64(m.values[k]), p[j:j+s])
-			}
-		}
+		sparseRowsBlock(dst, p, s, m.indptr, m.indices, m.values, lo, hi)
 	})
 }
 
 func (m *CSR) mulTransBlock(dst, z []float64, s int) {
 	t := m.transpose()
 	balancedChunks(t.chunks, m.blockWorkers(s), func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			out := dst[c*s : (c+1)*s]
-			clear(out)
-			for k := t.colptr[c]; k < t.colptr[c+1]; k++ {
-				i := int(t.rows[k]) * s
-				axpyRow(out, float64(t.values[k]), z[i:i+s])
-			}
-		}
+		sparseRowsBlock(dst, z, s, t.colptr, t.rows, t.values, lo, hi)
 	})
+}
+
+// sparseRowsBlock sets rows lo to hi of dst (s values each) to the
+// products of the compressed rows (ptr, idx, vals; a CSR matrix's rows or
+// its transpose's) with the block src.
+func sparseRowsBlock(dst, src []float64, s int, ptr []int, idx []int32, vals []float32, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		out := dst[i*s : (i+1)*s]
+		clear(out)
+		for k := ptr[i]; k < ptr[i+1]; k++ {
+			j := int(idx[k]) * s
+			addScaled(out, float64(vals[k]), src[j:j+s])
+		}
+	}
 }
 
 // blockWorkers returns how many goroutines a product with a block of s
@@ -138,13 +130,11 @@ func balancedChunks(bounds []int, workers int, fn func(lo, hi int)) {
 }
 
 func (m *Dense) mulBlock(dst, p []float64, s int) {
-	out := blas64.General{Rows: m.n, Cols: s, Stride: s, Data: dst}
 	if m.cols == 0 {
 		clear(dst[:m.n*s])
 		return
 	}
-	pm := blas64.General{Rows: m.cols, Cols: s, Stride: s, Data: p}
-	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, m.block(0, m.n), pm, 0, out)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, m.block(0, m.n), general(p, m.cols, s), 0, general(dst, m.n, s))
 }
 
 // mulTransBlock sums, on each of m's workers over its contiguous share of

@@ -88,19 +88,21 @@ func (g *srGram) updated(next *srGram, d, workers int) (*mat.SymDense, bool) {
 	}
 	out := mat.NewSymDense(d, nil)
 	out.CopySym(g.g)
-	out.AddSym(out, rowsGram(d, len(added), workers, func(k int, dst []float64) {
-		i := added[k]
-		next.rows[i].AddScaledTo(dst[:d-1], next.scale[i])
-		dst[d-1] = next.scale[i]
-	}))
-	gone := rowsGram(d, len(removed), workers, func(k int, dst []float64) {
-		j := removed[k]
-		g.rows[j].AddScaledTo(dst[:d-1], g.scale[j])
-		dst[d-1] = g.scale[j]
-	})
+	out.AddSym(out, rowsGram(d, len(added), workers, next.fillPicked(added)))
+	gone := rowsGram(d, len(removed), workers, g.fillPicked(removed))
 	gone.ScaleSym(-1, gone)
 	out.AddSym(out, gone)
 	return out, true
+}
+
+// fillPicked returns rowsGram's fill of g's rows picked: row k is
+// s_i·x̃_i for i = picked[k].
+func (g *srGram) fillPicked(picked []int) func(k int, dst []float64) {
+	return func(k int, dst []float64) {
+		i := picked[k]
+		g.rows[i].AddScaledTo(dst[:len(dst)-1], g.scale[i])
+		dst[len(dst)-1] = g.scale[i]
+	}
 }
 
 // summedGram returns X̃ᵀCX̃ summed over every row of x (row scales √C).
