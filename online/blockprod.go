@@ -46,16 +46,67 @@ func (m *CSR) mulTransBlock(dst, z []float64, s int) {
 
 // sparseRowsBlock sets rows lo to hi of dst (s values each) to the
 // products of the compressed rows (ptr, idx, vals; a CSR matrix's rows or
-// its transpose's) with the block src.
+// its transpose's) with the block src. Each row's outputs are summed six
+// at a time in registers (then three, then one), the row's values read
+// once per group: adding every value into all s outputs in memory loads
+// and stores each output once per value. On 20,000 text rows and 12
+// vectors, Xᵀ·Z took 5.8 ms against 7.7 and X·P 7.3 ms against 8.0
+// (medians of ten, alternated; groups of 4, 8 or 12 were slower than 6).
+// Every output is summed over the row's values in order, as before.
 func sparseRowsBlock(dst, src []float64, s int, ptr []int, idx []int32, vals []float32, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		out := dst[i*s : (i+1)*s]
-		clear(out)
-		for k := ptr[i]; k < ptr[i+1]; k++ {
-			j := int(idx[k]) * s
-			addScaled(out, float64(vals[k]), src[j:j+s])
+		idx, vals := idx[ptr[i]:ptr[i+1]], vals[ptr[i]:ptr[i+1]]
+		c := 0
+		for ; c+6 <= s; c += 6 {
+			rowDot6(out[c:c+6], src[c:], s, idx, vals)
+		}
+		if c+3 <= s {
+			rowDot3(out[c:c+3], src[c:], s, idx, vals)
+			c += 3
+		}
+		for ; c < s; c++ {
+			var o float64
+			for k, j := range idx {
+				o += float64(vals[k]) * src[int(j)*s+c]
+			}
+			out[c] = o
 		}
 	}
+}
+
+// rowDot6 sets out's six values to the row's (idx, vals) products with
+// six columns of the block src of s columns, starting at src's first.
+func rowDot6(out, src []float64, s int, idx []int32, vals []float32) {
+	vals = vals[:len(idx)]
+	var o0, o1, o2, o3, o4, o5 float64
+	for k, j := range idx {
+		v, w := float64(vals[k]), src[int(j)*s:]
+		w = w[:6]
+		o0 += v * w[0]
+		o1 += v * w[1]
+		o2 += v * w[2]
+		o3 += v * w[3]
+		o4 += v * w[4]
+		o5 += v * w[5]
+	}
+	out = out[:6]
+	out[0], out[1], out[2], out[3], out[4], out[5] = o0, o1, o2, o3, o4, o5
+}
+
+// rowDot3 is rowDot6 for three columns.
+func rowDot3(out, src []float64, s int, idx []int32, vals []float32) {
+	vals = vals[:len(idx)]
+	var o0, o1, o2 float64
+	for k, j := range idx {
+		v, w := float64(vals[k]), src[int(j)*s:]
+		w = w[:3]
+		o0 += v * w[0]
+		o1 += v * w[1]
+		o2 += v * w[2]
+	}
+	out = out[:3]
+	out[0], out[1], out[2] = o0, o1, o2
 }
 
 // blockWorkers returns how many goroutines a product with a block of s
