@@ -130,17 +130,14 @@ func (a *srAffinity) MulBlock(dst, src *mat.Dense) {
 	}
 }
 
-// mulW sets dst = W·src: the kNN part gathered row by row in parallel,
-// then the label block as its rank-c sum.
+// mulW sets dst = W·src: the kNN part gathered row by row in parallel
+// (rowBlockDot), then the label block as its rank-c sum.
 func (a *srAffinity) mulW(dst, src *mat.Dense) {
+	in := src.RawMatrix()
 	parallelRange(a.n, a.workers, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			out := dst.RawRowView(i)
-			clear(out)
 			js, ws := a.neighbours(i)
-			for k, j := range js {
-				axpy(out, ws[k], src.RawRowView(int(j)))
-			}
+			rowBlockDot(dst.RawRowView(i), in.Data, in.Stride, js, ws)
 		}
 	})
 	_, b := src.Dims()
