@@ -638,6 +638,58 @@ func TestRidgeBlockBoundsTheOutputs(t *testing.T) {
 	within("column by column", 1e-3, w)
 }
 
+// TestBiasDeflationKeepsTheResidual checks the identity the deflated
+// solve's stopping rule relies on: for any V̂, the completed V has
+// B − A·V equal to the projected system's residual, and the bias
+// direction is in the projected operator's null space.
+func TestBiasDeflationKeepsTheResidual(t *testing.T) {
+	rows, _ := sparseProblem(4, 60, 300, 6, 0)
+	x := NewCSR(rows, 300, 1)
+	const s = 3
+	r := rand.New(rand.NewPCG(4, 5))
+	scale := make([]float64, len(rows))
+	for i := range scale {
+		scale[i] = 0.7
+		if i%5 == 0 {
+			scale[i] = 1
+		}
+	}
+	op := newDualRidge(x, scale, 1e-3, s)
+	d := newBiasDeflation(op)
+	n := len(rows)
+	v, b := make([]float64, n*s), make([]float64, n*s)
+	for i := range v {
+		v[i], b[i] = r.NormFloat64(), r.NormFloat64()
+	}
+	projected := d.project(b)
+	av := make([]float64, n*s)
+	d.apply(av, v)
+	for i := range projected {
+		projected[i] -= av[i]
+	}
+	d.complete(v, b)
+	op.apply(av, v)
+	var diff, norm2 float64
+	for i := range av {
+		res := b[i] - av[i]
+		diff += (res - projected[i]) * (res - projected[i])
+		norm2 += res * res
+	}
+	if math.Sqrt(diff) > 1e-9*math.Sqrt(norm2) {
+		t.Errorf("residual of the completed solution differs from the projected one by %.3g (norm %.3g)", math.Sqrt(diff), math.Sqrt(norm2))
+	}
+	z := make([]float64, n*s)
+	for i := range n {
+		for k := range s {
+			z[i*s+k] = scale[i]
+		}
+	}
+	d.apply(av, z)
+	if got, ref := norm(av), norm(d.w); got > 1e-9*ref {
+		t.Errorf("the projected operator maps the bias direction to norm %.3g, A to %.3g", got, ref)
+	}
+}
+
 // checkDualsGiveWeights checks that the compact weights w[k] (bias last)
 // of every response are the rows summed with their dual coefficients
 // (duals n × responses), the bias the coefficients' sum.
