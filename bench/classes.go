@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"streamer/anngraph"
@@ -26,7 +27,10 @@ type ClassesConfig struct {
 	ReplaceFrac float64 // rows replaced before the warm re-solve; 0 means 0.01
 	K           int     // neighbours of the kNN graph; 0 means 10
 	Seed        uint64
-	Params      online.Params
+	// Repeats is how many times each of the four solves runs, in turn;
+	// the report gives each one's median seconds. 0 means 1.
+	Repeats int
+	Params  online.Params
 }
 
 // ClassesReport is what the multi-class bench prints. Graph building
@@ -36,6 +40,7 @@ type ClassesReport struct {
 	Rows           int              `json:"rows"`
 	Classes        int              `json:"classes"`
 	Labeled        int              `json:"labeled"`
+	Repeats        int              `json:"repeats"`
 	GraphSeconds   float64          `json:"graph_seconds"`
 	ColdSeconds    float64          `json:"cold_seconds"`
 	SVMColdSeconds float64          `json:"svm_cold_seconds"`
@@ -68,46 +73,93 @@ func Classes(ctx context.Context, cfg ClassesConfig) (ClassesReport, error) {
 			labels[i] = truth[i]
 		}
 	}
-	rep := ClassesReport{Algorithm: cmp.Or(cfg.Params.Algorithm, online.DefaultAlgorithm), Rows: cfg.Rows, Classes: cfg.Classes}
+	rep := ClassesReport{Algorithm: cmp.Or(cfg.Params.Algorithm, online.DefaultAlgorithm), Rows: cfg.Rows, Classes: cfg.Classes, Repeats: max(1, cfg.Repeats)}
 	cold, err := classBenchWindow(cfg, rows, labels, 0, &rep.GraphSeconds)
 	if err != nil {
 		return rep, err
 	}
-	rep.Labeled = labeledCount(cold.Labels)
-	m, st, err := online.Train(ctx, cold, cfg.Params, nil)
-	if err != nil {
-		return rep, fmt.Errorf("cold solve: %w", err)
-	}
-	rep.ColdSeconds, rep.EigenIters, rep.CGLSIters = st.Seconds, st.EigenIters, st.CGLSIters
-	rep.UnlabeledAccuracy = benchAccuracy(m, rows[:cfg.Rows], labels, truth)
-	svm := cfg.Params
-	svm.Algorithm, svm.LambdaU, svm.LambdaI = online.SVM, 0, 0
-	sm, sst, err := online.Train(ctx, cold, svm, nil)
-	if err != nil {
-		return rep, fmt.Errorf("svm solve: %w", err)
-	}
-	rep.SVMColdSeconds, rep.SVMAccuracy = sst.Seconds, benchAccuracy(sm, rows[:cfg.Rows], labels, truth)
-	rep.ColdOverSVM = rep.ColdSeconds / rep.SVMColdSeconds
-	full := cold
-	full.Labels = truth[:cfg.Rows]
-	_, fst, err := online.Train(ctx, full, svm, nil)
-	if err != nil {
-		return rep, fmt.Errorf("svm solve with every label: %w", err)
-	}
-	rep.AllLabeledSVMSeconds = fst.Seconds
-	rep.ColdOverAllLabeled = rep.ColdSeconds / fst.Seconds
 	var graphAgain float64
 	next, err := classBenchWindow(cfg, rows, labels, replaced, &graphAgain)
 	if err != nil {
 		return rep, err
 	}
-	_, wst, err := online.Train(ctx, next, cfg.Params, m)
-	if err != nil {
-		return rep, fmt.Errorf("warm solve: %w", err)
+	rep.Labeled = labeledCount(cold.Labels)
+	b := classesBench{cfg: cfg, cold: cold, next: next, truth: truth}
+	var seconds [4][]float64 // cold, svm, svm with every label, warm
+	for r := range rep.Repeats {
+		t, err := b.round(ctx, &rep, r == 0)
+		if err != nil {
+			return rep, err
+		}
+		for k := range t {
+			seconds[k] = append(seconds[k], t[k])
+		}
 	}
-	rep.WarmSeconds, rep.WarmEigenIters, rep.WarmCGLSIters = wst.Seconds, wst.EigenIters, wst.CGLSIters
+	rep.ColdSeconds, rep.SVMColdSeconds = median(seconds[0]), median(seconds[1])
+	rep.AllLabeledSVMSeconds, rep.WarmSeconds = median(seconds[2]), median(seconds[3])
+	rep.ColdOverSVM = rep.ColdSeconds / rep.SVMColdSeconds
+	rep.ColdOverAllLabeled = rep.ColdSeconds / rep.AllLabeledSVMSeconds
 	rep.WarmOverCold = rep.WarmSeconds / rep.ColdSeconds
 	return rep, nil
+}
+
+// classesBench holds the windows of a multi-class bench: cold, and next
+// after the rows were replaced.
+type classesBench struct {
+	cfg        ClassesConfig
+	cold, next online.TrainData
+	truth      []string
+}
+
+// round runs the four solves once and returns their seconds; the first
+// round also fills in rep's iterations and accuracies (the solves are
+// deterministic, so every round has the same).
+func (b classesBench) round(ctx context.Context, rep *ClassesReport, first bool) ([4]float64, error) {
+	var t [4]float64
+	m, st, err := online.Train(ctx, b.cold, b.cfg.Params, nil)
+	if err != nil {
+		return t, fmt.Errorf("cold solve: %w", err)
+	}
+	t[0] = st.Seconds
+	svm := b.cfg.Params
+	svm.Algorithm, svm.LambdaU, svm.LambdaI = online.SVM, 0, 0
+	sm, sst, err := online.Train(ctx, b.cold, svm, nil)
+	if err != nil {
+		return t, fmt.Errorf("svm solve: %w", err)
+	}
+	t[1] = sst.Seconds
+	full := b.cold
+	full.Labels = b.truth[:b.cfg.Rows]
+	_, fst, err := online.Train(ctx, full, svm, nil)
+	if err != nil {
+		return t, fmt.Errorf("svm solve with every label: %w", err)
+	}
+	t[2] = fst.Seconds
+	_, wst, err := online.Train(ctx, b.next, b.cfg.Params, m)
+	if err != nil {
+		return t, fmt.Errorf("warm solve: %w", err)
+	}
+	t[3] = wst.Seconds
+	if first {
+		rep.EigenIters, rep.CGLSIters = st.EigenIters, st.CGLSIters
+		rep.WarmEigenIters, rep.WarmCGLSIters = wst.EigenIters, wst.CGLSIters
+		rows := b.cold.Rows
+		rep.UnlabeledAccuracy = benchAccuracy(m, rows, b.cold.Labels, b.truth)
+		rep.SVMAccuracy = benchAccuracy(sm, rows, b.cold.Labels, b.truth)
+	}
+	return t, nil
+}
+
+// median returns the median of xs (the mean of the middle two for an
+// even count), leaving xs as it was.
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // classBenchRows draws n rows and their classes: dense Gaussian clusters

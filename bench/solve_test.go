@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"streamer/online"
@@ -52,7 +53,8 @@ func BenchmarkSolve(b *testing.B) {
 // TestClassesSmall runs the multi-class bench on small dense and sparse
 // windows and checks that every figure of its report is filled in: the
 // three cold solves, the warm one and the accuracies on the unlabeled rows
-// (at least twice chance).
+// (at least twice chance). The sparse one runs each solve three times and
+// reports medians.
 func TestClassesSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("numerical; no concurrency to race")
@@ -61,13 +63,13 @@ func TestClassesSmall(t *testing.T) {
 		cfg := ClassesConfig{Rows: 800, Classes: 4, Dense: dense, Dim: 16, NNZ: 20, LabeledFrac: 0.05, Seed: 2,
 			Params: online.Params{Algorithm: online.SR, Lambda: 1e-3}}
 		if !dense {
-			cfg.Dim = 1 << 12
+			cfg.Dim, cfg.Repeats = 1<<12, 3
 		}
 		rep, err := Classes(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Labeled == 0 || rep.ColdSeconds <= 0 || rep.SVMColdSeconds <= 0 || rep.AllLabeledSVMSeconds <= 0 || rep.WarmSeconds <= 0 {
+		if rep.Labeled == 0 || rep.ColdSeconds <= 0 || rep.SVMColdSeconds <= 0 || rep.AllLabeledSVMSeconds <= 0 || rep.WarmSeconds <= 0 || rep.Repeats != max(1, cfg.Repeats) {
 			t.Fatalf("dense %v: report %+v", dense, rep)
 		}
 		if rep.ColdOverAllLabeled != rep.ColdSeconds/rep.AllLabeledSVMSeconds || rep.WarmOverCold != rep.WarmSeconds/rep.ColdSeconds {
@@ -77,5 +79,17 @@ func TestClassesSmall(t *testing.T) {
 			t.Errorf("dense %v: accuracy on the unlabeled rows: sr %.3f, svm %.3f", dense, rep.UnlabeledAccuracy, rep.SVMAccuracy)
 		}
 		t.Logf("dense %v: %+v", dense, rep)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{{[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		in := slices.Clone(c.xs)
+		if got := median(c.xs); got != c.want || !slices.Equal(in, c.xs) {
+			t.Errorf("median(%v) = %v, want %v (input now %v)", in, got, c.want, c.xs)
+		}
 	}
 }
