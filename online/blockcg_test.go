@@ -239,13 +239,13 @@ func BenchmarkBlockProducts(b *testing.B) {
 	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: n, Dim: features, NNZ: 80, Topics: 20, Seed: 1})
 	x := NewCSR(text.Rows, features, 0)
 	r := rand.New(rand.NewPCG(1, 2))
-	p, z := make([]float64, x.Cols()*s), make([]float64, n*s)
+	p, z, out := make([]float64, x.Cols()*s), make([]float64, n*s), make([]float64, n*s)
 	for i := range z {
 		z[i] = r.NormFloat64()
 	}
 	x.transpose()
 	for b.Loop() {
 		x.mulTransBlock(p, z, s)
-		x.mulBlock(z, p, s)
+		x.mulBlock(out, p, s)
 	}
 }
