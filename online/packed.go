@@ -32,7 +32,9 @@ func packWeights(problems []Solution, dim int) *packedWeights {
 }
 
 // outputs sets z[k] to problem k's output for x, as output does: features
-// at dim and beyond are left out.
+// at dim and beyond are left out. A sparse row's products are summed as
+// output sums them, in order and then the bias, six problems at a time
+// in registers (rowBlockDot).
 func (pw *packedWeights) outputs(x vector.Vector, dim int, z []float64) {
 	p := pw.p
 	z = z[:p]
@@ -43,11 +45,10 @@ func (pw *packedWeights) outputs(x vector.Vector, dim int, z []float64) {
 		}
 		return
 	}
-	for i, j := range x.Indices {
-		if int(j) >= dim {
-			break // indices are increasing
-		}
-		addScaled(z, x.Values[i], pw.w[int(j)*p:int(j)*p+p])
+	x = clipSparse(x, dim)
+	rowBlockDot(z, pw.w, p, x.Indices, x.Values)
+	for k, b := range pw.bias {
+		z[k] += b
 	}
 }
 

@@ -36,7 +36,8 @@ func randomModel(r *rand.Rand, p, dim, classes int, centroids bool) *Model {
 }
 
 // TestPackedScoresAreScores: a packed model scores every row as the
-// unpacked one does, sparse or dense, with features beyond its space.
+// unpacked one does, sparse or dense, with features beyond its space; a
+// sparse row to the bit, its products summed in the same order.
 func TestPackedScoresAreScores(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const dim = 50
@@ -74,6 +75,9 @@ func TestPackedScoresAreScores(t *testing.T) {
 				got := m.Scores(x, nil)
 				if !slices.EqualFunc(got, want[i], func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*max(1, math.Abs(b)) }) {
 					t.Fatalf("row %d: packed %v, unpacked %v", i, got, want[i])
+				}
+				if !x.IsDense() && !slices.Equal(got, want[i]) {
+					t.Errorf("sparse row %d: packed %v, unpacked %v, not the same bits", i, got, want[i])
 				}
 			}
 		})
