@@ -13,14 +13,19 @@ func TestSolveSmall(t *testing.T) {
 		t.Skip("numerical; no concurrency to race")
 	}
 	for _, a := range []online.Algorithm{online.SVM, online.TSVM, online.DA} {
-		rep, err := Solve(context.Background(), SolveConfig{
+		cfg := SolveConfig{
 			Rows: 3000, Features: 1 << 14, NNZ: 30, LabeledFrac: 0.05, Noise: 0.02, Seed: 1,
 			Params: online.Params{Algorithm: a, Lambda: 1e-3},
-		})
+		}
+		if a == online.SVM {
+			cfg.Repeats = 3
+		}
+		rep, err := Solve(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Labeled == 0 || rep.Objective <= 0 || rep.WarmObjective <= 0 || rep.NewtonSteps == 0 {
+		if rep.Labeled == 0 || rep.Objective <= 0 || rep.WarmObjective <= 0 || rep.NewtonSteps == 0 ||
+			rep.ColdSeconds <= 0 || rep.WarmSeconds <= 0 || rep.Repeats != max(1, cfg.Repeats) {
 			t.Fatalf("%s: report %+v", a, rep)
 		}
 		if rep.UnlabeledAccuracy < 0.8 {

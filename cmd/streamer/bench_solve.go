@@ -26,7 +26,9 @@ Zipfian words grouped by topic, a planted separator, some label noise),
 reveals a fraction of its labels, solves it cold, replaces 1% of the rows
 (the oldest) as a sliding window does, and re-solves warm from the last
 solution. It prints JSON with cold_seconds, warm_seconds, objective,
-newton_steps, cgls_iters and rows_per_second.
+newton_steps, cgls_iters and rows_per_second. With --repeat N both solves
+run N times, in turn, and the seconds are medians: on a shared machine one
+run can be 10-15% off.
 
 With --export PREFIX it solves nothing: it writes the rows of the cold solve
 to PREFIX.svm (LIBSVM, with the planted labels) and PREFIX.labels (SVMlin's
@@ -69,7 +71,7 @@ solvers against the same data, SVMlin or 'streamer fit --data PREFIX.svm
 	f.IntVar(&classes.Classes, "classes", 0, "multi-class bench with this many classes: cold solve, the same rows by a supervised svm (on the revealed labels, and on every label), and a warm re-solve")
 	f.BoolVar(&classes.Dense, "dense", false, "with --classes: dense clustered rows of --dim values instead of text-like rows")
 	f.IntVar(&classes.Dim, "dim", 784, "with --classes --dense: the rows' dimension")
-	f.IntVar(&classes.Repeats, "repeat", 1, "with --classes: run each solve this many times, in turn, and report the median seconds")
+	f.IntVar(&cfg.Repeats, "repeat", 1, "run each solve this many times, in turn, and report the median seconds")
 	f.StringVar(&report, "report", "", "also write the JSON report to this file")
 	f.StringVar(&export, "export", "", "write the problem to `PREFIX`.svm and PREFIX.labels instead of solving it")
 	addParamFlags(f, &cfg.Params)
@@ -108,7 +110,7 @@ func exportBenchProblem(cfg bench.SolveConfig, prefix string) (exportedProblem, 
 
 // benchClasses runs the multi-class bench with the shared flags of cfg.
 func benchClasses(cmd *cobra.Command, cfg bench.SolveConfig, c bench.ClassesConfig, report string) error {
-	c.Rows, c.NNZ, c.LabeledFrac, c.ReplaceFrac, c.Seed, c.Params = cfg.Rows, cfg.NNZ, cfg.LabeledFrac, cfg.ReplaceFrac, cfg.Seed, cfg.Params
+	c.Rows, c.NNZ, c.LabeledFrac, c.ReplaceFrac, c.Seed, c.Repeats, c.Params = cfg.Rows, cfg.NNZ, cfg.LabeledFrac, cfg.ReplaceFrac, cfg.Seed, cfg.Repeats, cfg.Params
 	if !c.Dense {
 		c.Dim = cfg.Features
 	}
