@@ -38,8 +38,8 @@ func packWeights(problems []Solution, dim int) *packedWeights {
 func (pw *packedWeights) outputs(x vector.Vector, dim int, z []float64) {
 	p := pw.p
 	z = z[:p]
-	copy(z, pw.bias)
 	if x.IsDense() {
+		copy(z, pw.bias)
 		for j, v := range x.Values[:min(len(x.Values), dim)] {
 			addScaled(z, v, pw.w[j*p:j*p+p])
 		}
