@@ -139,8 +139,7 @@ func revealedRecord(prev, sr, rival *Model, data TrainData) trialRecord {
 		return trialRecord{}
 	}
 	record := prev.trial.record
-	srRows, rivalRows := *sr, *rival
-	srRows.Map, rivalRows.Map = nil, nil // data's rows are mapped already
+	srRows, rivalRows := sr.overMappedRows(), rival.overMappedRows() // data's rows are mapped already
 	for i, label := range data.Labels {
 		if label == "" || prev.trial.labeled[data.Keys[i]] {
 			continue
@@ -149,6 +148,15 @@ func revealedRecord(prev, sr, rival *Model, data TrainData) trialRecord {
 		record.add(srRows.Classes[srRows.Predict(x).Class] == label, rivalRows.Classes[rivalRows.Predict(x).Class] == label)
 	}
 	return record
+}
+
+// overMappedRows returns a copy of m that scores rows already mapped by
+// m's kernel map: without the map, and so without the weights folded
+// onto its landmarks.
+func (m *Model) overMappedRows() Model {
+	c := *m
+	c.Map, c.folded = nil, nil
+	return c
 }
 
 // labeledKeys returns the keys of data's labeled rows.

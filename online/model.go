@@ -59,7 +59,7 @@ func (m *Model) Ready() bool { return m != nil && len(m.Classes) >= 2 && len(m.P
 // when too short). For a binary model the scores are -o and o.
 func (m *Model) Scores(x vector.Vector, dst []float64) []float64 {
 	dst = grow(&dst, len(m.Classes))
-	if m.folded != nil && m.Map != nil { // a copy without its map scores mapped rows
+	if m.folded != nil {
 		m.foldedScores(x, dst)
 		return dst
 	}

@@ -240,6 +240,21 @@ func (km *KernelMap) Apply(x vector.Vector) vector.Vector {
 	return vector.Dense(out)
 }
 
+// InputDim returns the input dimension the landmarks span: a dense one's
+// length, a sparse one's largest index plus one. (A model with a map has
+// the map's dimension, Dim, not the input's.)
+func (km *KernelMap) InputDim() int {
+	d := 0
+	for _, z := range km.Landmarks {
+		if z.IsDense() {
+			d = max(d, len(z.Values))
+		} else if n := len(z.Indices); n > 0 {
+			d = max(d, int(z.Indices[n-1])+1)
+		}
+	}
+	return d
+}
+
 // kernels sets k[i] to k(x, z_i) for each landmark and returns k (grown
 // when too short).
 func (km *KernelMap) kernels(x vector.Vector, k []float64) []float64 {

@@ -291,8 +291,7 @@ func TestFoldedScoresAreMappedScores(t *testing.T) {
 			if m.folded == nil {
 				t.Fatalf("%s, %s: Pack did not fold the weights", name, tc.name)
 			}
-			unmapped := *m // as auto's trial scores rows mapped already
-			unmapped.Map = nil
+			unmapped := m.overMappedRows() // as auto's trial scores rows mapped already
 			for i, x := range rows {
 				got := m.Scores(x, nil)
 				if !slices.EqualFunc(got, want[i], func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }) {

@@ -9,7 +9,6 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
-	"streamer/online"
 	"streamer/pipeline"
 	"streamer/snapshot"
 )
@@ -121,27 +120,12 @@ func (s *Service) compatible(snap *snapshot.Snapshot) error {
 		return fmt.Errorf("snapshot features %+v differ from the configuration's %+v", snap.Features, features)
 	case snap.Model.Map == nil && snap.Model.Dim != s.cfg.features():
 		return fmt.Errorf("snapshot model dimension %d, configuration %d", snap.Model.Dim, s.cfg.features())
-	case snap.Model.Map != nil && landmarkDim(snap.Model.Map) > s.cfg.features():
-		return fmt.Errorf("snapshot kernel map's landmarks of dimension %d, configuration %d", landmarkDim(snap.Model.Map), s.cfg.features())
+	case snap.Model.Map != nil && snap.Model.Map.InputDim() > s.cfg.features():
+		return fmt.Errorf("snapshot kernel map's landmarks of dimension %d, configuration %d", snap.Model.Map.InputDim(), s.cfg.features())
 	case !snap.Model.Ready():
 		return errors.New("snapshot holds no trained model")
 	}
 	return nil
-}
-
-// landmarkDim returns the input dimension a kernel map's landmarks span:
-// a dense one's length, a sparse one's largest index plus one. (A model
-// with a map has the map's dimension, not the input's.)
-func landmarkDim(km *online.KernelMap) int {
-	d := 0
-	for _, z := range km.Landmarks {
-		if z.IsDense() {
-			d = max(d, len(z.Values))
-		} else if n := len(z.Indices); n > 0 {
-			d = max(d, int(z.Indices[n-1])+1)
-		}
-	}
-	return d
 }
 
 // rebuild reads topic again from where the window starts to the committed

@@ -112,19 +112,14 @@ terminal, a line every 5 seconds otherwise (--quiet: neither).`,
 }
 
 func writePlot(path string, rep offline.EvalReport) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
 	title := fmt.Sprintf("Accuracy (%s vs supervised only), %d labels revealed of %d", rep.Algorithm, rep.LabelsRevealed, rep.Examples)
 	if len(rep.Seeds) > 1 {
 		title += fmt.Sprintf(", seed %d of %d", rep.Seeds[0], len(rep.Seeds))
 	}
-	if err := offline.WriteEvalPlot(f, title, rep); err != nil {
-		f.Close()
+	if err := writeFile(path, func(w io.Writer) error { return offline.WriteEvalPlot(w, title, rep) }); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	return f.Close()
+	return nil
 }
 
 // evalProgress shows a progress bar over every seed's run on a terminal,

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -110,19 +111,13 @@ model with --out, in the snapshot format the service publishes.`,
 }
 
 func writeLines(path string, lines []string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	for _, l := range lines {
-		fmt.Fprintln(w, l)
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writeFile(path, func(f io.Writer) error {
+		w := bufio.NewWriter(f)
+		for _, l := range lines {
+			fmt.Fprintln(w, l)
+		}
+		return w.Flush()
+	})
 }
 
 func newPredictCommand() *cobra.Command {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -102,16 +101,8 @@ func writeStream(cmd *cobra.Command, out string, xs []vector.Vector, label func(
 	if out == "" {
 		return encodeStream(cmd.OutOrStdout(), xs, label)
 	}
-	f, err := os.Create(out)
-	if err != nil {
+	if err := writeFile(out, func(w io.Writer) error { return encodeStream(w, xs, label) }); err != nil {
 		return fmt.Errorf("generate: %w", err)
-	}
-	if err := encodeStream(f, xs, label); err != nil {
-		f.Close()
-		return fmt.Errorf("generate %s: %w", out, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("generate %s: %w", out, err)
 	}
 	return nil
 }

@@ -13,6 +13,20 @@ import (
 	"streamer/online"
 )
 
+// writeFile creates the file at path, has write fill it, and closes it;
+// the file is closed whether write fails or not.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 // writeReport prints v as one JSON line and, when path is set, writes it
 // (indented) to that file too.
 func writeReport(w io.Writer, path string, v any) error {
