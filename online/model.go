@@ -90,9 +90,8 @@ func (m *Model) Scores(x vector.Vector, dst []float64) []float64 {
 // foldedScores sets dst as Scores does, from the problems' outputs over
 // the kernel values of x (m.folded) rather than over φ(x).
 func (m *Model) foldedScores(x vector.Vector, dst []float64) {
-	k := m.Map.kernels(x, nil)
 	z := make([]float64, m.folded.p)
-	m.folded.outputs(vector.Dense(k), len(k), z)
+	m.Map.foldedOutputs(m.folded, x, z)
 	switch {
 	case m.Centroids != nil:
 		m.centroidScores(z, dst)

@@ -260,11 +260,29 @@ func (km *KernelMap) InputDim() int {
 func (km *KernelMap) kernels(x vector.Vector, k []float64) []float64 {
 	k = grow(&k, len(km.Landmarks))
 	xsq := x.SquaredNorm()
-	for i, z := range km.Landmarks {
-		d := max(0, xsq+km.landmarkSq[i]-2*dotClipped(x, z))
-		k[i] = math.Exp(-km.Gamma * d)
+	for i := range km.Landmarks {
+		k[i] = km.kernel(x, xsq, i)
 	}
 	return k
+}
+
+// kernel returns k(x, z_i), given ‖x‖².
+func (km *KernelMap) kernel(x vector.Vector, xsq float64, i int) float64 {
+	d := max(0, xsq+km.landmarkSq[i]-2*dotClipped(x, km.Landmarks[i]))
+	return math.Exp(-km.Gamma * d)
+}
+
+// foldedOutputs sets z to the outputs of the folded weights pw (fold) for
+// x: the biases, then each landmark's kernel value times its weights,
+// added as it is computed rather than kept (8 KB a row for 1,000
+// landmarks), in the order packedWeights.outputs adds a dense row.
+func (km *KernelMap) foldedOutputs(pw *packedWeights, x vector.Vector, z []float64) {
+	p := pw.p
+	copy(z[:p], pw.bias)
+	xsq := x.SquaredNorm()
+	for i := range km.Landmarks {
+		addScaled(z[:p], km.kernel(x, xsq, i), pw.w[i*p:i*p+p])
+	}
 }
 
 // fold returns weights over φ (Dim+1 each, bias last) carried over to the

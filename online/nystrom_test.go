@@ -305,6 +305,24 @@ func TestFoldedScoresAreMappedScores(t *testing.T) {
 	}
 }
 
+// TestFoldedScoresAllocations checks that folded scoring adds each
+// kernel value into the outputs as it is computed: at most one allocation
+// a row (the 12 problems' outputs), not a slice of m kernel values as well.
+func TestFoldedScoresAllocations(t *testing.T) {
+	rows, _ := synth.Clusters(synth.ClusterConfig{Points: 300, Dim: 8, Clusters: 4, Seed: 2})
+	km, err := NewKernelMap(rows[:200], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := randomModel(rand.New(rand.NewPCG(3, 4)), 12, km.Dim(), 10, true) // 10-class SR
+	m.Map = km
+	m.Pack()
+	dst := make([]float64, 10)
+	if allocs := testing.AllocsPerRun(20, func() { dst = m.Scores(rows[250], dst) }); allocs > 1 {
+		t.Fatalf("folded Scores allocates %v times a row, want at most 1", allocs)
+	}
+}
+
 // BenchmarkScoresKernel scores 64-value rows through a map of 1,000
 // landmarks, by mapping each row (mapped) or through the weights carried
 // over to the landmarks (folded): a 10-class SR model (12 problems) and
