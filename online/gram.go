@@ -35,7 +35,6 @@ type gram struct {
 	h       []float64 // upper triangle of X̃ᵀCX̃ at cost, d1 × d1 row-major
 	cost    []float64 // the cost per position that h holds
 	factor  []float64 // Cholesky factor of λI + h
-	rhs     []float64 // X̃ᵀCY
 	z       []float64 // C·Y per position
 	pos     []float64 // up to gramBlock rows √ΔC·x̃ of positions whose cost rose
 	neg     []float64 // up to gramBlock rows √-ΔC·x̃ of positions whose cost fell

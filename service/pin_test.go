@@ -111,6 +111,9 @@ func TestPinAndRollback(t *testing.T) {
 	if _, body := get(t, "http://"+svc.HTTPAddr()+"/readyz"); strings.Contains(body, "pinned") {
 		t.Fatalf("/readyz after unpinning: %q", body)
 	}
+	if err := stop(); err != nil {
+		t.Fatalf("stopping the restarted service: %v", err)
+	}
 }
 
 func pin(t *testing.T, ctx context.Context, conn *brokers.Connection, cfg Config, version uint64) {

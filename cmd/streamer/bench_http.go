@@ -172,7 +172,7 @@ func waitSolved(ctx context.Context, svc *service.Service, exited <-chan error, 
 			return ctx.Err()
 		case err := <-exited:
 			if err == nil {
-				err = errors.New("Run returned")
+				err = errors.New("service run returned without an error")
 			}
 			return fmt.Errorf("the service stopped before it had a model: %w", err)
 		case <-time.After(50 * time.Millisecond):
