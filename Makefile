@@ -16,8 +16,10 @@ test: tools vet unit race fuzz
 tools:
 	@command -v kcat >/dev/null 2>&1 || bash scripts/install-tools
 
+# staticcheck is pinned in go.mod's tool block (go tool staticcheck).
 vet:
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 
 unit:
 	$(GO) test -count=1 ./...
