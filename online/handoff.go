@@ -238,6 +238,9 @@ func (l *Learner) take(h *handoff, it insertion) {
 		}
 	}
 	l.batch = batch
+	if l.tookHook != nil {
+		l.tookHook(len(batch))
+	}
 	l.insertBatchAndForget(batch)
 	if barrier != nil {
 		close(barrier)

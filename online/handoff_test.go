@@ -35,7 +35,14 @@ func startRun(t *testing.T, l *Learner) (stop func()) {
 // startPacedRun is startRun with inserts paced by share.
 func startPacedRun(t *testing.T, l *Learner, share func() float64) (stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	return startRunIn(t, context.Background(), l, share)
+}
+
+// startRunIn is startPacedRun under parent: cancelling parent is the stop
+// as Run sees it, and stop then waits for Run to return.
+func startRunIn(t *testing.T, parent context.Context, l *Learner, share func() float64) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(parent)
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx, share) }()
 	var once sync.Once
@@ -275,7 +282,16 @@ func TestHandoffStopDropsTheQueue(t *testing.T) {
 	if l.Changed() {
 		t.Fatal("changed right after a solve")
 	}
-	stop := startRun(t, l)
+	took := make(chan int, 1)
+	l.tookHook = func(rows int) {
+		select {
+		case took <- rows:
+		default:
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := startRunIn(t, ctx, l, nil)
 	l.winMu.Lock() // the goroutine of Run cannot insert
 	for i := 20; i < 40; i++ {
 		label := ""
@@ -288,15 +304,14 @@ func TestHandoffStopDropsTheQueue(t *testing.T) {
 		if i == 20 {
 			// Run takes this row and waits for the window; the
 			// others stay in the queue.
-			waitFor(t, "Run to take the first row", func() bool { return len(l.handoff.queue) == 0 })
-			time.Sleep(20 * time.Millisecond)
+			if rows := <-took; rows != 1 {
+				t.Fatalf("Run took %d rows, want the first alone", rows)
+			}
 		}
 	}
-	stopped := make(chan struct{})
-	go func() { stop(); close(stopped) }()
-	time.Sleep(20 * time.Millisecond) // let the stop reach Run
+	cancel() // the stop, before Run can take the window
 	l.winMu.Unlock()
-	<-stopped
+	stop()
 	// Run inserts the row it holds, then sees the stop before the queue.
 	n, labeled := l.WindowSize()
 	dropped := l.Sampling().Dropped

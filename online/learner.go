@@ -115,6 +115,9 @@ type Learner struct {
 	classes map[string]bool
 	// batch is Run's scratch for a batch of rows it inserts.
 	batch []insertion
+	// tookHook, set by tests before Run starts, is told each batch Run
+	// took from the queue, before it waits for the window.
+	tookHook func(rows int)
 	// pending holds the rows observed inline and not inserted yet
 	// (LearnerConfig.BatchInline); guarded by mu.
 	pending []insertion
