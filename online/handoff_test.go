@@ -442,18 +442,6 @@ func TestHandoffPlainWindowIsNotPaced(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // observe observes xs[from:to], row i under id i at time i seconds with
 // label(i), and fails the test at the first error.
 func observe(t *testing.T, l *Learner, xs []vector.Vector, from, to int, label func(i int) string) {
