@@ -203,43 +203,88 @@ func streamANN(ctx context.Context, cfg ANNConfig, points []vector.Vector) (ANNR
 	if err != nil {
 		return ANNReport{}, err
 	}
-	start, cpuStart := time.Now(), cpuTime()
-	var fill, fillCPU time.Duration
-	for i := 0; i < len(points); {
-		if i == cfg.Window.MaxExamples {
-			fill, fillCPU = time.Since(start), cpuTime()-cpuStart
-		}
-		if err := ctx.Err(); err != nil {
-			return ANNReport{}, err
-		}
-		n, err := insertSome(w, points, i, cfg.Batch)
-		if err != nil {
-			return ANNReport{}, fmt.Errorf("bench ann: point %d: %w", i, err)
-		}
-		i += n
-	}
-	streamed := time.Since(start)
-	filled := min(len(points), cfg.Window.MaxExamples)
-	if fill == 0 {
-		fill, fillCPU = streamed, cpuTime()-cpuStart
+	t, err := streamPoints(ctx, w, points, cfg.Batch)
+	if err != nil {
+		return ANNReport{}, err
 	}
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
 	view := w.Snapshot()
+	r := newANNReport(w, cfg, len(points), t)
+	n := view.Len()
+	if n == 0 {
+		return r, nil
+	}
+	r.IndexBytesPerPoint = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
+	r.VectorBytesPerPoint = vectorBytesPerPoint(view)
+	r.BytesPerPoint = r.IndexBytesPerPoint + r.VectorBytesPerPoint
+
+	k := w.Config().K
+	rows := sampleRows(n, cfg.Sample, cfg.Seed)
+	r.Sample = len(rows)
+	exact, err := view.ExactDistances(ctx, rows, k)
+	if err != nil {
+		return ANNReport{}, err
+	}
+	r.RecallAtK = graphRecall(view, rows, exact, k)
+	if r.QueriesPerSec, r.SearchRecallAtK, err = searchRecall(w, view, rows, exact, k); err != nil {
+		return ANNReport{}, err
+	}
+	runtime.KeepAlive(w)
+	return r, nil
+}
+
+// streamTimes is how long streaming the points took: until the window
+// first filled (wall and CPU time), and in all.
+type streamTimes struct {
+	fill, fillCPU, streamed time.Duration
+	filled                  int // points in the window when it first filled
+}
+
+// streamPoints inserts points into w in order, batch at a time (one by one
+// when batch ≤ 0), sliding the window once it is full.
+func streamPoints(ctx context.Context, w *anngraph.Window, points []vector.Vector, batch int) (streamTimes, error) {
+	size := w.Config().MaxExamples
+	var t streamTimes
+	start, cpuStart := time.Now(), cpuTime()
+	for i := 0; i < len(points); {
+		if i == size {
+			t.fill, t.fillCPU = time.Since(start), cpuTime()-cpuStart
+		}
+		if err := ctx.Err(); err != nil {
+			return t, err
+		}
+		n, err := insertSome(w, points, i, batch)
+		if err != nil {
+			return t, fmt.Errorf("bench ann: point %d: %w", i, err)
+		}
+		i += n
+	}
+	t.streamed = time.Since(start)
+	t.filled = min(len(points), size)
+	if t.fill == 0 {
+		t.fill, t.fillCPU = t.streamed, cpuTime()-cpuStart
+	}
+	return t, nil
+}
+
+// newANNReport reports the window's configuration and its insert and
+// eviction rates after streaming points through it.
+func newANNReport(w *anngraph.Window, cfg ANNConfig, points int, t streamTimes) ANNReport {
 	st := w.Stats()
 	c := w.Config()
 	r := ANNReport{
-		Points:               len(points),
+		Points:               points,
 		Window:               c.MaxExamples,
 		K:                    c.K,
 		InsertsPerSec:        rate(st.Inserts, st.InsertTime),
 		EvictionsPerSec:      rate(st.Evictions, st.EvictTime),
-		FillInsertsPerSec:    rate(uint64(filled), fill),
-		FillCPUInsertsPerSec: rate(uint64(filled), fillCPU),
+		FillInsertsPerSec:    rate(uint64(t.filled), t.fill),
+		FillCPUInsertsPerSec: rate(uint64(t.filled), t.fillCPU),
 		WindowsSlid:          float64(st.Evictions) / float64(c.MaxExamples),
-		StreamPointsPerSec:   rate(uint64(len(points)), streamed),
-		StreamSeconds:        streamed.Seconds(),
+		StreamPointsPerSec:   rate(uint64(points), t.streamed),
+		StreamSeconds:        t.streamed.Seconds(),
 		ListRepairs:          st.ListRepairs,
 		Metric:               c.Metric.String(),
 		M:                    c.M,
@@ -256,60 +301,67 @@ func streamANN(ctx context.Context, cfg ANNConfig, points []vector.Vector) (ANNR
 	if st.Inserts > 0 {
 		r.DistancesPerInsert = float64(st.Distances) / float64(st.Inserts)
 	}
-	n := view.Len()
-	if n == 0 {
-		return r, nil
-	}
-	r.IndexBytesPerPoint = float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / float64(n)
-	var vb int
-	for i := range n {
+	return r
+}
+
+// vectorBytesPerPoint is the mean size of the window's vectors: 8 bytes a
+// value, 4 an index.
+func vectorBytesPerPoint(view *anngraph.View) float64 {
+	var b int
+	for i := range view.Len() {
 		x := view.Vector(i)
-		vb += 8*len(x.Values) + 4*len(x.Indices)
+		b += 8*len(x.Values) + 4*len(x.Indices)
 	}
-	r.VectorBytesPerPoint = float64(vb) / float64(n)
-	r.BytesPerPoint = r.IndexBytesPerPoint + r.VectorBytesPerPoint
+	return float64(b) / float64(view.Len())
+}
 
-	rows := sampleRows(n, cfg.Sample, cfg.Seed)
-	r.Sample = len(rows)
-	exact, err := view.ExactDistances(ctx, rows, c.K)
-	if err != nil {
-		return ANNReport{}, err
-	}
-	var hits, total float64
+// graphRecall is the share of the sampled rows' graph neighbours that are
+// among their exact k nearest.
+func graphRecall(view *anngraph.View, rows []int, exact [][]float64, k int) float64 {
+	nbs := make([][]anngraph.Neighbor, len(rows))
 	for s, i := range rows {
-		h, t := recall(exactly(view, i, view.Neighbors(i)), exact[s], c.K)
-		hits += h
-		total += t
+		nbs[s] = view.Neighbors(i)
 	}
-	r.RecallAtK = hits / max(total, 1)
+	return listedRecall(view, rows, nbs, exact, k)
+}
 
-	rowOf := make(map[uint64]int, n)
-	for i := range n {
+// searchRecall searches the window for each sampled row's k nearest (the
+// row itself left out) and returns the queries per second and their
+// recall.
+func searchRecall(w *anngraph.Window, view *anngraph.View, rows []int, exact [][]float64, k int) (qps, recall float64, err error) {
+	rowOf := make(map[uint64]int, view.Len())
+	for i := range view.Len() {
 		rowOf[view.Key(i)] = i
 	}
-	hits, total = 0, 0
-	start = time.Now()
+	start := time.Now()
 	found := make([][]anngraph.Match, len(rows))
 	for s, i := range rows {
-		if found[s], err = w.Search(view.Vector(i), c.K+1); err != nil {
-			return ANNReport{}, err
+		if found[s], err = w.Search(view.Vector(i), k+1); err != nil {
+			return 0, 0, err
 		}
 	}
-	r.QueriesPerSec = rate(uint64(len(rows)), time.Since(start))
+	qps = rate(uint64(len(rows)), time.Since(start))
+	nbs := make([][]anngraph.Neighbor, len(rows))
 	for s, i := range rows {
-		var nb []anngraph.Neighbor
 		for _, m := range found[s] {
-			if m.Key != view.Key(i) && len(nb) < c.K {
-				nb = append(nb, anngraph.Neighbor{Row: rowOf[m.Key]})
+			if m.Key != view.Key(i) && len(nbs[s]) < k {
+				nbs[s] = append(nbs[s], anngraph.Neighbor{Row: rowOf[m.Key]})
 			}
 		}
-		h, t := recall(exactly(view, i, nb), exact[s], c.K)
+	}
+	return qps, listedRecall(view, rows, nbs, exact, k), nil
+}
+
+// listedRecall is the share of the listed neighbours nbs[s] of each
+// sampled row rows[s] that are among its exact k nearest.
+func listedRecall(view *anngraph.View, rows []int, nbs [][]anngraph.Neighbor, exact [][]float64, k int) float64 {
+	var hits, total float64
+	for s, i := range rows {
+		h, t := recall(exactly(view, i, nbs[s]), exact[s], k)
 		hits += h
 		total += t
 	}
-	r.SearchRecallAtK = hits / max(total, 1)
-	runtime.KeepAlive(w)
-	return r, nil
+	return hits / max(total, 1)
 }
 
 func rate(n uint64, d time.Duration) float64 {
