@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,11 +82,7 @@ func Drain(ctx context.Context, cfg DrainConfig) (rep DrainReport, err error) {
 		return rep, err
 	}
 	defer cluster.Close()
-	port, err := freeLocalPort()
-	if err != nil {
-		return rep, err
-	}
-	sets := append([]string{"kafka.brokers=" + cluster.Addrs()[0], "http.listen=127.0.0.1:" + strconv.Itoa(port),
+	sets := append([]string{"kafka.brokers=" + cluster.Addrs()[0],
 		"log.level=warn", "kafka.partitions=" + strconv.Itoa(cfg.Partitions)}, cfg.Set...)
 	// The service's own configuration, to learn its topics and group and
 	// to refuse a bad --set before filling anything.
@@ -108,66 +103,42 @@ func Drain(ctx context.Context, cfg DrainConfig) (rep DrainReport, err error) {
 		return rep, err
 	}
 
-	args := []string{"run"}
-	for _, s := range sets {
-		args = append(args, "--set", s)
-	}
+	var extra []string
 	if cfg.CPUProfile != "" {
-		args = append(args, "--cpuprofile", cfg.CPUProfile)
+		extra = []string{"--cpuprofile", cfg.CPUProfile}
 	}
-	child := exec.Command(cfg.Executable, args...)
-	child.Stderr = os.Stderr
 	harnessCPU := selfCPUSeconds()
 	start := time.Now()
-	if err := child.Start(); err != nil {
+	svc, err := startChild(cfg.Executable, sets, extra...)
+	if err != nil {
 		return rep, fmt.Errorf("start service: %w", err)
 	}
-	// One goroutine waits for the child; exited is closed once it has.
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = child.Wait(); close(exited) }()
-	stop := func() error {
-		select {
-		case <-exited:
-			return waitErr
-		default:
-		}
-		child.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-			return waitErr
-		case <-time.After(sc.Shutdown.Timeout + 10*time.Second):
-			child.Process.Kill()
-			<-exited
-			return errors.New("service did not stop on SIGTERM; killed")
-		}
-	}
 	defer func() {
-		if serr := stop(); err == nil && serr != nil {
+		if serr := svc.stop(); err == nil && serr != nil {
 			err = fmt.Errorf("stop service: %w", serr)
 		}
 	}()
 
-	if err := waitCommitted(ctx, conn, sc.Kafka.Group, []string{topics.Examples, topics.Labels}, cfg.Timeout, exited); err != nil {
+	if err := waitCommitted(ctx, conn, sc.Kafka.Group, []string{topics.Examples, topics.Labels}, cfg.Timeout, svc.exited); err != nil {
 		return rep, err
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	rep.ExamplesPerSec = float64(cfg.Examples) / rep.Seconds
 	rep.HarnessCPUSeconds = selfCPUSeconds() - harnessCPU
-	if cpu, err := procCPUSeconds(child.Process.Pid); err == nil {
+	if cpu, err := procCPUSeconds(svc.pid()); err == nil {
 		rep.ServiceCPUSeconds = cpu
 	}
-	if kb, err := statusKB(child.Process.Pid, "VmHWM"); err == nil {
+	if kb, err := statusKB(svc.pid(), "VmHWM"); err == nil {
 		rep.RSSBytes = int64(kb) * 1024
 	}
-	m, err := scrape(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	m, err := scrape(svc.url("/metrics"))
 	if err != nil {
 		return rep, err
 	}
 	rep.KeptFraction = m["streamer_window_kept_ratio"]
 	rep.Solves = int(m["streamer_solve_duration_seconds_count"])
 	stopping := time.Now()
-	if err := stop(); err != nil {
+	if err := svc.stop(); err != nil {
 		return rep, fmt.Errorf("stop service: %w", err)
 	}
 	rep.StopSeconds = time.Since(stopping).Seconds()

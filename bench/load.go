@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,22 +55,13 @@ func Load(ctx context.Context, cfg LoadConfig) (LoadReport, error) {
 		return rep, err
 	}
 	defer cluster.Close()
-	port, err := freeLocalPort()
+	sets := append([]string{"kafka.brokers=" + cluster.Addrs()[0], "window.max_examples=" + strconv.Itoa(cfg.Window),
+		"log.level=warn", "kafka.partitions=4"}, cfg.Set...)
+	svc, err := startChild(cfg.Executable, sets)
 	if err != nil {
-		return rep, err
-	}
-	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
-	args := []string{"run", "--set", "kafka.brokers=" + cluster.Addrs()[0], "--set", "http.listen=127.0.0.1:" + strconv.Itoa(port),
-		"--set", "window.max_examples=" + strconv.Itoa(cfg.Window), "--set", "log.level=warn", "--set", "kafka.partitions=4"}
-	for _, s := range cfg.Set {
-		args = append(args, "--set", s)
-	}
-	child := exec.CommandContext(ctx, cfg.Executable, args...)
-	child.Stderr = os.Stderr
-	if err := child.Start(); err != nil {
 		return rep, fmt.Errorf("start service: %w", err)
 	}
-	defer func() { child.Process.Signal(os.Interrupt); child.Wait() }()
+	defer svc.stop()
 
 	var produced atomic.Int64
 	prodCtx, stopProducers := context.WithTimeout(ctx, cfg.Duration)
@@ -81,7 +71,7 @@ func Load(ctx context.Context, cfg LoadConfig) (LoadReport, error) {
 		wg.Go(func() { loadProducer(prodCtx, cluster.Addrs(), uint64(p), &produced) })
 	}
 	start := time.Now()
-	samples := sampleRSS(prodCtx, child.Process.Pid)
+	samples := sampleRSS(prodCtx, svc.pid())
 	wg.Wait()
 	rep.Seconds = time.Since(start).Seconds()
 	// The producers stop only when prodCtx ends, and so does the sampler:
@@ -89,7 +79,7 @@ func Load(ctx context.Context, cfg LoadConfig) (LoadReport, error) {
 	rss := <-samples
 	rep.Produced = produced.Load()
 	rep.ProducedPerSec = float64(rep.Produced) / rep.Seconds
-	m, err := scrape(metricsURL)
+	m, err := scrape(svc.url("/metrics"))
 	if err != nil {
 		return rep, err
 	}

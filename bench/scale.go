@@ -2,15 +2,9 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
-	"os/exec"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -258,70 +252,3 @@ func pollUntil(ctx context.Context, timeout time.Duration, cond func() bool, wha
 	return nil
 }
 
-// child is a `streamer run` process with an HTTP port of its own.
-type child struct {
-	cmd    *exec.Cmd
-	port   int
-	exited chan struct{}
-	err    error
-}
-
-func startChild(exe string, sets []string) (*child, error) {
-	port, err := freeLocalPort()
-	if err != nil {
-		return nil, err
-	}
-	args := []string{"run", "--set", "http.listen=127.0.0.1:" + strconv.Itoa(port)}
-	for _, s := range sets {
-		args = append(args, "--set", s)
-	}
-	cmd := exec.Command(exe, args...)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %v: %w", sets, err)
-	}
-	c := &child{cmd: cmd, port: port, exited: make(chan struct{})}
-	go func() { c.err = cmd.Wait(); close(c.exited) }()
-	return c, nil
-}
-
-// waitReady polls /readyz until it answers 200.
-func (c *child) waitReady(ctx context.Context, timeout time.Duration) error {
-	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", c.port)
-	return pollUntil(ctx, timeout, func() bool {
-		select {
-		case <-c.exited:
-			return false
-		default:
-		}
-		resp, err := http.Get(url)
-		if err != nil {
-			return false
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, "ready")
-}
-
-func (c *child) kill() {
-	c.cmd.Process.Kill()
-	<-c.exited
-}
-
-// stop sends SIGTERM and waits; it kills the process after a minute.
-func (c *child) stop() error {
-	select {
-	case <-c.exited:
-		return nil
-	default:
-	}
-	c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.exited:
-		return c.err
-	case <-time.After(time.Minute):
-		c.kill()
-		return errors.New("no exit within a minute of SIGTERM; killed")
-	}
-}

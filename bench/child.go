@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// child is a `streamer run` process with an HTTP port of its own.
+type child struct {
+	cmd    *exec.Cmd
+	port   int
+	exited chan struct{} // closed once the process has exited and err is set
+	err    error
+}
+
+// startChild starts `exe run` with each of sets as a --set and an HTTP
+// listener on a free local port, then the extra arguments. One goroutine
+// waits for the process.
+func startChild(exe string, sets []string, extra ...string) (*child, error) {
+	port, err := freeLocalPort()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"run", "--set", "http.listen=127.0.0.1:" + strconv.Itoa(port)}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	cmd := exec.Command(exe, append(args, extra...)...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %v: %w", sets, err)
+	}
+	c := &child{cmd: cmd, port: port, exited: make(chan struct{})}
+	go func() { c.err = cmd.Wait(); close(c.exited) }()
+	return c, nil
+}
+
+// url is the address of path on the child's HTTP listener.
+func (c *child) url(path string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", c.port, path)
+}
+
+// pid is the child's process id.
+func (c *child) pid() int { return c.cmd.Process.Pid }
+
+// waitReady polls /readyz until it answers 200.
+func (c *child) waitReady(ctx context.Context, timeout time.Duration) error {
+	url := c.url("/readyz")
+	return pollUntil(ctx, timeout, func() bool {
+		select {
+		case <-c.exited:
+			return false
+		default:
+		}
+		resp, err := http.Get(url)
+		if err != nil {
+			return false
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, "ready")
+}
+
+func (c *child) kill() {
+	c.cmd.Process.Kill()
+	<-c.exited
+}
+
+// stop sends SIGTERM and waits, and returns how the process exited; it
+// kills the process after a minute. A process that had already exited
+// is not signalled.
+func (c *child) stop() error {
+	select {
+	case <-c.exited:
+		return c.err
+	default:
+	}
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.exited:
+		return c.err
+	case <-time.After(time.Minute):
+		c.kill()
+		return errors.New("no exit within a minute of SIGTERM; killed")
+	}
+}
