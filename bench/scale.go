@@ -251,4 +251,3 @@ func pollUntil(ctx context.Context, timeout time.Duration, cond func() bool, wha
 	}
 	return nil
 }
-
