@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,6 +18,9 @@ type child struct {
 	port   int
 	exited chan struct{} // closed once the process has exited and err is set
 	err    error
+	// grace is how long stop waits after SIGTERM before it kills the
+	// process; startChild sets a minute.
+	grace time.Duration
 }
 
 // startChild starts `exe run` with each of sets as a --set and an HTTP
@@ -38,7 +40,7 @@ func startChild(exe string, sets []string, extra ...string) (*child, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %v: %w", sets, err)
 	}
-	c := &child{cmd: cmd, port: port, exited: make(chan struct{})}
+	c := &child{cmd: cmd, port: port, exited: make(chan struct{}), grace: time.Minute}
 	go func() { c.err = cmd.Wait(); close(c.exited) }()
 	return c, nil
 }
@@ -76,8 +78,8 @@ func (c *child) kill() {
 }
 
 // stop sends SIGTERM and waits, and returns how the process exited; it
-// kills the process after a minute. A process that had already exited
-// is not signalled.
+// kills the process after c.grace. A process that had already exited is
+// not signalled.
 func (c *child) stop() error {
 	select {
 	case <-c.exited:
@@ -88,8 +90,8 @@ func (c *child) stop() error {
 	select {
 	case <-c.exited:
 		return c.err
-	case <-time.After(time.Minute):
+	case <-time.After(c.grace):
 		c.kill()
-		return errors.New("no exit within a minute of SIGTERM; killed")
+		return fmt.Errorf("no exit within %v of SIGTERM; killed", c.grace)
 	}
 }

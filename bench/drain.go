@@ -113,6 +113,7 @@ func Drain(ctx context.Context, cfg DrainConfig) (rep DrainReport, err error) {
 	if err != nil {
 		return rep, fmt.Errorf("start service: %w", err)
 	}
+	svc.grace = max(svc.grace, sc.Shutdown.Timeout+10*time.Second)
 	defer func() {
 		if serr := svc.stop(); err == nil && serr != nil {
 			err = fmt.Errorf("stop service: %w", serr)
