@@ -14,17 +14,20 @@ import (
 )
 
 // writeFile creates the file at path, has write fill it, and closes it;
-// the file is closed whether write fails or not.
+// the file is closed whether write fails or not, and an error names path.
 func writeFile(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return err // *PathError: names path
 	}
 	if err := write(f); err != nil {
 		f.Close()
-		return err
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // writeReport prints v as one JSON line and, when path is set, writes it
