@@ -1,6 +1,3 @@
-// Package brokerstest helps tests talk to brokers securely (a throw-away
-// certificate authority and certificates for TLS tests) and makes the
-// embedded cluster misbehave (faults.go).
 package brokerstest
 
 import (

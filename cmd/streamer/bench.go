@@ -5,7 +5,7 @@ import "github.com/spf13/cobra"
 func newBenchCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure the solver and the graph",
+		Short: "Measure the solver, the graph and the running service",
 	}
 	cmd.AddCommand(newBenchANNCommand())
 	cmd.AddCommand(newBenchSolveCommand())

@@ -20,7 +20,7 @@ func newBenchSolveCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "solve",
-		Short: "Measure a cold solve and a warm re-solve on a generated text-like problem",
+		Short: "Measure a cold solve and a warm re-solve on a generated problem (text-like, or clustered with --classes)",
 		Long: `solve generates a text-like problem (L2-normalized positive rows with
 Zipfian words grouped by topic, a planted separator, some label noise),
 reveals a fraction of its labels, solves it cold, replaces 1% of the rows

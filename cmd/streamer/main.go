@@ -1,8 +1,3 @@
-// Command streamer classifies a Kafka stream in real time while it learns
-// from the few labels that arrive late. Its subcommands run the service, an
-// embedded broker and a demo, fit and evaluate models offline, replay topics
-// and measure the solver and the graph. This package only wires flags and
-// configuration to the packages that do the work.
 package main
 
 import (
