@@ -97,7 +97,7 @@ model with --out, in the snapshot format the service publishes.`,
 	f.StringVar(&weights, "weights", "heat", "edge weights: heat, cosine or binary")
 	f.Float64Var(&cfg.Graph.Laplacian.Sigma, "sigma", 0, "heat kernel width; 0 is the mean kNN distance")
 	f.IntVar(&cfg.Features.Dim, "dim", 1<<18, "hashed feature space of JSONL text and named features")
-	f.StringVar(&cfg.Kernel.Kind, "kernel", "none", "none, or rbf: learn over a Nyström map of the Gaussian kernel (the kNN graph stays on the input rows); predict reads the map from the model; sr over a map wants --lambda near 1")
+	f.StringVar(&cfg.Kernel.Kind, "kernel", "none", "none, or rbf: learn over a Nyström map of the Gaussian kernel (the kNN graph stays on the input rows); predict reads the map from the model")
 	f.IntVar(&cfg.Kernel.Landmarks, "landmarks", 1000, "landmarks of the kernel map, drawn from the rows (all rows when fewer)")
 	f.Float64Var(&cfg.Kernel.Gamma, "gamma", 0, "γ of the kernel exp(-γ‖x-z‖²); 0 is 1 / the median squared distance between landmarks")
 	f.StringVar(&cfg.Name, "name", "default", "model name in the snapshot")
