@@ -38,6 +38,8 @@ func (s eigenSettings) withDefaults() eigenSettings {
 
 // eigenResult holds the wanted eigenpairs, largest first.
 type eigenResult struct {
+	// Values holds the block's Ritz values, largest first: the nev
+	// wanted ones, then the guard vectors' (not held to the tolerance).
 	Values []float64
 	// Vectors is n × block: the nev wanted vectors first, then the guard
 	// vectors, all orthonormal; a warm start takes the whole block back.
@@ -105,7 +107,7 @@ func topEigen(a blockOperator, deflate []float64, nev, block int, x0 *mat.Dense,
 		p = stepDirection(x, xNew)
 		x, ax, theta = xNew, axNew, thetaNew
 	}
-	res.Values = theta[:nev]
+	res.Values = theta
 	res.Vectors = x
 	return res, nil
 }

@@ -34,11 +34,9 @@ const (
 	// decided by their eigenvalues (responseCount) and by the labels they
 	// carry (pickResponses).
 	srExtra = 3
-	// srGapRatio and srDegenerate say when an eigenvector past the first
-	// c-1 continues their eigenvalue (responseCount): its 1 - μ within
-	// srGapRatio times the (c-1)-th's, or below srDegenerate (clusters
-	// with no edge between them, whose eigenvalues are 1 to rounding).
-	srGapRatio   = 1.2
+	// srDegenerate is the distance 1 - μ below which responseCount takes
+	// eigenvalues as equal: clusters with no edge between them have
+	// eigenvalues of 1 to rounding.
 	srDegenerate = 1e-6
 	// srLabelFree is the share of an eigenvector's mass on the labeled
 	// rows, relative to their share of the rows, below which it is taken
@@ -212,21 +210,26 @@ func (p *srProblem) eigenvectors(aff *srAffinity, nev int, prev *Model) (eigenRe
 	return res, picked, nil
 }
 
-// responseCount returns how many of the nev leading eigenvectors (values
-// their eigenvalues, leading first) the responses come from: c-1, and the
-// ones after them that continue the same eigenvalue, whose distance to 1
-// is within srGapRatio of the (c-1)-th's or below srDegenerate: clusters
-// that no label reached, with eigenvalues as near 1 as the classes' own.
-// Past a gap, an eigenvector is a mode within a class (along a curved
-// cluster, or between the labeled rows of the label block), which only
-// adds noise to the distances to the centroids: kept, it cost generated
-// glyphs at 5% of labels 1 to 4 points of batch accuracy (up to 5 over a
-// kernel map), and two half-moons with one label each 15 to 45 points.
+// responseCount returns how many of the nev leading eigenvectors the
+// responses come from, from their eigenvalues (values, leading first, the
+// guard vectors' after them): c-1, and past them up to the widest gap in
+// 1 - μ, taken as a ratio between neighbours (1 - μ below srDegenerate
+// counts as srDegenerate; where the widest is shared, the last). Before the
+// gap lie the classes and the clusters that no label reached, with
+// eigenvalues as near 1 as the classes' own; past it, modes within a class
+// (along a curved cluster, or between the labeled rows of the label block),
+// which only add noise to the distances to the centroids: kept, they cost
+// generated glyphs at 5% of labels 1 to 4 points of batch accuracy (up to
+// 5 over a kernel map), and two half-moons with one label each 15 to 45
+// points.
 func (p *srProblem) responseCount(values []float64, nev int) int {
+	gap := func(mu float64) float64 { return max(1-mu, srDegenerate) }
 	count := len(p.present) - 1
-	limit := max(srGapRatio*(1-values[count-1]), srDegenerate)
-	for count < nev && 1-values[count] <= limit {
-		count++
+	widest := 0.0
+	for k := count; k < len(values) && k <= nev; k++ {
+		if r := gap(values[k]) / gap(values[k-1]); r >= widest {
+			count, widest = k, r
+		}
 	}
 	return count
 }

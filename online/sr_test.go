@@ -809,23 +809,24 @@ func TestRidgeBlockOnDenseMatchesSparse(t *testing.T) {
 }
 
 // TestSRResponseCount checks which eigenvectors past the first c-1 become
-// responses: those that continue the (c-1)-th's eigenvalue, within
-// srGapRatio of its distance to 1 or degenerate with it, and none past a
-// gap.
+// responses: those before the widest gap in 1 - μ from the (c-1)-th on,
+// the guard's value included, and all of them where every eigenvalue is
+// degenerate.
 func TestSRResponseCount(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
-		values []float64
+		values []float64 // four looked at (two for the classes), then a guard
 		want   int
 	}{
-		{"a gap after the classes", []float64{1, 0.999, 0.9, 0.8}, 2},
-		{"one more within the ratio", []float64{1, 0.999, 0.9989, 0.99}, 3},
-		{"all degenerate", []float64{1, 1 - 1e-15, 1 - 1e-12, 1 - 1e-9}, 4},
-		{"the classes degenerate, a mode after", []float64{1, 1, 1 - 1e-4, 1 - 1e-4}, 2},
+		{"a gap after the classes", []float64{1, 0.999, 0.9, 0.85, 0.8}, 2},
+		{"a wider gap after one more", []float64{1, 0.999, 0.998, 0.5, 0.4}, 3},
+		{"the widest after the last wanted", []float64{1, 0.999, 0.998, 0.997, 0.5}, 4},
+		{"all degenerate", []float64{1, 1 - 1e-15, 1 - 1e-12, 1 - 1e-9, 1}, 4},
+		{"degenerate classes, a mode after", []float64{1, 1, 0.6, 0.6, 0.6}, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &srProblem{present: []int{0, 1, 2}}
-			if got := p.responseCount(tt.values, len(tt.values)); got != tt.want {
+			if got := p.responseCount(tt.values, 4); got != tt.want {
 				t.Errorf("responseCount(%v) = %d, want %d", tt.values, got, tt.want)
 			}
 		})
