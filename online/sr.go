@@ -15,8 +15,10 @@ import (
 
 // Spectral Regression (Cai, He and Han; MATH.md "Spectral Regression"):
 // the c-1 leading non-trivial eigenvectors of the label-augmented kNN
-// affinity are regression targets for c-1 ridge regressions, and a row is
-// classified by the nearest class centroid in the embedding they span.
+// affinity (and, in a window with clusters that no label reached, those
+// that share their eigenvalue: responseCount) are regression targets for
+// ridge regressions, and a row is classified by the nearest class centroid
+// in the embedding they span.
 
 const (
 	// srGuard is the number of guard vectors the eigensolver carries
