@@ -94,6 +94,7 @@ func Drain(ctx context.Context, cfg DrainConfig) (rep DrainReport, err error) {
 	if err != nil {
 		return rep, err
 	}
+	defer conn.Close()
 	topics := sc.Kafka.Topics
 	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: topics.Examples, Partitions: sc.Kafka.Partitions},
 		brokers.Topic{Name: topics.Labels, Partitions: sc.Kafka.Partitions}); err != nil {
@@ -149,6 +150,7 @@ func Drain(ctx context.Context, cfg DrainConfig) (rep DrainReport, err error) {
 	if err != nil {
 		return rep, err
 	}
+	defer out.Close()
 	lat, err := publishTimes(ctx, out, topics.Predictions, start)
 	if err != nil {
 		return rep, err

@@ -65,6 +65,7 @@ func Replay(ctx context.Context, cfg ReplayConfig) (ReplayReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	defer conn.Close()
 	start := time.Now()
 	train, err := produceBench(ctx, conn, cfg)
 	if err != nil {

@@ -93,6 +93,7 @@ func Scale(ctx context.Context, cfg ScaleConfig) (rep ScaleReport, err error) {
 	if err != nil {
 		return rep, err
 	}
+	defer conn.Close()
 	topics := sc.Kafka.Topics
 	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: topics.Examples, Partitions: cfg.Partitions},
 		brokers.Topic{Name: topics.Labels, Partitions: cfg.Partitions}); err != nil {

@@ -27,6 +27,7 @@ func connectTestCluster(t *testing.T, ctx context.Context, topics ...Topic) *Con
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	if err := conn.EnsureTopics(ctx, topics...); err != nil {
 		t.Fatal(err)
 	}

@@ -185,6 +185,18 @@ func (c Config) Connect(addrs []string) (*Connection, error) {
 	}, nil
 }
 
+// Close stops the transport: its connections, and the metadata refresh
+// that each cluster it reached runs in the background. Without it the
+// refresh goes on for the life of the process, dialing the brokers' address
+// even after they are gone; kafka-go then reads whatever answers on a port
+// reused since as a Kafka response, and a garbled array length there makes
+// it allocate and fill an array of up to 2^31 entries (a test process
+// reached 24 GB). Readers and writers built on the connection are closed
+// first; the connection is not used after.
+func (c *Connection) Close() {
+	c.Transport.CloseIdleConnections()
+}
+
 // Client returns an admin and metadata client over the connection.
 func (c *Connection) Client() *kafka.Client {
 	return &kafka.Client{Addr: kafka.TCP(c.Addrs...), Transport: c.Transport, Timeout: 30 * time.Second}

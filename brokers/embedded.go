@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -44,6 +43,7 @@ type ClusterConfig struct {
 // keeper of group sessions that kfake can forget (sessions.go).
 type Cluster struct {
 	*kfake.Cluster
+	self *Connection // the cluster's own client's, closed with it
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 }
@@ -77,17 +77,19 @@ func StartCluster(cfg ClusterConfig) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start embedded cluster: %w", err)
 	}
-	client, err := cfg.selfClient(c.ListenAddrs())
+	self, err := cfg.selfConnection(c.ListenAddrs())
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
+	client := self.Client()
+	client.Timeout = 5 * time.Second
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	cl := &Cluster{Cluster: c, stop: stop}
+	cl := &Cluster{Cluster: c, self: self, stop: stop}
 	if !cfg.ForgetSessions {
 		keeper := newSessionKeeper(c, client, log)
 		cl.wg.Go(func() { keeper.run(ctx, 500*time.Millisecond) })
@@ -99,12 +101,14 @@ func StartCluster(cfg ClusterConfig) (*Cluster, error) {
 func (c *Cluster) Close() {
 	c.stop()
 	c.wg.Wait()
+	c.self.Close()
 	c.Cluster.Close()
 }
 
-// selfClient is a client of the cluster for the cluster's own requests,
-// with its TLS (not verified: it talks to itself) and SASL superuser.
-func (cfg ClusterConfig) selfClient(addrs []string) (*kafka.Client, error) {
+// selfConnection is the cluster's connection to itself, for its own
+// requests, with its TLS (not verified: it talks to itself) and SASL
+// superuser.
+func (cfg ClusterConfig) selfConnection(addrs []string) (*Connection, error) {
 	bc := Config{Brokers: addrs, DialTimeout: 5 * time.Second}
 	if cfg.TLS != nil {
 		bc.TLS = TLSConfig{Enable: true, InsecureSkipVerify: true}
@@ -116,9 +120,7 @@ func (cfg ClusterConfig) selfClient(addrs []string) (*kafka.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start embedded cluster: %w", err)
 	}
-	c := conn.Client()
-	c.Timeout = 5 * time.Second
-	return c, nil
+	return conn, nil
 }
 
 func listenPort(addr string) (int, error) {

@@ -47,6 +47,7 @@ func TestTLSAndSASL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer conn.Close()
 			if err := roundTrip(ctx, conn); err != nil {
 				t.Fatalf("with TLS and %s: %v", mech, err)
 			}
@@ -57,6 +58,7 @@ func TestTLSAndSASL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer conn.Close()
 			short, cancel2 := context.WithTimeout(ctx, 3*time.Second)
 			defer cancel2()
 			if err := conn.EnsureTopics(short, Topic{Name: "nope"}); err == nil {

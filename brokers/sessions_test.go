@@ -51,7 +51,9 @@ func TestSessionKeeperEndsAVanishedJoiner(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	const session = 6 * time.Second
-	w := &kafka.Writer{Addr: kafka.TCP(addr), Balancer: &kafka.RoundRobin{}, AllowAutoTopicCreation: true, BatchTimeout: time.Millisecond}
+	tr := &kafka.Transport{}
+	defer tr.CloseIdleConnections()
+	w := &kafka.Writer{Addr: kafka.TCP(addr), Balancer: &kafka.RoundRobin{}, AllowAutoTopicCreation: true, BatchTimeout: time.Millisecond, Transport: tr}
 	defer w.Close()
 	write := func(n int) {
 		t.Helper()

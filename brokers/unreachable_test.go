@@ -31,6 +31,7 @@ func TestUnreachableBrokersAreNamed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer conn.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		err = conn.EnsureTopics(ctx, Topic{Name: "t"})
 		cancel()

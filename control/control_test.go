@@ -94,6 +94,7 @@ func testConnection(t *testing.T) *brokers.Connection {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	return conn
 }
 

@@ -21,6 +21,7 @@ func ExampleFollower() {
 	if err != nil {
 		panic(err)
 	}
+	defer conn.Close()
 	ctx := context.Background()
 	// What `streamer model pin --version 7 --epoch 2` writes.
 	if err := control.Write(ctx, conn, "model-control", control.PinStamp("default", snapshot.Stamp{Epoch: 2, Version: 7})); err != nil {

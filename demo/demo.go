@@ -129,6 +129,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
+	defer conn.Close()
 	truth, labels, err := produce(ctx, conn, cfg)
 	if err != nil {
 		return Report{}, err

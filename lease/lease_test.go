@@ -24,6 +24,7 @@ func cluster(t *testing.T) (Config, *kafka.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: "lease", Partitions: 1}); err != nil {

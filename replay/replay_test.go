@@ -55,6 +55,7 @@ func newFixture(t *testing.T, n int) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	f := &fixture{conn: conn, cfg: cfg, jsonl: filepath.Join(t.TempDir(), "examples.jsonl")}
 	var file bytes.Buffer
 	var msgs []kafka.Message

@@ -162,7 +162,7 @@ func (p *process) restoredVersion() (uint64, bool) {
 // the revealed examples and every id.
 func produceStream(ctx context.Context, t *testing.T, addr string, n, rate int) (map[string]string, []string) {
 	w := &kafka.Writer{Addr: kafka.TCP(addr), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll,
-		BatchTimeout: time.Millisecond, AllowAutoTopicCreation: true}
+		BatchTimeout: time.Millisecond, AllowAutoTopicCreation: true, Transport: newTestTransport(t)}
 	defer w.Close()
 	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 11})
 	revealed := map[string]string{}
@@ -377,6 +377,7 @@ func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 	if err != nil {
 		return 0, err
 	}
+	defer conn.Close()
 	r := rand.New(rand.NewPCG(uint64(n), 3))
 	proc, err := startProcess(t, bin, addr, dir, 0)
 	if err != nil {

@@ -47,7 +47,7 @@ func TestBadInputGoesToDeadLetters(t *testing.T) {
 	preds := readPredictions(t, ctx, addrs)
 	svc, stop := runService(t, cfg)
 	<-svc.Started()
-	stream := newStreamWriter(addrs, 3)
+	stream := newStreamWriter(t, addrs, 3)
 	good := stream.write(t, ctx, 50)
 	var msgs []kafka.Message
 	for v := range badExamples {

@@ -45,7 +45,7 @@ func TestBrokerGoesAwayAndComesBack(t *testing.T) {
 	svc := run.svc
 	<-svc.Started()
 
-	stream := newStreamWriter(addrs, 6)
+	stream := newStreamWriter(t, addrs, 6)
 	ids := stream.write(t, ctx, 200)
 	waitFor(t, "the first examples", 30*time.Second, func() bool { return svc.Status().Pipeline.Examples >= 200 })
 	stream.w.Close()
@@ -61,7 +61,7 @@ func TestBrokerGoesAwayAndComesBack(t *testing.T) {
 	cluster = start()
 	defer cluster.Close()
 
-	stream.w = newStreamWriter(addrs, 0).w
+	stream.w = newStreamWriter(t, addrs, 0).w
 	ids = append(ids, stream.write(t, ctx, 200)...)
 	waitFor(t, "the examples after the outage", time.Minute, func() bool { return svc.Status().Pipeline.Examples >= 400 })
 	preds := readPredictions(t, ctx, addrs)

@@ -37,7 +37,7 @@ func TestHealthAndMetrics(t *testing.T) {
 	if code, body := get(t, base+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "no model") {
 		t.Fatalf("/readyz before any model: %d %q", code, body)
 	}
-	stream := newStreamWriter(addrs, 4)
+	stream := newStreamWriter(t, addrs, 4)
 	stream.write(t, ctx, 300)
 	stream.w.WriteMessages(ctx, kafkaMessage("examples", "junk", "{"))
 	waitFor(t, "ready", 30*time.Second, func() bool { code, _ := get(t, base+"/readyz"); return code == http.StatusOK })

@@ -119,7 +119,7 @@ func TestSolveWaitsForTheLabelsOfABacklog(t *testing.T) {
 	defer cancel()
 	cfg := testConfig(t, addrs, "schedule.labels_wait=1m")
 	svc, stop := runService(t, cfg)
-	stream := newStreamWriter(addrs, 21)
+	stream := newStreamWriter(t, addrs, 21)
 	stream.write(t, ctx, 400)
 	waitFor(t, "every example, scored and solved", time.Minute, func() bool {
 		st := svc.Status().Pipeline
@@ -134,6 +134,7 @@ func TestSolveWaitsForTheLabelsOfABacklog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	ends, err := conn.Offsets(ctx, "labels", []int{0, 1})
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ func TestStalledPartitionIsDetectedAndRecovered(t *testing.T) {
 	base := "http://" + svc.HTTPAddr()
 	preds := readPredictions(t, ctx, addrs)
 
-	stream := newStreamWriter(addrs, 5)
+	stream := newStreamWriter(t, addrs, 5)
 	ids := stream.write(t, ctx, 300)
 	waitFor(t, "a prediction for every example before the stall", time.Minute, func() bool { return preds.has(ids) == len(ids) })
 	waitFor(t, "ready", 30*time.Second, func() bool { code, _ := get(t, base+"/readyz"); return code == http.StatusOK })
@@ -122,7 +122,7 @@ func TestVanishedJoinerStallIsDetectedAndRecovered(t *testing.T) {
 	base := "http://" + svc.HTTPAddr()
 	preds := readPredictions(t, ctx, addrs)
 
-	stream := newStreamWriter(addrs, 6)
+	stream := newStreamWriter(t, addrs, 6)
 	ids := stream.write(t, ctx, 200)
 	waitFor(t, "a prediction for every example before the vanished join", time.Minute, func() bool { return preds.has(ids) == len(ids) })
 

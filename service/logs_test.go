@@ -19,7 +19,7 @@ func TestCaughtUpConsumerLogsNoWarning(t *testing.T) {
 	var logs lockedBuffer
 	run := startService(t, testConfig(t, addrs), newTextLogger(&logs))
 	<-run.svc.Started()
-	stream := newStreamWriter(addrs, 21)
+	stream := newStreamWriter(t, addrs, 21)
 	stream.write(t, ctx, 200)
 	waitFor(t, "every example", 30*time.Second, func() bool { return run.svc.Status().Pipeline.Examples >= 200 })
 	// Several fetches wait at the end of every partition meanwhile.

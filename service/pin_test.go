@@ -27,8 +27,9 @@ func TestPinAndRollback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	preds := readPredictions(t, ctx, addrs)
-	stream := newStreamWriter(addrs, 5)
+	stream := newStreamWriter(t, addrs, 5)
 	svc, stop := runService(t, cfg)
 	learner := svc.Pipeline().Learner()
 

@@ -112,7 +112,7 @@ func TestPredictOverHTTP(t *testing.T) {
 	// Train, then show the probes to the topic once, so that they are in
 	// the window, and wait until the model in force is the solution of the
 	// window as it is: nothing is left to solve.
-	stream := newStreamWriter(addrs, 7)
+	stream := newStreamWriter(t, addrs, 7)
 	trained := stream.write(t, ctx, 300)
 	var msgs []kafka.Message
 	for i, p := range probe {
@@ -282,7 +282,7 @@ func TestPredictBesideTheStream(t *testing.T) {
 	<-svc.Started()
 	url := "http://" + svc.HTTPAddr() + "/v1/predict"
 	body := "[" + strings.Join(probes(20), ",") + "]"
-	stream := newStreamWriter(addrs, 11)
+	stream := newStreamWriter(t, addrs, 11)
 	clientsCtx, stopClients := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var scored atomic.Int64

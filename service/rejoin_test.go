@@ -73,6 +73,7 @@ func rejoinAfterKills(t *testing.T, bin string, kills int, seed uint64) (time.Du
 	if err != nil {
 		return 0, err
 	}
+	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	producing := make(chan struct{})

@@ -26,7 +26,7 @@ func TestRestoreRefusesCorruptSnapshot(t *testing.T) {
 	defer cancel()
 	cfg := testConfig(t, addrs)
 	svc, stop := runService(t, cfg)
-	stream := newStreamWriter(addrs, 8)
+	stream := newStreamWriter(t, addrs, 8)
 	stream.write(t, ctx, 400)
 	waitFor(t, "a snapshot", 30*time.Second, func() bool { return svc.Status().Snapshots > 0 })
 	if err := stop(); err != nil {
@@ -36,13 +36,14 @@ func TestRestoreRefusesCorruptSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	good, ok, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
 	if err != nil || !ok {
 		t.Fatalf("no snapshot on the topic: %v", err)
 	}
 	bad := bytes.Clone(good.Data)
 	bad[len(bad)/2] ^= 0xff
-	w := &kafka.Writer{Addr: kafka.TCP(addrs...), Topic: "model-snapshots", RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
+	w := &kafka.Writer{Addr: kafka.TCP(addrs...), Topic: "model-snapshots", RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, Transport: newTestTransport(t)}
 	defer w.Close()
 	for _, r := range snapshot.Split("default", snapshot.Stamp{Version: good.Version + 1}, bad, 1<<20) {
 		msg := kafka.Message{Key: []byte(r.Key), Value: r.Value}
@@ -91,7 +92,7 @@ func TestRestoreContinuesMetricsAndSkipsTheSameSolve(t *testing.T) {
 	defer cancel()
 	cfg := testConfig(t, addrs)
 	svc, stop := runService(t, cfg)
-	stream := newStreamWriter(addrs, 12)
+	stream := newStreamWriter(t, addrs, 12)
 	stream.write(t, ctx, 400)
 	waitFor(t, "a model", 30*time.Second, func() bool { return svc.Status().Pipeline.ModelVersion > 0 })
 	stream.write(t, ctx, 400)
@@ -145,7 +146,7 @@ func TestSeedModelIsOnlyRead(t *testing.T) {
 	first := startCluster(t)
 	cfg := testConfig(t, first.Addrs(), "snapshot.file="+seed)
 	svc, stop := runService(t, cfg)
-	newStreamWriter(first.Addrs(), 31).write(t, ctx, 400)
+	newStreamWriter(t, first.Addrs(), 31).write(t, ctx, 400)
 	waitFor(t, "a snapshot", 30*time.Second, func() bool { return svc.Status().Snapshots > 0 })
 	if err := stop(); err != nil {
 		t.Fatal(err)
@@ -167,7 +168,7 @@ func TestSeedModelIsOnlyRead(t *testing.T) {
 	if v := svc2.Status().RestoredVersion; v != seedSnap.Version {
 		t.Fatalf("restored version %d, the seed's is %d", v, seedSnap.Version)
 	}
-	newStreamWriter(second.Addrs(), 32).write(t, ctx, 200)
+	newStreamWriter(t, second.Addrs(), 32).write(t, ctx, 200)
 	waitFor(t, "a snapshot of its own", 30*time.Second, func() bool { return svc2.Status().Snapshots > 0 })
 	if err := stop2(); err != nil {
 		t.Fatal(err)
@@ -228,7 +229,7 @@ func TestRestoresAKernelModel(t *testing.T) {
 	defer cancel()
 	cfg := testConfig(t, addrs, "features.kernel=rbf", "features.landmarks=40")
 	svc, stop := runService(t, cfg)
-	stream := newStreamWriter(addrs, 41)
+	stream := newStreamWriter(t, addrs, 41)
 	stream.write(t, ctx, 400)
 	waitFor(t, "a snapshot", 30*time.Second, func() bool { return svc.Status().Snapshots > 0 })
 	if err := stop(); err != nil {

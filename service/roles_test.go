@@ -48,7 +48,7 @@ func TestScorerFollowsSnapshots(t *testing.T) {
 		code, body := readyz(t, svc)
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "scorer")
 	})
-	stream := newStreamWriter(addrs, 5)
+	stream := newStreamWriter(t, addrs, 5)
 	ids := stream.write(t, ctx, 300)
 
 	// A process of role all, on a group and predictions topic of its own,
@@ -77,6 +77,7 @@ func TestScorerFollowsSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +157,7 @@ func TestLearnerHandsOver(t *testing.T) {
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	stream := newStreamWriter(addrs, 9)
+	stream := newStreamWriter(t, addrs, 9)
 	stream.write(t, ctx, 10) // the input topics exist before the learners start
 	first := startService(t, testConfig(t, addrs, "role=learner"), testLogger(t))
 	<-first.svc.Started()
@@ -190,6 +191,7 @@ func TestLearnerHandsOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	last, ok, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
 	if err != nil || !ok || last.Epoch != firstEpoch {
 		t.Fatalf("the first learner's last snapshot: %v, %v, epoch %d (it led at %d)", ok, err, last.Epoch, firstEpoch)
@@ -220,7 +222,7 @@ func TestScorerObeysPin(t *testing.T) {
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stream := newStreamWriter(addrs, 6)
+	stream := newStreamWriter(t, addrs, 6)
 	stream.write(t, ctx, 300)
 	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
 	cfg := testConfig(t, addrs, "role=scorer")
@@ -230,6 +232,7 @@ func TestScorerObeysPin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
 	if err != nil {
 		t.Fatal(err)
@@ -266,7 +269,7 @@ func TestScorerCatchesUpBeforeANewPartition(t *testing.T) {
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stream := newStreamWriter(addrs, 7)
+	stream := newStreamWriter(t, addrs, 7)
 	stream.write(t, ctx, 300)
 	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
 	cfg := testConfig(t, addrs, "role=scorer")
@@ -276,6 +279,7 @@ func TestScorerCatchesUpBeforeANewPartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +305,7 @@ func TestScorerCatchesUpWhenAPartitionComesBack(t *testing.T) {
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	stream := newStreamWriter(addrs, 7)
+	stream := newStreamWriter(t, addrs, 7)
 	stream.write(t, ctx, 300)
 	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
 	catchUps := func(r *running) float64 { return testutil.ToFloat64(r.svc.metrics.CatchUps) }
@@ -336,7 +340,7 @@ func TestScorerPinsTheExactStamp(t *testing.T) {
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stream := newStreamWriter(addrs, 7)
+	stream := newStreamWriter(t, addrs, 7)
 	stream.write(t, ctx, 200)
 	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
 	cfg := testConfig(t, addrs, "role=scorer")
@@ -346,6 +350,7 @@ func TestScorerPinsTheExactStamp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	newest, _, _, err := conn.ReadSnapshots(ctx, cfg.Kafka.Topics.Snapshots, "default")
 	if err != nil {
 		t.Fatal(err)

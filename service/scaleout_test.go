@@ -68,7 +68,9 @@ func (p *process) events(msg string) []logEvent {
 // later, at a steady rate until stop is closed, and returns every id it
 // wrote. It runs in a goroutine of its own.
 func produceUntil(ctx context.Context, addr string, rate int, stop <-chan struct{}) ([]string, error) {
-	w := &kafka.Writer{Addr: kafka.TCP(addr), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
+	tr := &kafka.Transport{}
+	defer tr.CloseIdleConnections()
+	w := &kafka.Writer{Addr: kafka.TCP(addr), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, Transport: tr}
 	defer w.Close()
 	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 13})
 	var ids []string
@@ -132,6 +134,7 @@ func startScaleOut(t *testing.T, ctx context.Context) (*scaleOut, *brokers.Conne
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: "examples", Partitions: 8}, brokers.Topic{Name: "labels", Partitions: 8}); err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func TestScorerBootstrapsFromCompactedTopic(t *testing.T) {
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stream := newStreamWriter(addrs, 11)
+	stream := newStreamWriter(t, addrs, 11)
 	stream.write(t, ctx, 200)
 	trainSnapshots(t, ctx, addrs, stream, RoleLearner, 3)
 	cfg := testConfig(t, addrs, "role=scorer")
@@ -79,6 +79,7 @@ func TestScorerBootstrapsFromCompactedTopic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	newest, ok, _, err := conn.ReadSnapshots(ctx, cfg.Kafka.Topics.Snapshots, "default")
 	if err != nil || !ok || newest.Version < 3 || newest.Epoch == 0 {
 		t.Fatalf("newest snapshot before compaction: v%d, %v, %v", newest.Version, ok, err)
@@ -121,7 +122,7 @@ func TestScorerPredictsOverHTTPAsOnTheTopic(t *testing.T) {
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stream := newStreamWriter(addrs, 12)
+	stream := newStreamWriter(t, addrs, 12)
 	stream.write(t, ctx, 200)
 	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
 	preds := readPredictions(t, ctx, addrs)

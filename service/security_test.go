@@ -63,6 +63,7 @@ func TestServiceOverTLSAndSASL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	w := &kafka.Writer{Addr: kafka.TCP(conn.Addrs...), Transport: conn.Transport, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, AllowAutoTopicCreation: true}
 	defer w.Close()
 	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 9})

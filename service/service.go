@@ -92,7 +92,7 @@ func (s *Service) Run(ctx context.Context) error {
 	if err := s.connect(); err != nil {
 		return err
 	}
-	defer s.closeCluster()
+	defer s.disconnect()
 	// The HTTP server stops when ctx ends, or when Run returns on its
 	// own (a learner that lost its lease, a failed start).
 	ctx, stopHTTP := context.WithCancel(ctx)
@@ -139,6 +139,13 @@ func (s *Service) connect() error {
 	s.conn = conn
 	s.log.Info("kafka", "config", bc)
 	return nil
+}
+
+// disconnect closes the connection, then the embedded cluster if it runs
+// one; every reader and writer has stopped by then.
+func (s *Service) disconnect() {
+	s.conn.Close()
+	s.closeCluster()
 }
 
 func (s *Service) closeCluster() {

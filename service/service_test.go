@@ -75,12 +75,22 @@ type streamWriter struct {
 	queued  []kafka.Message
 }
 
-func newStreamWriter(addrs []string, seed uint64) *streamWriter {
-	return &streamWriter{
-		w: &kafka.Writer{Addr: kafka.TCP(addrs...), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll,
-			BatchTimeout: time.Millisecond, AllowAutoTopicCreation: true},
-		gen: synth.NewTextStream(synth.TextStreamConfig{Seed: seed, Topics: 2}), rate: 8, delay: 30,
-	}
+// newStreamWriter returns a stream writer to the cluster at addrs; the
+// writer and its transport are closed when the test ends.
+func newStreamWriter(t *testing.T, addrs []string, seed uint64) *streamWriter {
+	w := &kafka.Writer{Addr: kafka.TCP(addrs...), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll,
+		BatchTimeout: time.Millisecond, AllowAutoTopicCreation: true, Transport: newTestTransport(t)}
+	t.Cleanup(func() { w.Close() })
+	return &streamWriter{w: w, gen: synth.NewTextStream(synth.TextStreamConfig{Seed: seed, Topics: 2}), rate: 8, delay: 30}
+}
+
+// newTestTransport returns a kafka-go transport that is closed when the
+// test ends: left open, its metadata refresh would dial the test's cluster
+// for the rest of the test binary's life.
+func newTestTransport(t *testing.T) *kafka.Transport {
+	tr := &kafka.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
 }
 
 // write produces n more examples and the labels that fall due.
@@ -126,7 +136,9 @@ func createTopics(t *testing.T, ctx context.Context, addr net.Addr, names ...str
 	for _, name := range names {
 		req.Topics = append(req.Topics, kafka.TopicConfig{Topic: name, NumPartitions: -1, ReplicationFactor: -1})
 	}
-	resp, err := (&kafka.Client{Addr: addr}).CreateTopics(ctx, req)
+	tr := &kafka.Transport{}
+	defer tr.CloseIdleConnections() // its metadata refresh would outlive the cluster
+	resp, err := (&kafka.Client{Addr: addr, Transport: tr}).CreateTopics(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +313,7 @@ func TestServiceEndToEndWithRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	preds := readPredictions(t, ctx, addrs)
-	stream := newStreamWriter(addrs, 1)
+	stream := newStreamWriter(t, addrs, 1)
 
 	// First run: the whole first part of the stream.
 	cfg := testConfig(t, addrs)

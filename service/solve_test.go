@@ -17,7 +17,7 @@ func TestFirstSolveIsPublished(t *testing.T) {
 	defer cancel()
 	cfg := testConfig(t, addrs, "snapshot.every_solves=1000", "snapshot.every=1h")
 	run := startService(t, cfg, testLogger(t))
-	stream := newStreamWriter(addrs, 5)
+	stream := newStreamWriter(t, addrs, 5)
 	stream.write(t, ctx, 300)
 	waitFor(t, "a first snapshot", time.Minute, func() bool { return run.svc.Status().Snapshots == 1 })
 	for range 3 {

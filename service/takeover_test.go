@@ -52,6 +52,7 @@ func runTakeover(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 	if err != nil {
 		return 0, err
 	}
+	defer conn.Close()
 	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: "examples", Partitions: 4}, brokers.Topic{Name: "labels", Partitions: 4}); err != nil {
 		return 0, err
 	}

@@ -60,7 +60,9 @@ func JoinAndVanish(addr, group string, topics []string, session, rebalance time.
 // GroupState returns the state of group (Stable, PreparingRebalance, ...)
 // and its members' ids.
 func GroupState(ctx context.Context, addr, group string) (string, []string, error) {
-	c := &kafka.Client{Addr: kafka.TCP(addr), Timeout: 5 * time.Second}
+	tr := &kafka.Transport{}
+	defer tr.CloseIdleConnections() // its metadata refresh would outlive the cluster
+	c := &kafka.Client{Addr: kafka.TCP(addr), Timeout: 5 * time.Second, Transport: tr}
 	resp, err := c.DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{group}})
 	if err != nil {
 		return "", nil, fmt.Errorf("describe group %s: %w", group, err)

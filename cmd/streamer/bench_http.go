@@ -136,7 +136,9 @@ func benchHTTP(ctx context.Context, cfg httpBenchConfig) (httpBenchReport, error
 
 // trainService produces n generated examples, one in four with its label.
 func trainService(ctx context.Context, addrs []string, gen *synth.TextStream, n int) error {
-	w := &kafka.Writer{Addr: kafka.TCP(addrs...), Topic: "examples", Balancer: &kafka.Hash{},
+	tr := &kafka.Transport{}
+	defer tr.CloseIdleConnections()
+	w := &kafka.Writer{Addr: kafka.TCP(addrs...), Topic: "examples", Balancer: &kafka.Hash{}, Transport: tr,
 		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 1000, AllowAutoTopicCreation: true}
 	defer w.Close()
 	msgs := make([]kafka.Message, 0, n)

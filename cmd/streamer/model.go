@@ -51,6 +51,7 @@ version, if any, is marked.`,
 			if err != nil {
 				return err
 			}
+			defer conn.Close()
 			rows, err := modelVersions(cmd.Context(), conn, cfg)
 			if err != nil {
 				return err
@@ -89,6 +90,7 @@ pin then lists their epochs and pins neither).`,
 			if err != nil {
 				return err
 			}
+			defer conn.Close()
 			sel := snapshot.AnyEpochVersion(version)
 			if cmd.Flags().Changed("epoch") {
 				sel = snapshot.Exactly(snapshot.Stamp{Epoch: epoch, Version: version})
@@ -125,6 +127,7 @@ func newModelUnpinCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			defer conn.Close()
 			p := control.Pin{Model: cfg.Model.Name, At: time.Now().UTC()}
 			if err := control.Write(cmd.Context(), conn, cfg.Kafka.Topics.Control, p); err != nil {
 				return err

@@ -86,6 +86,7 @@ func modelCluster(t *testing.T, ctx context.Context) (string, service.Config, *b
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(conn.Close)
 	err = conn.EnsureTopics(ctx, brokers.Topic{Name: cfg.Snapshot.HistoryTopic, Retention: time.Hour},
 		brokers.Topic{Name: cfg.Kafka.Topics.Snapshots, Compacted: true})
 	if err != nil {

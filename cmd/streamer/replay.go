@@ -85,6 +85,7 @@ func runReplay(cmd *cobra.Command, fl replayFlags) error {
 	if err != nil {
 		return err
 	}
+	defer conn.Close()
 	if fl.outFile != "" {
 		if rc.Out, err = replay.NewFileOutput(fl.outFile); err != nil {
 			return err
@@ -133,10 +134,7 @@ func replayConfig(ctx context.Context, cfg service.Config, fl replayFlags) (repl
 	if bc.IsEmbedded() {
 		return rc, nil, fmt.Errorf("replay needs kafka.brokers to name a running cluster, not %q", brokers.Embedded)
 	}
-	conn, err := bc.Connect(bc.Brokers)
-	if err != nil {
-		return rc, nil, err
-	}
+	var err error
 	if rc.Pipeline, err = cfg.Pipeline(); err != nil {
 		return rc, nil, err
 	}
@@ -152,8 +150,15 @@ func replayConfig(ctx context.Context, cfg service.Config, fl replayFlags) (repl
 	if rc.Partitions, err = parsePartitions(fl.partitions); err != nil {
 		return rc, nil, err
 	}
-	rc.Snapshot, err = pinnedSnapshot(ctx, conn, cfg, fl)
-	return rc, conn, err
+	conn, err := bc.Connect(bc.Brokers)
+	if err != nil {
+		return rc, nil, err
+	}
+	if rc.Snapshot, err = pinnedSnapshot(ctx, conn, cfg, fl); err != nil {
+		conn.Close()
+		return rc, nil, err
+	}
+	return rc, conn, nil
 }
 
 func pinnedSnapshot(ctx context.Context, conn *brokers.Connection, cfg service.Config, fl replayFlags) (*snapshot.Snapshot, error) {

@@ -65,6 +65,7 @@ func onTopic(cmd *cobra.Command, conf *configFlags, version uint64) (*snapshot.S
 	if err != nil {
 		return nil, err
 	}
+	defer conn.Close()
 	if version != 0 {
 		return snapshotVersion(cmd.Context(), conn, cfg, snapshot.AnyEpochVersion(version))
 	}
