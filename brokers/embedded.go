@@ -43,7 +43,7 @@ type ClusterConfig struct {
 // keeper of group sessions that kfake can forget (sessions.go).
 type Cluster struct {
 	*kfake.Cluster
-	self *Connection // the cluster's own client's, closed with it
+	self *Connection // the connection of the cluster's own client, closed with it
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 }

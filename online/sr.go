@@ -187,8 +187,9 @@ func trainSR(ctx context.Context, data TrainData, params Params, classes []strin
 }
 
 // eigenvectors solves for the leading nev non-trivial eigenvectors of S
-// and returns the block whose first picked columns are those the
-// responses come from (pickResponses), aligned with the warm start's.
+// and returns the block whose first columns are those the responses come
+// from (responseCount says how many, pickResponses which), aligned with
+// the warm start's, and their number.
 func (p *srProblem) eigenvectors(aff *srAffinity, nev int, prev *Model) (eigenResult, int, error) {
 	n := aff.Dim()
 	block := min(nev+srGuard, n-1)
