@@ -130,11 +130,7 @@ func TestSolveWaitsForTheLabelsOfABacklog(t *testing.T) {
 	}
 	version := svc.Status().Pipeline.ModelVersion
 
-	conn, err := cfg.Brokers().Connect(addrs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
+	conn := testConnection(t, cfg.Brokers(), addrs)
 	ends, err := conn.Offsets(ctx, "labels", []int{0, 1})
 	if err != nil {
 		t.Fatal(err)

@@ -23,11 +23,7 @@ func TestPinAndRollback(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cfg := testConfig(t, addrs)
-	conn, err := cfg.Brokers().Connect(addrs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
+	conn := testConnection(t, cfg.Brokers(), addrs)
 	preds := readPredictions(t, ctx, addrs)
 	stream := newStreamWriter(t, addrs, 5)
 	svc, stop := runService(t, cfg)

@@ -32,11 +32,7 @@ func TestRestoreRefusesCorruptSnapshot(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := cfg.Brokers().Connect(addrs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
+	conn := testConnection(t, cfg.Brokers(), addrs)
 	good, ok, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
 	if err != nil || !ok {
 		t.Fatalf("no snapshot on the topic: %v", err)

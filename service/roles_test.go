@@ -73,11 +73,7 @@ func TestScorerFollowsSnapshots(t *testing.T) {
 	}
 	preds.mu.Unlock()
 
-	conn, err := svc.cfg.Brokers().Connect(addrs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
+	conn := testConnection(t, svc.cfg.Brokers(), addrs)
 	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
 	if err != nil {
 		t.Fatal(err)
@@ -187,11 +183,7 @@ func TestLearnerHandsOver(t *testing.T) {
 	if err := first.stop(); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := first.svc.cfg.Brokers().Connect(addrs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
+	conn := testConnection(t, first.svc.cfg.Brokers(), addrs)
 	last, ok, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
 	if err != nil || !ok || last.Epoch != firstEpoch {
 		t.Fatalf("the first learner's last snapshot: %v, %v, epoch %d (it led at %d)", ok, err, last.Epoch, firstEpoch)
@@ -228,11 +220,7 @@ func TestScorerObeysPin(t *testing.T) {
 	cfg := testConfig(t, addrs, "role=scorer")
 	svc := startService(t, cfg, testLogger(t)).svc
 	<-svc.Started()
-	conn, err := cfg.Brokers().Connect(addrs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
+	conn := testConnection(t, cfg.Brokers(), addrs)
 	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
 	if err != nil {
 		t.Fatal(err)
@@ -275,11 +263,7 @@ func TestScorerCatchesUpBeforeANewPartition(t *testing.T) {
 	cfg := testConfig(t, addrs, "role=scorer")
 	svc := startService(t, cfg, testLogger(t)).svc
 	<-svc.Started()
-	conn, err := cfg.Brokers().Connect(addrs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
+	conn := testConnection(t, cfg.Brokers(), addrs)
 	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
 	if err != nil {
 		t.Fatal(err)
@@ -346,11 +330,7 @@ func TestScorerPinsTheExactStamp(t *testing.T) {
 	cfg := testConfig(t, addrs, "role=scorer")
 	svc := startService(t, cfg, testLogger(t)).svc
 	<-svc.Started()
-	conn, err := cfg.Brokers().Connect(addrs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
+	conn := testConnection(t, cfg.Brokers(), addrs)
 	newest, _, _, err := conn.ReadSnapshots(ctx, cfg.Kafka.Topics.Snapshots, "default")
 	if err != nil {
 		t.Fatal(err)

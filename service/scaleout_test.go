@@ -130,11 +130,7 @@ func startScaleOut(t *testing.T, ctx context.Context) (*scaleOut, *brokers.Conne
 	}
 	t.Cleanup(cluster.Close)
 	addr := cluster.Addrs()[0]
-	conn, err := (brokers.Config{Brokers: []string{addr}}).Connect([]string{addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
+	conn := testConnection(t, brokers.Config{Brokers: []string{addr}}, []string{addr})
 	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: "examples", Partitions: 8}, brokers.Topic{Name: "labels", Partitions: 8}); err != nil {
 		t.Fatal(err)
 	}

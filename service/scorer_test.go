@@ -75,11 +75,7 @@ func TestScorerBootstrapsFromCompactedTopic(t *testing.T) {
 	stream.write(t, ctx, 200)
 	trainSnapshots(t, ctx, addrs, stream, RoleLearner, 3)
 	cfg := testConfig(t, addrs, "role=scorer")
-	conn, err := cfg.Brokers().Connect(addrs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
+	conn := testConnection(t, cfg.Brokers(), addrs)
 	newest, ok, _, err := conn.ReadSnapshots(ctx, cfg.Kafka.Topics.Snapshots, "default")
 	if err != nil || !ok || newest.Version < 3 || newest.Epoch == 0 {
 		t.Fatalf("newest snapshot before compaction: v%d, %v, %v", newest.Version, ok, err)

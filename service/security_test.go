@@ -59,11 +59,7 @@ func TestServiceOverTLSAndSASL(t *testing.T) {
 	svc := run.svc
 	<-svc.Started()
 
-	conn, err := cfg.Brokers().Connect(cluster.Addrs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(conn.Close)
+	conn := testConnection(t, cfg.Brokers(), cluster.Addrs())
 	w := &kafka.Writer{Addr: kafka.TCP(conn.Addrs...), Transport: conn.Transport, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, AllowAutoTopicCreation: true}
 	defer w.Close()
 	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 9})

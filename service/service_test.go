@@ -84,6 +84,18 @@ func newStreamWriter(t *testing.T, addrs []string, seed uint64) *streamWriter {
 	return &streamWriter{w: w, gen: synth.NewTextStream(synth.TextStreamConfig{Seed: seed, Topics: 2}), rate: 8, delay: 30}
 }
 
+// testConnection connects bc to the brokers at addrs and closes the
+// connection when the test ends.
+func testConnection(t *testing.T, bc brokers.Config, addrs []string) *brokers.Connection {
+	t.Helper()
+	conn, err := bc.Connect(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	return conn
+}
+
 // newTestTransport returns a kafka-go transport that is closed when the
 // test ends: left open, its metadata refresh would dial the test's cluster
 // for the rest of the test binary's life.
@@ -136,9 +148,7 @@ func createTopics(t *testing.T, ctx context.Context, addr net.Addr, names ...str
 	for _, name := range names {
 		req.Topics = append(req.Topics, kafka.TopicConfig{Topic: name, NumPartitions: -1, ReplicationFactor: -1})
 	}
-	tr := &kafka.Transport{}
-	defer tr.CloseIdleConnections() // its metadata refresh would outlive the cluster
-	resp, err := (&kafka.Client{Addr: addr, Transport: tr}).CreateTopics(ctx, req)
+	resp, err := (&kafka.Client{Addr: addr, Transport: newTestTransport(t)}).CreateTopics(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
