@@ -46,9 +46,9 @@ const (
 // not enough for sr, and tsvm when it agrees no more than chance.
 //
 // It also reports whether sr is a candidate against a choice of svm or
-// lapsvm (trainAuto then lets the labels that arrive decide): when the
-// labeled edges, however few, agree well enough for sr, or enough of them
-// agree more than chance would.
+// lapsvm (trainAuto then lets the labels that arrive decide): always
+// while the labeled edges are too few to judge the graph, and when enough
+// of them agree more than chance would.
 func chooseAuto(data TrainData, p Params) (choice Params, srCandidate bool) {
 	p.Algorithm = TSVM
 	if data.Graph == nil || ClassCount(data.Labels) < 3 {
@@ -59,6 +59,7 @@ func chooseAuto(data TrainData, p Params) (choice Params, srCandidate bool) {
 	switch {
 	case edges < autoMinEdges:
 		p.Algorithm = SVM
+		return p, true
 	case follows:
 		p.Algorithm = SR
 		return p, false
@@ -67,8 +68,9 @@ func chooseAuto(data TrainData, p Params) (choice Params, srCandidate bool) {
 		if p.LambdaI == 0 {
 			p.LambdaI = autoLambdaI
 		}
+		return p, true
 	}
-	return p, follows || above
+	return p, false
 }
 
 // graphFollows counts the window's labeled kNN edges and those that join

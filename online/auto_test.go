@@ -17,7 +17,8 @@ import (
 // that follows the labels, tsvm for two classes, without a graph, and on a
 // graph whose edges ignore the labels, lapsvm on a graph that follows the
 // labels better than chance but not well enough for sr, and svm while it
-// cannot tell.
+// cannot tell; and where sr is a candidate against that choice (lapsvm,
+// and svm while too few labeled rows are neighbours to tell).
 func TestChooseAuto(t *testing.T) {
 	clustered, _, _ := srData(t, 600, 6, 5, 0.2, 4)
 	binary, _, _ := srData(t, 600, 6, 2, 0.2, 4)
@@ -34,21 +35,22 @@ func TestChooseAuto(t *testing.T) {
 		lambdaI float64 // solver.lambda_i
 		want    Algorithm
 		wantLI  float64
+		trial   bool // sr a candidate against want
 	}{
-		{"clustered, 5 classes", clustered, 0, SR, 0},
-		{"two classes", binary, 0, TSVM, 0},
-		{"labels independent of the graph", shuffled, 0, TSVM, 0},
-		{"graph follows the labels in part", partial, 0, LapSVM, autoLambdaI},
-		{"graph follows the labels in part, lambda_i set", partial, 0.25, LapSVM, 0.25},
-		{"labels independent of the graph, lambda_i set", shuffled, 0.25, TSVM, 0.25},
-		{"no graph", noGraph, 0, TSVM, 0},
-		{"too few labeled neighbours to tell", fewLabels, 0, SVM, 0},
+		{"clustered, 5 classes", clustered, 0, SR, 0, false},
+		{"two classes", binary, 0, TSVM, 0, false},
+		{"labels independent of the graph", shuffled, 0, TSVM, 0, false},
+		{"graph follows the labels in part", partial, 0, LapSVM, autoLambdaI, true},
+		{"graph follows the labels in part, lambda_i set", partial, 0.25, LapSVM, 0.25, true},
+		{"labels independent of the graph, lambda_i set", shuffled, 0.25, TSVM, 0.25, false},
+		{"no graph", noGraph, 0, TSVM, 0, false},
+		{"too few labeled neighbours to tell", fewLabels, 0, SVM, 0, true},
 	} {
-		got, _ := chooseAuto(tt.data, Params{Algorithm: Auto, LambdaI: tt.lambdaI})
-		if got.Algorithm != tt.want || got.LambdaI != tt.wantLI {
+		got, trial := chooseAuto(tt.data, Params{Algorithm: Auto, LambdaI: tt.lambdaI})
+		if got.Algorithm != tt.want || got.LambdaI != tt.wantLI || trial != tt.trial {
 			same, edges := Homophily(tt.data.Graph, tt.data.Labels)
-			t.Errorf("%s: auto chose %s with lambda_i %v, want %s with %v (%d of %d labeled edges agree, chance %.3f)",
-				tt.name, got.Algorithm, got.LambdaI, tt.want, tt.wantLI, same, edges, chanceAgreement(tt.data.Labels))
+			t.Errorf("%s: auto chose %s with lambda_i %v, sr a candidate: %v; want %s with %v, %v (%d of %d labeled edges agree, chance %.3f)",
+				tt.name, got.Algorithm, got.LambdaI, trial, tt.want, tt.wantLI, tt.trial, same, edges, chanceAgreement(tt.data.Labels))
 		}
 	}
 }

@@ -176,3 +176,44 @@ func trialData(t *testing.T, n, c int, frac float64) (TrainData, []string) {
 	}
 	return data, truth
 }
+
+// TestAutoTriesSRWhileTooFewEdgesToTell: with too few labeled kNN edges
+// for the rule to judge the graph (here none), auto serves svm and solves
+// sr beside it; when the labels that arrive find sr's model right where
+// svm's was wrong, it serves sr, before the edges are enough for the rule.
+func TestAutoTriesSRWhileTooFewEdgesToTell(t *testing.T) {
+	const n, c = 600, 5
+	before, truth := trialData(t, n, c, 0)
+	after := before
+	after.Labels = slices.Clone(before.Labels)
+	for i := 7; i < n; i += 60 { // ten labels arrive between the solves
+		after.Labels[i] = truth[i]
+	}
+	for _, data := range []TrainData{before, after} {
+		if same, edges, _ := graphFollows(data); edges >= autoMinEdges || leansSR(data) {
+			t.Fatalf("%d of %d labeled edges agree: not the case this test is for", same, edges)
+		}
+	}
+	ctx := context.Background()
+	first, st, err := Train(ctx, before, Params{Algorithm: Auto}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Algorithm != SVM || st.Rival != SVM || first.trial == nil || first.trial.other.Centroids == nil {
+		t.Fatalf("first solve: served %s against %q (trial %v); want svm, with sr solved beside it", st.Algorithm, st.Rival, first.trial != nil)
+	}
+	wrong := before
+	wrong.Labels = relabel(before.Labels, 1, c, 5)
+	svm, _, err := Train(ctx, wrong, Params{Algorithm: SVM}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svm.trial = &autoTrial{other: first.trial.other, labeled: labeledKeys(before), every: 1}
+	second, st, err := Train(ctx, after, Params{Algorithm: Auto}, svm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Algorithm != SR || st.Rival != SVM || second.Centroids == nil || !(st.TrialSR > st.TrialRival) {
+		t.Errorf("second solve: served %s against %q, record sr %v against %v; want sr against svm, ahead", st.Algorithm, st.Rival, st.TrialSR, st.TrialRival)
+	}
+}
