@@ -98,6 +98,7 @@ type srProblem struct {
 	params  Params
 	classes []string
 	class   []int     // per row: index into classes, -1 unlabeled
+	labeled int       // rows with a label
 	present []int     // classes with a labeled row in the window
 	gram    *srGram   // set by ridgeShared
 	duals   []float64 // set by ridgeBlock: n × responses, row-major
@@ -121,6 +122,7 @@ func newSRProblem(data TrainData, params Params, classes []string) (*srProblem, 
 		if l != "" {
 			p.class[i] = index[l]
 			count[index[l]]++
+			p.labeled++
 		}
 	}
 	for k, c := range count {
@@ -141,10 +143,8 @@ func newSRProblem(data TrainData, params Params, classes []string) (*srProblem, 
 // analysis), within what the window's size allows.
 func (p *srProblem) eigenCount(n int) int {
 	nev := len(p.present) - 1
-	for _, c := range p.class {
-		if c < 0 {
-			return max(nev, min(nev+srExtra, n-srGuard-2))
-		}
+	if p.labeled < len(p.class) {
+		return max(nev, min(nev+srExtra, n-srGuard-2))
 	}
 	return nev
 }
@@ -248,13 +248,7 @@ func (p *srProblem) responseCount(values []float64, nev int) int {
 func (p *srProblem) pickResponses(res *eigenResult, nev, picked int) {
 	v := res.Vectors
 	n, _ := v.Dims()
-	labeled := 0
-	for _, c := range p.class {
-		if c >= 0 {
-			labeled++
-		}
-	}
-	share := float64(labeled) / float64(n)
+	share := float64(p.labeled) / float64(n)
 	var carry, free []int
 	for k := range nev {
 		if p.labeledMass(v, k) >= srLabelFree*share {

@@ -839,7 +839,7 @@ func TestSRResponseCount(t *testing.T) {
 // columns all carry labels is left as it is.
 func TestSRPicksResponsesThatCarryLabels(t *testing.T) {
 	// Rows 0 and 1 are labeled; column 0 lives on rows 2-3 only.
-	p := &srProblem{class: []int{0, 1, -1, -1, -1, -1}}
+	p := &srProblem{class: []int{0, 1, -1, -1, -1, -1}, labeled: 2}
 	cols := [][]float64{
 		{0, 0, 1, 1, 0, 0},
 		{1, -1, 0, 0, 1, -1},
