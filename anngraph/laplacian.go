@@ -90,6 +90,7 @@ type Laplacian struct {
 	ea, eb []int32
 	ca, cb []float64
 	w      []float64 // W of each edge
+	rank   []int32   // position of the nearer end in the other's list
 	scale  float64
 	sigma  float64
 	bufs   sync.Pool // *scratch of two vectors of length n
@@ -124,41 +125,44 @@ func (v *View) Laplacian(cfg LaplacianConfig) (*Laplacian, error) {
 
 // collectEdges lists each undirected edge once, with its distance in ca for
 // now: the smaller of the two listed distances when both ends list the
-// other (they are equal up to rounding).
+// other (they are equal up to rounding); and its rank, the smaller of the
+// positions at which the ends list each other.
 func (l *Laplacian) collectEdges(v *View) {
 	for i := range v.Len() {
-		for _, nb := range v.Neighbors(i) {
+		for r, nb := range v.Neighbors(i) {
 			j := nb.Row
 			switch {
 			case j > i:
-				d := nb.Distance
-				if dj, ok := v.listed(j, i); ok {
-					d = min(d, dj)
+				d, rank := nb.Distance, r
+				if dj, rj, ok := v.listed(j, i); ok {
+					d, rank = min(d, dj), min(rank, rj)
 				}
-				l.add(i, j, d)
+				l.add(i, j, d, rank)
 			case j < i:
-				if _, ok := v.listed(j, i); !ok {
-					l.add(j, i, nb.Distance)
+				if _, _, ok := v.listed(j, i); !ok {
+					l.add(j, i, nb.Distance, r)
 				}
 			}
 		}
 	}
 }
 
-func (l *Laplacian) add(i, j int, d float64) {
+func (l *Laplacian) add(i, j int, d float64, rank int) {
 	l.ea = append(l.ea, int32(i))
 	l.eb = append(l.eb, int32(j))
 	l.ca = append(l.ca, d)
+	l.rank = append(l.rank, int32(rank))
 }
 
-// listed returns the distance at which row i lists row j.
-func (v *View) listed(i, j int) (float64, bool) {
-	for _, nb := range v.Neighbors(i) {
+// listed returns the distance at which row i lists row j, and its
+// position in i's list (0 for the nearest).
+func (v *View) listed(i, j int) (float64, int, bool) {
+	for r, nb := range v.Neighbors(i) {
 		if nb.Row == j {
-			return nb.Distance, true
+			return nb.Distance, r, true
 		}
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // euclidean returns ‖x_i - x_j‖ from the distance d at which one lists the
@@ -273,6 +277,12 @@ func (l *Laplacian) Sigma() float64 { return l.sigma }
 func (l *Laplacian) Edge(e int) (i, j int, w float64) {
 	return int(l.ea[e]), int(l.eb[e]), l.w[e]
 }
+
+// Rank returns edge e's rank: 0 when one end is the other's nearest
+// neighbour, and in general the smaller of the positions at which the ends
+// list each other. The edges of rank below p form the symmetrized p-NN
+// graph (i ~ j when either is among the other's p nearest).
+func (l *Laplacian) Rank(e int) int { return int(l.rank[e]) }
 
 // Scale returns s: Σ_ij W_ij (both directions) for D - W, n for the
 // normalized form; 1 when that is 0, as the graph term is 0 anyway.

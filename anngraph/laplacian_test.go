@@ -186,6 +186,40 @@ func TestLaplacianEdgesAreSymmetrized(t *testing.T) {
 	}
 }
 
+// TestLaplacianRankGivesTheSmallerGraphs checks that the edges of rank
+// below p are the symmetrized p-NN graph that a view built with K = p
+// has, for every p up to the view's K.
+func TestLaplacianRankGivesTheSmallerGraphs(t *testing.T) {
+	data := denseData(80, 5, 29)
+	v, _ := Build(data, Config{K: 6, Metric: Euclidean, Exhaustive: true})
+	l, err := v.Laplacian(LaplacianConfig{Weights: Binary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := 1; p <= 6; p++ {
+		small, _ := Build(data, Config{K: p, Metric: Euclidean, Exhaustive: true})
+		want := map[[2]int]bool{}
+		for i := range small.Len() {
+			for _, nb := range small.Neighbors(i) {
+				want[[2]int{min(i, nb.Row), max(i, nb.Row)}] = true
+			}
+		}
+		got := 0
+		for e := range l.Edges() {
+			if l.Rank(e) >= p {
+				continue
+			}
+			got++
+			if i, j, _ := l.Edge(e); !want[[2]int{i, j}] {
+				t.Fatalf("p = %d: edge {%d, %d} of rank %d is not in the %d-NN graph", p, i, j, l.Rank(e), p)
+			}
+		}
+		if got != len(want) {
+			t.Fatalf("p = %d: %d edges of rank below p, the %d-NN graph has %d", p, got, p, len(want))
+		}
+	}
+}
+
 func TestLaplacianSigma(t *testing.T) {
 	v, _ := Build(sparseData(60, 24), Config{K: 4, Metric: Cosine, Exhaustive: true})
 	l, _ := v.Laplacian(LaplacianConfig{})

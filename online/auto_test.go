@@ -76,6 +76,7 @@ func (g edgeList) Edges() int    { return len(g) }
 func (g edgeList) Edge(e int) (int, int, float64) {
 	return g[e][0], g[e][1], 1
 }
+func (g edgeList) Rank(int) int { return 0 }
 
 // TestAboveChanceIsCalibrated checks the test auto uses the graph by: on
 // random graphs whose edges ignore the labels (skewed class sizes, so that

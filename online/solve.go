@@ -83,8 +83,12 @@ type Params struct {
 	// each class, for imbalanced data; 0 means 1.
 	PositiveCost, NegativeCost float64
 	// SRDelta is δ of Spectral Regression, the weight of the kNN edges
-	// against the label block; 0 means 0.1.
+	// against the label block; 0 means 0.05.
 	SRDelta float64
+	// SRNeighbours is p of Spectral Regression: its graph joins two rows
+	// when either is among the other's p nearest neighbours in the
+	// window's kNN graph (all of them when p is at least its k); 0 means 5.
+	SRNeighbours int
 	// SRGamma is γ of Spectral Regression, the weight of unlabeled rows
 	// in its ridge regressions (0 < γ ≤ 1); 0 means 1. SR's ridge α is
 	// Lambda.
@@ -119,7 +123,10 @@ func (p Params) withDefaults() Params {
 		p.NegativeCost = 1
 	}
 	if p.SRDelta == 0 {
-		p.SRDelta = 0.1
+		p.SRDelta = 0.05
+	}
+	if p.SRNeighbours == 0 {
+		p.SRNeighbours = 5
 	}
 	if p.SRGamma == 0 {
 		p.SRGamma = 1
@@ -152,6 +159,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("cost_neg must be >= 0, got %v", p.NegativeCost)
 	case p.SRDelta < 0 || p.SRDelta > 1:
 		return fmt.Errorf("sr_delta must be in (0, 1], got %v", p.SRDelta)
+	case p.SRNeighbours < 0:
+		return fmt.Errorf("sr_k must be >= 0, got %d", p.SRNeighbours)
 	case p.SRGamma < 0 || p.SRGamma > 1:
 		return fmt.Errorf("sr_gamma must be in (0, 1], got %v", p.SRGamma)
 	}

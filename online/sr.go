@@ -160,7 +160,7 @@ func trainSR(ctx context.Context, data TrainData, params Params, classes []strin
 	}
 	factor := p.startFactor(prev)
 	defer factor.wait()
-	aff := newSRAffinity(data.Graph, p.class, len(classes), params.SRDelta)
+	aff := newSRAffinity(data.Graph, p.class, len(classes), params.SRDelta, params.SRNeighbours)
 	eig, nev, err := p.eigenvectors(aff, p.eigenCount(data.X.Rows()), prev)
 	if err != nil {
 		return nil, TrainStats{}, fmt.Errorf("sr eigenvectors: %w", err)

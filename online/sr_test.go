@@ -57,7 +57,7 @@ func TestTopEigenMatchesDense(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			aff := newSRAffinity(lap, p.class, len(classes), tt.delta)
+			aff := newSRAffinity(lap, p.class, len(classes), tt.delta, 5)
 			nev := len(classes) - 1
 			got, err := topEigen(aff, aff.trivialVector(), nev, nev+srGuard, nil, eigenSettings{Tol: 1e-9, MaxIter: 2000})
 			if err != nil || !got.Converged {
@@ -79,6 +79,44 @@ func TestTopEigenMatchesDense(t *testing.T) {
 	}
 }
 
+// TestSRAffinityKeepsThePNearest checks that SR's graph over a window's
+// 8-NN graph with p neighbours is the one built over a p-NN graph of the
+// same rows (the window's whole graph from p = 8 on): the same W and the
+// same degrees, labels and the label block included.
+func TestSRAffinityKeepsThePNearest(t *testing.T) {
+	data, _, _ := srData(t, 300, 5, 4, 0.1, 13)
+	rows, _ := synth.Clusters(synth.ClusterConfig{Points: 300, Dim: 5, Clusters: 4, Spread: 0.6, Seed: 13}) // srData's rows
+	classes, _ := modelClasses(nil, data.Labels)
+	p, err := newSRProblem(data, Params{}.withDefaults(), classes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	graph := func(k int) *anngraph.Laplacian {
+		return annLaplacian(t, rows, anngraph.Config{K: k, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{Weights: anngraph.Binary})
+	}
+	window := graph(8)
+	r := rand.New(rand.NewPCG(5, 6))
+	src := mat.NewDense(len(rows), 3, nil)
+	for i := range len(rows) {
+		for j := range 3 {
+			src.Set(i, j, r.NormFloat64())
+		}
+	}
+	for _, nb := range []int{1, 3, 5, 8, 12} {
+		got := newSRAffinity(window, p.class, len(classes), 0.3, nb)
+		want := newSRAffinity(graph(min(nb, 8)), p.class, len(classes), 0.3, nb)
+		if !slices.Equal(got.degrees(), want.degrees()) {
+			t.Fatalf("p = %d: the degrees differ", nb)
+		}
+		a, b := mat.NewDense(len(rows), 3, nil), mat.NewDense(len(rows), 3, nil)
+		got.MulBlock(a, src)
+		want.MulBlock(b, src)
+		if !mat.EqualApprox(a, b, 1e-12) {
+			t.Fatalf("p = %d: the products with S differ", nb)
+		}
+	}
+}
+
 // projectorDistance returns max |(P_a - P_b)_ij| for the projectors on the
 // first k columns of a and b.
 func projectorDistance(a, b *mat.Dense, k int) float64 {
@@ -97,7 +135,7 @@ func TestSRResponsesAreGeneralizedEigenvectors(t *testing.T) {
 	data, _, lap := srData(t, 420, 4, 3, 0.05, 5)
 	classes, _ := modelClasses(nil, data.Labels)
 	p, _ := newSRProblem(data, Params{Tolerances: Tolerances{Spectral: 1e-9}}.withDefaults(), classes)
-	aff := newSRAffinity(lap, p.class, len(classes), 0.1)
+	aff := newSRAffinity(lap, p.class, len(classes), 0.1, 5)
 	eig, _, err := p.eigenvectors(aff, 2, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +181,7 @@ func TestSRAllLabeledIsRegularizedDiscriminantAnalysis(t *testing.T) {
 			}
 			classes, _ := modelClasses(nil, truth)
 			p, _ := newSRProblem(data, params.withDefaults(), classes)
-			aff := newSRAffinity(lap, p.class, len(classes), params.withDefaults().SRDelta)
+			aff := newSRAffinity(lap, p.class, len(classes), params.withDefaults().SRDelta, params.withDefaults().SRNeighbours)
 			ref := rdaReference(data, p.class, len(classes), aff.degrees(), params.Lambda)
 			probe, _ := synth.Clusters(synth.ClusterConfig{Points: 30, Dim: 6, Clusters: 4, Spread: 0.6, Seed: 99})
 			for _, x := range probe {
@@ -740,7 +778,7 @@ func TestFillFromNeighboursKeepsTheTrivialVector(t *testing.T) {
 	for i := range class {
 		class[i] = -1
 	}
-	aff := newSRAffinity(lap, class, 1, 1)
+	aff := newSRAffinity(lap, class, 1, 1, 6)
 	want := aff.trivialVector()
 	x := mat.NewDense(len(rows), 1, nil)
 	known := make([]bool, len(rows))

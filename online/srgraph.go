@@ -16,11 +16,16 @@ type WeightedGraph interface {
 	Edges() int
 	// Edge returns edge e's ends and weight.
 	Edge(e int) (i, j int, w float64)
+	// Rank returns the smaller of the positions (0 for the nearest) at
+	// which edge e's ends list each other: the edges of rank below p form
+	// the symmetrized p-NN graph.
+	Rank(e int) int
 }
 
 // srAffinity is the label-augmented affinity W of Spectral Regression
-// (MATH.md): the kNN edges weighted δ·s(i, j), without the edges that join
-// two labeled rows of different classes, plus the label block
+// (MATH.md): the edges of the symmetrized p-NN graph (p at most the
+// window's k) weighted δ·s(i, j), without the edges that join two labeled
+// rows of different classes, plus the label block
 // Σ_k (1/l_k) 1_k 1_kᵀ, which is applied as that rank-c sum and never
 // stored as edges. As a blockOperator it is S = D^{-1/2} W D^{-1/2}.
 type srAffinity struct {
@@ -38,10 +43,11 @@ type srAffinity struct {
 	workers int
 }
 
-// newSRAffinity builds W over g with row classes class (-1 unlabeled).
-func newSRAffinity(g WeightedGraph, class []int, nclass int, delta float64) *srAffinity {
+// newSRAffinity builds W over the edges of g of rank below p, with row
+// classes class (-1 unlabeled).
+func newSRAffinity(g WeightedGraph, class []int, nclass int, delta float64, p int) *srAffinity {
 	a := &srAffinity{n: g.Vertices(), members: make([][]int32, nclass), invL: make([]float64, nclass), workers: runtime.GOMAXPROCS(0)}
-	a.setEdges(g, class, delta)
+	a.setEdges(g, class, delta, p)
 	for i, c := range class {
 		if c >= 0 {
 			a.members[c] = append(a.members[c], int32(i))
@@ -61,13 +67,17 @@ func newSRAffinity(g WeightedGraph, class []int, nclass int, delta float64) *srA
 	return a
 }
 
-// setEdges stores g's edges weighted δ·s(i, j), both ways, leaving out
-// those that join two labeled rows of different classes.
-func (a *srAffinity) setEdges(g WeightedGraph, class []int, delta float64) {
-	kept := func(i, j int) bool { return class[i] < 0 || class[j] < 0 || class[i] == class[j] }
+// setEdges stores g's edges of rank below p weighted δ·s(i, j), both
+// ways, leaving out those that join two labeled rows of different classes.
+func (a *srAffinity) setEdges(g WeightedGraph, class []int, delta float64, p int) {
+	kept := func(e int) bool {
+		i, j, _ := g.Edge(e)
+		return g.Rank(e) < p && (class[i] < 0 || class[j] < 0 || class[i] == class[j])
+	}
 	a.start = make([]int32, a.n+1)
 	for e := range g.Edges() {
-		if i, j, _ := g.Edge(e); kept(i, j) {
+		if kept(e) {
+			i, j, _ := g.Edge(e)
 			a.start[i+1]++
 			a.start[j+1]++
 		}
@@ -79,10 +89,10 @@ func (a *srAffinity) setEdges(g WeightedGraph, class []int, delta float64) {
 	a.wt = make([]float64, a.start[a.n])
 	next := slices.Clone(a.start[:a.n])
 	for e := range g.Edges() {
-		i, j, w := g.Edge(e)
-		if !kept(i, j) {
+		if !kept(e) {
 			continue
 		}
+		i, j, w := g.Edge(e)
 		a.adj[next[i]], a.wt[next[i]] = int32(j), delta*w
 		a.adj[next[j]], a.wt[next[j]] = int32(i), delta*w
 		next[i]++

@@ -167,6 +167,7 @@ type SolverConfig struct {
 	CostNeg   float64 `mapstructure:"cost_neg"`
 	SRDelta   float64 `mapstructure:"sr_delta"`
 	SRGamma   float64 `mapstructure:"sr_gamma"`
+	SRK       int     `mapstructure:"sr_k"`
 }
 
 // ScheduleConfig is the schedule section.

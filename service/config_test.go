@@ -99,6 +99,7 @@ func TestLowerLayerErrorsNameTheKey(t *testing.T) {
 		{[]string{"graph.sigma=+Inf"}, "graph.sigma must be finite"},
 		{[]string{"solver.algorithm=laprls", "solver.lambda_i=0"}, "solver.lambda_i must be > 0 for laprls"},
 		{[]string{"solver.sr_delta=2"}, "solver.sr_delta must be in (0, 1]"},
+		{[]string{"solver.sr_k=-1"}, "solver.sr_k must be >= 0"},
 		{[]string{"solver.cost_neg=-1"}, "solver.cost_neg must be >= 0"},
 		{[]string{"solver.r=1"}, "solver.r must be in [0, 1)"},
 		{[]string{"features.gamma=+Inf"}, "features.gamma must be finite"},

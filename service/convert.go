@@ -15,7 +15,7 @@ func (c Config) solverParams() online.Params {
 		Algorithm: online.Algorithm(c.Solver.Algorithm), Lambda: c.Solver.Lambda, LambdaU: c.Solver.LambdaU,
 		LambdaI: c.Solver.LambdaI, R: c.Solver.R, MaxSwitch: c.Solver.MaxSwitch,
 		PositiveCost: c.Solver.CostPos, NegativeCost: c.Solver.CostNeg,
-		SRDelta: c.Solver.SRDelta, SRGamma: c.Solver.SRGamma,
+		SRDelta: c.Solver.SRDelta, SRGamma: c.Solver.SRGamma, SRNeighbours: c.Solver.SRK,
 	}
 }
 

@@ -56,6 +56,7 @@ type Params struct {
 	NegativeCost float64 `json:"cost_neg,omitempty"`
 	SRDelta      float64 `json:"sr_delta,omitempty"`
 	SRGamma      float64 `json:"sr_gamma,omitempty"`
+	SRNeighbours int     `json:"sr_k,omitempty"`
 }
 
 // Window describes the sliding window and its graph.
@@ -128,7 +129,7 @@ func FromParams(p online.Params) Params {
 	return Params{
 		Algorithm: string(p.Algorithm), Lambda: p.Lambda, LambdaU: p.LambdaU, LambdaI: p.LambdaI,
 		R: p.R, MaxSwitch: p.MaxSwitch, PositiveCost: p.PositiveCost, NegativeCost: p.NegativeCost,
-		SRDelta: p.SRDelta, SRGamma: p.SRGamma,
+		SRDelta: p.SRDelta, SRGamma: p.SRGamma, SRNeighbours: p.SRNeighbours,
 	}
 }
 
@@ -137,6 +138,6 @@ func (p Params) Online() online.Params {
 	return online.Params{
 		Algorithm: online.Algorithm(p.Algorithm), Lambda: p.Lambda, LambdaU: p.LambdaU, LambdaI: p.LambdaI,
 		R: p.R, MaxSwitch: p.MaxSwitch, PositiveCost: p.PositiveCost, NegativeCost: p.NegativeCost,
-		SRDelta: p.SRDelta, SRGamma: p.SRGamma,
+		SRDelta: p.SRDelta, SRGamma: p.SRGamma, SRNeighbours: p.SRNeighbours,
 	}
 }

@@ -58,7 +58,7 @@ model with --out, in the snapshot format the service publishes.`,
 			// Before the data is read and the graph built: lapsvm with the
 			// default λ_I = 0 would fail only after both.
 			if err := cfg.Params.Validate(); err != nil {
-				return fmt.Errorf("fit: %w (see --lambda, --lambda-u, --lambda-i, --r, --max-switch, --cost-pos, --cost-neg)", err)
+				return fmt.Errorf("fit: %w (see --lambda, --lambda-u, --lambda-i, --r, --max-switch, --cost-pos, --cost-neg, --sr-delta, --sr-gamma, --sr-k)", err)
 			}
 			cfg.BadLines = cmd.ErrOrStderr()
 			if cpuProfile != "" {
