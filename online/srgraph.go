@@ -70,14 +70,12 @@ func newSRAffinity(g WeightedGraph, class []int, nclass int, delta float64, p in
 // setEdges stores g's edges of rank below p weighted δ·s(i, j), both
 // ways, leaving out those that join two labeled rows of different classes.
 func (a *srAffinity) setEdges(g WeightedGraph, class []int, delta float64, p int) {
-	kept := func(e int) bool {
-		i, j, _ := g.Edge(e)
+	kept := func(e, i, j int) bool {
 		return g.Rank(e) < p && (class[i] < 0 || class[j] < 0 || class[i] == class[j])
 	}
 	a.start = make([]int32, a.n+1)
 	for e := range g.Edges() {
-		if kept(e) {
-			i, j, _ := g.Edge(e)
+		if i, j, _ := g.Edge(e); kept(e, i, j) {
 			a.start[i+1]++
 			a.start[j+1]++
 		}
@@ -89,10 +87,10 @@ func (a *srAffinity) setEdges(g WeightedGraph, class []int, delta float64, p int
 	a.wt = make([]float64, a.start[a.n])
 	next := slices.Clone(a.start[:a.n])
 	for e := range g.Edges() {
-		if !kept(e) {
+		i, j, w := g.Edge(e)
+		if !kept(e, i, j) {
 			continue
 		}
-		i, j, w := g.Edge(e)
 		a.adj[next[i]], a.wt[next[i]] = int32(j), delta*w
 		a.adj[next[j]], a.wt[next[j]] = int32(i), delta*w
 		next[i]++
