@@ -41,9 +41,9 @@ type Label struct {
 type Decoder struct {
 	Limits     Limits
 	Featurizer Featurizer
-	// ZeroLabel says what a LIBSVM label of 0 means; the zero value,
-	// ZeroAuto, lets FileReader decide per file.
-	ZeroLabel ZeroLabel
+	// Unlabeled says which LIBSVM label marks an unlabeled row; the zero
+	// value, UnlabeledAuto, lets FileReader decide per file.
+	Unlabeled UnlabeledLabel
 }
 
 // Validate reports the first configuration field that is out of range. The

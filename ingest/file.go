@@ -26,8 +26,9 @@ type Record struct {
 // Decoder.DecodeLIBSVMLine), whose examples get the id "line-N", N the
 // 1-based line number. A further .gz or .bz2 suffix means compressed.
 // Blank lines, and in LIBSVM lines starting with '#', are skipped. What a
-// LIBSVM label of 0 means follows Decoder.ZeroLabel; with ZeroAuto, OpenFile
-// first reads the file's labels to decide (see ZeroAuto).
+// LIBSVM label marks an unlabeled row follows Decoder.Unlabeled; with
+// UnlabeledAuto, OpenFile first reads the file's labels to decide (see
+// UnlabeledAuto).
 type FileReader struct {
 	path   string
 	dec    *Decoder
@@ -49,13 +50,13 @@ func OpenFile(path string, dec *Decoder) (*FileReader, error) {
 	}
 	jsonl := IsJSONLines(path)
 	lim := dec.Limits.withDefaults()
-	if !jsonl && dec.ZeroLabel == ZeroAuto {
-		zero, err := scanZeroLabel(path, lim.MaxLineBytes)
+	if !jsonl && dec.Unlabeled.Rule == UnlabeledAuto {
+		rule, err := scanUnlabeledLabel(path, lim.MaxLineBytes)
 		if err != nil {
 			return nil, err
 		}
 		resolved := *dec
-		resolved.ZeroLabel = zero
+		resolved.Unlabeled = rule
 		dec = &resolved
 	}
 	in, err := OpenDecompressed(path)
@@ -72,9 +73,10 @@ func OpenFile(path string, dec *Decoder) (*FileReader, error) {
 
 func newBufferedReader(in io.Reader) *bufio.Reader { return bufio.NewReaderSize(in, 64<<10) }
 
-// ZeroLabel returns what a LIBSVM label of 0 means in this file: the
-// decoder's rule, or for ZeroAuto what the file's labels decided.
-func (r *FileReader) ZeroLabel() ZeroLabel { return r.dec.ZeroLabel }
+// Unlabeled returns which LIBSVM label marks an unlabeled row in this
+// file: the decoder's rule, or for UnlabeledAuto what the file's labels
+// decided.
+func (r *FileReader) Unlabeled() UnlabeledLabel { return r.dec.Unlabeled }
 
 // Next returns the next example, or io.EOF after the last. A line that does
 // not decode gives an error wrapping its *DecodeError with the path and line

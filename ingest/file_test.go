@@ -109,7 +109,7 @@ func TestLIBSVMFiles(t *testing.T) {
 	if len(first) != 5 {
 		t.Fatalf("read %d records, want 5", len(first))
 	}
-	// The file has classes 2 and 3, so its 0 is a class too (ZeroAuto).
+	// The file has classes 2 and 3, so its 0 is a class too (UnlabeledAuto).
 	want := []struct {
 		id, label string
 		labeled   bool
@@ -245,34 +245,39 @@ func TestReadLabelsFile(t *testing.T) {
 func TestLIBSVMClassZero(t *testing.T) {
 	threeClass := "0 1:1\n1 1:2\n# comment\n\n2 1:3\n0 2:1\n"
 	svmlin := "1 1:1\n-1 1:2\n0 1:3\n+1.0 2:1\n"
+	sklearn := "0 1:1\n-1 1:2\n2 1:3\n-1.0 2:1\n1 2:2\n"
+	auto, none, zero := UnlabeledLabel{}, UnlabeledLabel{Rule: UnlabeledNone}, ZeroUnlabeled()
+	minusOne := UnlabeledLabel{Rule: UnlabeledMark, Value: -1}
 	tests := []struct {
 		name, file, content string
-		zero                ZeroLabel
-		resolved            ZeroLabel
+		rule                UnlabeledLabel
+		resolved            UnlabeledLabel
 		labeled             []bool // per record
 	}{
-		{"three classes with 0", "a.svm", threeClass, ZeroAuto, ZeroClass, []bool{true, true, true, true}},
-		{"three classes, gzip", "a.svm.gz", threeClass, ZeroAuto, ZeroClass, []bool{true, true, true, true}},
-		{"three classes, --unlabeled-label 0", "a.svm", threeClass, ZeroUnlabeled, ZeroUnlabeled, []bool{false, true, true, false}},
-		{"plus and minus one with 0", "b.svm", svmlin, ZeroAuto, ZeroUnlabeled, []bool{true, true, false, true}},
-		{"plus and minus one, gzip", "b.svm.gz", svmlin, ZeroAuto, ZeroUnlabeled, []bool{true, true, false, true}},
-		{"plus and minus one, 0 forced a class", "b.svm", svmlin, ZeroClass, ZeroClass, []bool{true, true, true, true}},
-		{"zero and one is binary", "c.svm", "0 1:1\n1 1:2\n", ZeroAuto, ZeroClass, []bool{true, true}},
-		{"minus one and 0", "d.svm", "-1 1:1\n0 1:2\n", ZeroAuto, ZeroUnlabeled, []bool{true, false}},
-		{"only zeros is unlabeled", "e.svm", "0 1:1\n0.0 1:2\n", ZeroAuto, ZeroUnlabeled, []bool{false, false}},
-		{"a bad label does not decide", "f.svm", "x 1:1\n1 1:1\n-1 1:1\n0 1:1\n", ZeroAuto, ZeroUnlabeled, []bool{true, true, false}},
+		{"three classes with 0", "a.svm", threeClass, auto, none, []bool{true, true, true, true}},
+		{"three classes, gzip", "a.svm.gz", threeClass, auto, none, []bool{true, true, true, true}},
+		{"three classes, --unlabeled-label 0", "a.svm", threeClass, zero, zero, []bool{false, true, true, false}},
+		{"plus and minus one with 0", "b.svm", svmlin, auto, zero, []bool{true, true, false, true}},
+		{"plus and minus one, gzip", "b.svm.gz", svmlin, auto, zero, []bool{true, true, false, true}},
+		{"plus and minus one, 0 forced a class", "b.svm", svmlin, none, none, []bool{true, true, true, true}},
+		{"zero and one is binary", "c.svm", "0 1:1\n1 1:2\n", auto, none, []bool{true, true}},
+		{"minus one and 0", "d.svm", "-1 1:1\n0 1:2\n", auto, zero, []bool{true, false}},
+		{"only zeros is unlabeled", "e.svm", "0 1:1\n0.0 1:2\n", auto, zero, []bool{false, false}},
+		{"a bad label does not decide", "f.svm", "x 1:1\n1 1:1\n-1 1:1\n0 1:1\n", auto, zero, []bool{true, true, false}},
+		{"scikit-learn's -1 is a class unless said", "g.svm", sklearn, auto, none, []bool{true, true, true, true, true}},
+		{"three classes, --unlabeled-label -1", "g.svm", sklearn, minusOne, minusOne, []bool{true, false, true, false, true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := writeFile(t, tt.file, tt.content)
-			dec := &Decoder{ZeroLabel: tt.zero}
+			dec := &Decoder{Unlabeled: tt.rule}
 			r, err := OpenFile(path, dec)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			if r.ZeroLabel() != tt.resolved || dec.ZeroLabel != tt.zero {
-				t.Fatalf("file reads 0 as %v (decoder %v), want %v (decoder unchanged)", r.ZeroLabel(), dec.ZeroLabel, tt.resolved)
+			if r.Unlabeled() != tt.resolved || dec.Unlabeled != tt.rule {
+				t.Fatalf("file marks unlabeled rows by %v (decoder %v), want %v (decoder unchanged)", r.Unlabeled(), dec.Unlabeled, tt.resolved)
 			}
 			var labeled []bool
 			for {
@@ -295,13 +300,18 @@ func TestLIBSVMClassZero(t *testing.T) {
 	}
 }
 
-func TestParseZeroLabel(t *testing.T) {
-	for _, z := range []ZeroLabel{ZeroAuto, ZeroUnlabeled, ZeroClass} {
-		if got, err := ParseZeroLabel(z.String()); err != nil || got != z {
-			t.Errorf("ParseZeroLabel(%q) = %v, %v", z.String(), got, err)
+func TestParseUnlabeledLabel(t *testing.T) {
+	for _, u := range []UnlabeledLabel{{}, {Rule: UnlabeledNone}, ZeroUnlabeled(), {Rule: UnlabeledMark, Value: -1}, {Rule: UnlabeledMark, Value: 2.5}} {
+		if got, err := ParseUnlabeledLabel(u.String()); err != nil || got != u {
+			t.Errorf("ParseUnlabeledLabel(%q) = %v, %v; want %v", u.String(), got, err, u)
 		}
 	}
-	if _, err := ParseZeroLabel("-1"); err == nil {
-		t.Error("ParseZeroLabel(-1) accepted")
+	if got, err := ParseUnlabeledLabel("-1.0"); err != nil || got != (UnlabeledLabel{Rule: UnlabeledMark, Value: -1}) {
+		t.Errorf("ParseUnlabeledLabel(-1.0) = %v, %v", got, err)
+	}
+	for _, s := range []string{"x", "nan", "inf", "1:1"} {
+		if _, err := ParseUnlabeledLabel(s); err == nil {
+			t.Errorf("ParseUnlabeledLabel(%q) accepted", s)
+		}
 	}
 }

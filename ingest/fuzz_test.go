@@ -5,12 +5,14 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 	"unicode/utf8"
 )
 
-// fuzzDecoders are the configurations fuzzing runs under: the defaults, and
-// limits small enough that the fuzzer reaches every one of them.
+// fuzzDecoders are the configurations fuzzing runs under: the defaults,
+// limits small enough that the fuzzer reaches every one of them, and -1 as
+// the LIBSVM label of unlabeled rows.
 func fuzzDecoders() []Decoder {
 	return []Decoder{
 		{},
@@ -21,6 +23,7 @@ func fuzzDecoders() []Decoder {
 			},
 			Featurizer: Featurizer{Dim: 16, DenseDim: 3, Signed: true, Normalize: true},
 		},
+		{Unlabeled: UnlabeledLabel{Rule: UnlabeledMark, Value: -1}},
 	}
 }
 
@@ -120,8 +123,8 @@ func FuzzLIBSVMLine(f *testing.F) {
 		if ex.Vector.IsDense() || ex.Vector.NNZ() > d.Limits.withDefaults().MaxFeatures {
 			t.Fatalf("a LIBSVM line gave %+v", ex.Vector)
 		}
-		if ex.Label == "0" {
-			t.Fatal("label 0 is unlabeled, yet was kept")
+		if x, err := strconv.ParseFloat(ex.Label, 64); ex.Labeled && err == nil && d.Unlabeled.marks(x) {
+			t.Fatalf("label %s marks an unlabeled row under %v, yet was kept", ex.Label, d.Unlabeled)
 		}
 	})
 }

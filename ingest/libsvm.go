@@ -13,8 +13,8 @@ import (
 //	label idx:val idx:val ... # comment
 //
 // The label is a number, normalized like a numeric JSON label ("+1" and
-// "1.0" become "1"); a label of 0 means what d.ZeroLabel says (ZeroAuto,
-// for a line on its own, means unlabeled). Indices are 1-based in
+// "1.0" become "1"); d.Unlabeled says which label, if any, marks an
+// unlabeled row (UnlabeledAuto, for a line on its own, means 0). Indices are 1-based in
 // the line and stored 0-based, so they must lie in [1, Dim]; they may come
 // in any order but not twice. qid:n tokens and the comment are ignored.
 // Values are kept as given unless Featurizer.Normalize is set. The example
@@ -34,7 +34,7 @@ func (d *Decoder) DecodeLIBSVMLine(line []byte, id string) (Example, error) {
 	}
 	ex := Example{ID: id}
 	var err error
-	if ex.Label, ex.Labeled, err = libsvmLabel(label, d.ZeroLabel != ZeroClass, lim); err != nil {
+	if ex.Label, ex.Labeled, err = libsvmLabel(label, d.Unlabeled, lim); err != nil {
 		return Example{}, err
 	}
 	if ex.Vector, err = d.libsvmFeatures(rest, lim); err != nil {
@@ -61,12 +61,12 @@ func isBlank(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
 }
 
-func libsvmLabel(tok []byte, zeroUnlabeled bool, lim Limits) (string, bool, error) {
+func libsvmLabel(tok []byte, unlabeled UnlabeledLabel, lim Limits) (string, bool, error) {
 	x, err := parseFloat(tok, "label")
 	if err != nil {
 		return "", false, err
 	}
-	if x == 0 && zeroUnlabeled {
+	if unlabeled.marks(x) {
 		return "", false, nil
 	}
 	label := numericLabel(x)

@@ -30,9 +30,9 @@ type FitConfig struct {
 	// Features is the featurizer for JSONL files; LIBSVM files take their
 	// dimension from the largest index.
 	Features ingest.Featurizer
-	// ZeroLabel says what a LIBSVM label of 0 means; the zero value decides
-	// from the file's labels (ingest.ZeroAuto).
-	ZeroLabel ingest.ZeroLabel
+	// Unlabeled says which LIBSVM label marks an unlabeled row; the zero
+	// value decides from the file's labels (ingest.UnlabeledAuto).
+	Unlabeled ingest.UnlabeledLabel
 	Params    online.Params
 	Graph     GraphConfig
 	// Kernel, when enabled, trains over a Nyström kernel map of the rows
@@ -90,7 +90,7 @@ type dataset struct {
 // RunFit trains a model on cfg.Data.
 func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	start := time.Now()
-	data, err := readDataset(cfg.Data, &ingest.Decoder{Featurizer: cfg.Features, ZeroLabel: cfg.ZeroLabel}, cfg.BadLines)
+	data, err := readDataset(cfg.Data, &ingest.Decoder{Featurizer: cfg.Features, Unlabeled: cfg.Unlabeled}, cfg.BadLines)
 	if err != nil {
 		return nil, err
 	}

@@ -203,28 +203,56 @@ func writeClasses(t *testing.T, n int) (path string, zeros int) {
 	return path, zeros
 }
 
+// markUnlabeled copies the LIBSVM file at path with the label of every
+// every-th row replaced by -1, scikit-learn's mark of an unlabeled row, and
+// returns the copy's path and how many rows it marked.
+func markUnlabeled(t *testing.T, path string, every int) (string, int) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	marked := 0
+	for i, line := range lines {
+		if i%every == 0 {
+			_, features, _ := strings.Cut(line, " ")
+			lines[i] = "-1 " + features
+			marked++
+		}
+	}
+	out := filepath.Join(t.TempDir(), "marked.svm")
+	if err := os.WriteFile(out, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out, marked
+}
+
 // TestFitLIBSVMClassZero checks what a label of 0 means to fit and
 // predict: a class in a multi-class file, unlabeled in a ±1 file, and
-// unlabeled wherever --unlabeled-label 0 says so.
+// unlabeled wherever --unlabeled-label 0 says so; and that -1 marks the
+// unlabeled rows of a multi-class file with --unlabeled-label -1.
 func TestFitLIBSVMClassZero(t *testing.T) {
 	three, zeros := writeClasses(t, 150)
+	marked, unmarked := markUnlabeled(t, three, 3)
 	svmlin, _ := writeLIBSVM(t, 200, 50)
 	tests := []struct {
 		name     string
 		path     string
-		zero     ingest.ZeroLabel
+		rule     ingest.UnlabeledLabel
 		labeled  int
 		classes  string
 		accuracy float64 // least accuracy of predict on the file's labeled rows
 	}{
-		{"three classes with 0", three, ingest.ZeroAuto, 150, "[0 1 2]", 0.95},
-		{"three classes, --unlabeled-label 0", three, ingest.ZeroUnlabeled, 150 - zeros, "[1 2]", 0.95},
-		{"plus and minus one with 0", svmlin, ingest.ZeroAuto, 50, "[-1 1]", 0.8},
-		{"plus and minus one, --unlabeled-label none", svmlin, ingest.ZeroClass, 200, "[-1 0 1]", 0},
+		{"three classes with 0", three, ingest.UnlabeledLabel{}, 150, "[0 1 2]", 0.95},
+		{"three classes, --unlabeled-label 0", three, ingest.ZeroUnlabeled(), 150 - zeros, "[1 2]", 0.95},
+		{"three classes, --unlabeled-label -1", marked, ingest.UnlabeledLabel{Rule: ingest.UnlabeledMark, Value: -1}, 150 - unmarked, "[0 1 2]", 0.95},
+		{"plus and minus one with 0", svmlin, ingest.UnlabeledLabel{}, 50, "[-1 1]", 0.8},
+		{"plus and minus one, --unlabeled-label none", svmlin, ingest.UnlabeledLabel{Rule: ingest.UnlabeledNone}, 200, "[-1 0 1]", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fit, err := RunFit(context.Background(), FitConfig{Data: tt.path, ZeroLabel: tt.zero, Params: online.Params{Algorithm: online.SVM}})
+			fit, err := RunFit(context.Background(), FitConfig{Data: tt.path, Unlabeled: tt.rule, Params: online.Params{Algorithm: online.SVM}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,7 +262,7 @@ func TestFitLIBSVMClassZero(t *testing.T) {
 				t.Fatalf("%d labeled rows of classes %v, want %d of %s", fit.Report.Labeled, classes, tt.labeled, tt.classes)
 			}
 			var out bytes.Buffer
-			rep, err := Predict(fit.Snapshot, tt.path, &out, WithZeroLabel(tt.zero))
+			rep, err := Predict(fit.Snapshot, tt.path, &out, WithUnlabeledLabel(tt.rule))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -38,10 +38,10 @@ func DecoderFor(snap *snapshot.Snapshot, path string) *ingest.Decoder {
 // PredictOption changes how Predict reads its file.
 type PredictOption func(*ingest.Decoder)
 
-// WithZeroLabel says what a LIBSVM label of 0 means in the file (by
-// default ingest.ZeroAuto: decided from the file's labels).
-func WithZeroLabel(z ingest.ZeroLabel) PredictOption {
-	return func(d *ingest.Decoder) { d.ZeroLabel = z }
+// WithUnlabeledLabel says which LIBSVM label marks an unlabeled row in the
+// file (by default ingest.UnlabeledAuto: decided from the file's labels).
+func WithUnlabeledLabel(u ingest.UnlabeledLabel) PredictOption {
+	return func(d *ingest.Decoder) { d.Unlabeled = u }
 }
 
 // Predict scores every record of path with the snapshot's model and writes

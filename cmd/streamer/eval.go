@@ -64,7 +64,7 @@ terminal, a line every 5 seconds otherwise (--quiet: neither).`,
 			if cfg.Pipeline, err = sc.Pipeline(); err != nil {
 				return err
 			}
-			if cfg.Pipeline.Decoder.ZeroLabel, err = ingest.ParseZeroLabel(unlabeled); err != nil {
+			if cfg.Pipeline.Decoder.Unlabeled, err = ingest.ParseUnlabeledLabel(unlabeled); err != nil {
 				return fmt.Errorf("--unlabeled-label: %w", err)
 			}
 			if cfg.TestEvery < 0 || cfg.Seeds < 0 {

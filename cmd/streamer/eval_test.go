@@ -92,7 +92,7 @@ func TestEvalCommandFlagErrors(t *testing.T) {
 	data := writeJSONL(t, filepath.Join(t.TempDir(), "s.jsonl"), 10, 1)
 	for _, args := range [][]string{
 		{"eval", "--data", data, "--test-every", "10"},
-		{"eval", "--data", data, "--unlabeled-label", "7"},
+		{"eval", "--data", data, "--unlabeled-label", "seven"},
 		{"eval", "--data", data, "--seeds", "-1"},
 	} {
 		cmd := newRootCommand()

@@ -27,12 +27,14 @@ func newFitCommand() *cobra.Command {
 		Use:   "fit",
 		Short: "Train a model on a LIBSVM or JSONL file",
 		Long: `fit trains a model on a file: LIBSVM/svmlight ("label idx:val ...", 1-based
-indices, optionally .gz or .bz2) or JSONL in the example schema. Rows
-without a label are unlabeled. In a LIBSVM file a label of 0 means
-unlabeled only when the file's labels are -1, +1 and 0 (SVMlin's
-convention) or all 0; in any other file (digits, MNIST, a 0/1 problem) 0
-is a class. --unlabeled-label 0 makes 0 mean unlabeled in any file,
---unlabeled-label none makes it a class in any file. --labels FILE
+indices, optionally .gz or .bz2) or JSONL in the example schema. JSONL
+rows without a label are unlabeled. A LIBSVM line always starts with its
+label, and one label value marks the unlabeled rows: 0 when the file's
+labels are -1, +1 and 0 (SVMlin's convention) or all 0; in any other file
+(digits, MNIST, a 0/1 problem) 0 is a class and every row is labeled.
+--unlabeled-label N makes N mark the unlabeled rows in any file (0, or -1
+as scikit-learn does, for a multi-class file whose classes include 0);
+--unlabeled-label none makes every label a class. --labels FILE
 (SVMlin's format: 1, -1 or 0 per line) overrides the labels. The
 Laplacian algorithms build a kNN graph over the rows: exact for small
 files, approximate (HNSW) beyond. It prints one JSON line and writes the
@@ -43,7 +45,7 @@ model with --out, in the snapshot format the service publishes.`,
 			if cfg.Params.Algorithm, err = online.ParseAlgorithm(algo); err != nil {
 				return err
 			}
-			if cfg.ZeroLabel, err = ingest.ParseZeroLabel(unlabeled); err != nil {
+			if cfg.Unlabeled, err = ingest.ParseUnlabeledLabel(unlabeled); err != nil {
 				return fmt.Errorf("--unlabeled-label: %w", err)
 			}
 			if cfg.Graph.Laplacian.Weights, err = anngraph.ParseWeightKind(weights); err != nil {
@@ -128,11 +130,12 @@ func newPredictCommand() *cobra.Command {
 		Long: `predict scores every record of a file with a model (a snapshot file, from
 fit or from the service) and writes one prediction per line, in the
 service's prediction schema, to --out (standard output by default). When the
-file carries labels it prints JSON with accuracy and macro_f1. A LIBSVM
-label of 0 is read as by fit (see fit --help and --unlabeled-label).`,
+file carries labels it prints JSON with accuracy and macro_f1. The label
+that marks a LIBSVM row unlabeled is read as by fit (see fit --help and
+--unlabeled-label).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			zero, err := ingest.ParseZeroLabel(unlabeled)
+			mark, err := ingest.ParseUnlabeledLabel(unlabeled)
 			if err != nil {
 				return fmt.Errorf("--unlabeled-label: %w", err)
 			}
@@ -149,7 +152,7 @@ label of 0 is read as by fit (see fit --help and --unlabeled-label).`,
 				defer f.Close()
 				w, summary = f, cmd.OutOrStdout()
 			}
-			rep, err := offline.PredictWarning(snap, data, w, cmd.ErrOrStderr(), offline.WithZeroLabel(zero))
+			rep, err := offline.PredictWarning(snap, data, w, cmd.ErrOrStderr(), offline.WithUnlabeledLabel(mark))
 			if err != nil {
 				return err
 			}
@@ -166,8 +169,8 @@ label of 0 is read as by fit (see fit --help and --unlabeled-label).`,
 	return cmd
 }
 
-// addUnlabeledLabelFlag binds --unlabeled-label, what a LIBSVM label of 0
-// means, for ingest.ParseZeroLabel.
+// addUnlabeledLabelFlag binds --unlabeled-label, the LIBSVM label that
+// marks unlabeled rows, for ingest.ParseUnlabeledLabel.
 func addUnlabeledLabelFlag(f *pflag.FlagSet, v *string) {
-	f.StringVar(v, "unlabeled-label", "auto", "LIBSVM files: 0 means unlabeled (0), is a class (none), or auto: unlabeled only in a file of -1, +1 and 0 labels or of 0 alone")
+	f.StringVar(v, "unlabeled-label", "auto", "LIBSVM files: the label that marks unlabeled rows (a number, such as 0 or -1), none (every label is a class), or auto: 0 in a file of -1, +1 and 0 labels or of 0 alone, else none")
 }
