@@ -25,7 +25,7 @@ type Record struct {
 // line (see Decoder.DecodeExample); anything else is LIBSVM/svmlight (see
 // Decoder.DecodeLIBSVMLine), whose examples get the id "line-N", N the
 // 1-based line number. A further .gz or .bz2 suffix means compressed.
-// Blank lines, and in LIBSVM lines starting with '#', are skipped. What a
+// Blank lines, and in LIBSVM lines starting with '#', are skipped. Which
 // LIBSVM label marks an unlabeled row follows Decoder.Unlabeled; with
 // UnlabeledAuto, OpenFile first reads the file's labels to decide (see
 // UnlabeledAuto).

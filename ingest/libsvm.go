@@ -14,9 +14,9 @@ import (
 //
 // The label is a number, normalized like a numeric JSON label ("+1" and
 // "1.0" become "1"); d.Unlabeled says which label, if any, marks an
-// unlabeled row (UnlabeledAuto, for a line on its own, means 0). Indices are 1-based in
-// the line and stored 0-based, so they must lie in [1, Dim]; they may come
-// in any order but not twice. qid:n tokens and the comment are ignored.
+// unlabeled row (UnlabeledAuto, for a line on its own, means 0). Indices
+// are 1-based in the line and stored 0-based, so they must lie in [1, Dim];
+// they may come in any order but not twice. qid:n tokens and the comment are ignored.
 // Values are kept as given unless Featurizer.Normalize is set. The example
 // gets the given id and a zero TS. Errors are *DecodeError, unwrapped: the
 // caller knows where the line came from.
