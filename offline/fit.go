@@ -41,6 +41,9 @@ type FitConfig struct {
 	// BadLines, when set, is told which records were rejected: file, line
 	// and reason, up to MaxBadLines.
 	BadLines io.Writer
+	// Warnings, when set, is told of what the data suggests was meant
+	// otherwise (minusOneHint).
+	Warnings io.Writer
 }
 
 // FitReport is the line `streamer fit` prints.
@@ -98,6 +101,9 @@ func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 		if err := applyLabelsFile(data, cfg.Labels); err != nil {
 			return nil, err
 		}
+	}
+	if hint := minusOneHint(cfg, data.labels); hint != "" && cfg.Warnings != nil {
+		fmt.Fprintln(cfg.Warnings, hint)
 	}
 	lap, err := buildGraph(data, cfg)
 	if err != nil {
@@ -286,4 +292,29 @@ func laplacianName(normalized bool) string {
 		return "normalized"
 	}
 	return "unnormalized"
+}
+
+// minusOneHint returns a warning when a LIBSVM file read with the automatic
+// rule looks like scikit-learn's semi-supervised convention: -1 is the most
+// frequent of three classes or more, where it most likely marks the
+// unlabeled rows; "" otherwise.
+func minusOneHint(cfg FitConfig, labels []string) string {
+	if ingest.IsJSONLines(cfg.Data) || cfg.Labels != "" || cfg.Unlabeled.Rule != ingest.UnlabeledAuto {
+		return ""
+	}
+	count := map[string]int{}
+	most := ""
+	for _, l := range labels {
+		if l == "" {
+			continue
+		}
+		count[l]++
+		if count[l] > count[most] {
+			most = l
+		}
+	}
+	if most != "-1" || len(count) < 3 {
+		return ""
+	}
+	return fmt.Sprintf("fit: label -1, on %d of %d rows, is taken as a class; if it marks unlabeled rows (scikit-learn's convention), pass --unlabeled-label -1", count[most], len(labels))
 }

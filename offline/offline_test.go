@@ -203,6 +203,38 @@ func writeClasses(t *testing.T, n int) (path string, zeros int) {
 	return path, zeros
 }
 
+// TestFitHintsAtMinusOne checks that fit warns when -1 is the most
+// frequent of three classes or more under the automatic rule, and only
+// then.
+func TestFitHintsAtMinusOne(t *testing.T) {
+	three, _ := writeClasses(t, 150)
+	marked, _ := markUnlabeled(t, three, 3)
+	svmlin, _ := writeLIBSVM(t, 200, 50)
+	minusOne := ingest.UnlabeledLabel{Rule: ingest.UnlabeledMark, Value: -1}
+	for _, tt := range []struct {
+		name string
+		path string
+		rule ingest.UnlabeledLabel
+		warn bool
+	}{
+		{"-1 the most frequent of four classes", marked, ingest.UnlabeledLabel{}, true},
+		{"-1 said to mark unlabeled rows", marked, minusOne, false},
+		{"no -1", three, ingest.UnlabeledLabel{}, false},
+		{"a ±1 file", svmlin, ingest.UnlabeledLabel{}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var warnings bytes.Buffer
+			_, err := RunFit(context.Background(), FitConfig{Data: tt.path, Unlabeled: tt.rule, Warnings: &warnings, Params: online.Params{Algorithm: online.SVM}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(warnings.String(), "--unlabeled-label -1"); got != tt.warn {
+				t.Fatalf("warned %v (%q), want %v", got, warnings.String(), tt.warn)
+			}
+		})
+	}
+}
+
 // markUnlabeled copies the LIBSVM file at path with the label of every
 // every-th row replaced by -1, scikit-learn's mark of an unlabeled row, and
 // returns the copy's path and how many rows it marked.

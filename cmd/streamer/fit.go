@@ -63,6 +63,7 @@ model with --out, in the snapshot format the service publishes.`,
 				return fmt.Errorf("fit: %w (see --lambda, --lambda-u, --lambda-i, --r, --max-switch, --cost-pos, --cost-neg, --sr-delta, --sr-gamma, --sr-k)", err)
 			}
 			cfg.BadLines = cmd.ErrOrStderr()
+			cfg.Warnings = cmd.ErrOrStderr()
 			if cpuProfile != "" {
 				stop, err := startCPUProfile(cpuProfile)
 				if err != nil {
