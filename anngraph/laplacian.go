@@ -90,7 +90,7 @@ type Laplacian struct {
 	ea, eb []int32
 	ca, cb []float64
 	w      []float64 // W of each edge
-	rank   []int32   // position of the nearer end in the other's list
+	rank   []int32   // the smaller of the positions at which the ends list each other
 	scale  float64
 	sigma  float64
 	bufs   sync.Pool // *scratch of two vectors of length n
