@@ -47,7 +47,7 @@ func writeLIBSVM(t *testing.T, n, labeled int) (path string, truth []string) {
 
 func TestFitAndPredictLIBSVM(t *testing.T) {
 	path, truth := writeLIBSVM(t, 550, 50)
-	for _, a := range []online.Algorithm{online.SVM, online.TSVM, online.DA, online.LapSVM, online.LapRLS} {
+	for _, a := range []online.Algorithm{online.SVM, online.TSVM, online.DA, online.LapSVM, online.LapRLS, online.Auto} {
 		cfg := FitConfig{Data: path, Params: online.Params{Algorithm: a, Lambda: 300, LambdaU: 3, LambdaI: 1, R: 0.5},
 			Graph: GraphConfig{K: 10, Laplacian: anngraph.LaplacianConfig{Normalized: true}}}
 		fit, err := RunFit(context.Background(), cfg)

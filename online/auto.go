@@ -51,6 +51,9 @@ const (
 // of them agree more than chance would.
 func chooseAuto(data TrainData, p Params) (choice Params, srCandidate bool) {
 	p.Algorithm = TSVM
+	if data.Laplacian == nil {
+		p.LambdaI = 0 // no graph to weigh (two classes grow none)
+	}
 	if data.Graph == nil || ClassCount(data.Labels) < 3 {
 		return p, false
 	}

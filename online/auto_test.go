@@ -27,7 +27,7 @@ func TestChooseAuto(t *testing.T) {
 	partial, _, _ := srData(t, 600, 6, 5, 0.2, 4)
 	partial.Labels = relabel(partial.Labels, 0.5, 5, 2)
 	noGraph := clustered
-	noGraph.Graph = nil
+	noGraph.Graph, noGraph.Laplacian = nil, nil
 	fewLabels, _, _ := srData(t, 600, 6, 5, 0, 4) // two labels a class: too few neighbours to judge
 	for _, tt := range []struct {
 		name    string
@@ -44,11 +44,15 @@ func TestChooseAuto(t *testing.T) {
 		{"graph follows the labels in part, lambda_i set", partial, 0.25, LapSVM, 0.25, true},
 		{"labels independent of the graph, lambda_i set", shuffled, 0.25, TSVM, 0.25, false},
 		{"no graph", noGraph, 0, TSVM, 0, false},
+		{"no graph, lambda_i set", noGraph, 0.25, TSVM, 0, false},
 		{"too few labeled neighbours to tell", fewLabels, 0, SVM, 0, true},
 	} {
 		got, trial := chooseAuto(tt.data, Params{Algorithm: Auto, LambdaI: tt.lambdaI})
 		if got.Algorithm != tt.want || got.LambdaI != tt.wantLI || trial != tt.trial {
-			same, edges := Homophily(tt.data.Graph, tt.data.Labels)
+			var same, edges int
+			if tt.data.Graph != nil {
+				same, edges = Homophily(tt.data.Graph, tt.data.Labels)
+			}
 			t.Errorf("%s: auto chose %s with lambda_i %v, sr a candidate: %v; want %s with %v, %v (%d of %d labeled edges agree, chance %.3f)",
 				tt.name, got.Algorithm, got.LambdaI, trial, tt.want, tt.wantLI, tt.trial, same, edges, chanceAgreement(tt.data.Labels))
 		}
