@@ -26,6 +26,7 @@ type ClassesConfig struct {
 	LabeledFrac float64 // fraction of rows whose label is revealed
 	ReplaceFrac float64 // rows replaced before the warm re-solve; 0 means 0.01
 	K           int     // neighbours of the kNN graph; 0 means 10
+	Degree      int     // p of the Laplacian's power M = L^p; 0 means online.GraphDegree's choice
 	Seed        uint64
 	// Repeats is how many times each of the four solves runs, in turn;
 	// the report gives each one's median seconds. 0 means 1.
@@ -183,7 +184,7 @@ func classBenchRows(cfg ClassesConfig, n int) ([]vector.Vector, []string) {
 
 // classBenchWindow returns the window of cfg.Rows rows starting at first,
 // with its kNN graph when the algorithm needs one (its build time added to
-// graphSeconds).
+// graphSeconds) and the Laplacian of cfg.Degree.
 func classBenchWindow(cfg ClassesConfig, rows []vector.Vector, labels []string, first int, graphSeconds *float64) (online.TrainData, error) {
 	win := rows[first : first+cfg.Rows]
 	keys := make([]uint64, cfg.Rows)
@@ -204,7 +205,7 @@ func classBenchWindow(cfg ClassesConfig, rows []vector.Vector, labels []string, 
 	if err != nil {
 		return data, fmt.Errorf("kNN graph: %w", err)
 	}
-	lap, err := view.Laplacian(anngraph.LaplacianConfig{Normalized: true})
+	lap, err := view.Laplacian(anngraph.LaplacianConfig{Normalized: true, Degree: online.GraphDegree(algo, cfg.Degree)})
 	if err != nil {
 		return data, fmt.Errorf("graph: %w", err)
 	}

@@ -93,6 +93,7 @@ type dataset struct {
 // RunFit trains a model on cfg.Data.
 func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	start := time.Now()
+	cfg.Graph.Laplacian.Degree = online.GraphDegree(cfg.Params.Algorithm, cfg.Graph.Laplacian.Degree)
 	data, err := readDataset(cfg.Data, &ingest.Decoder{Featurizer: cfg.Features, Unlabeled: cfg.Unlabeled}, cfg.BadLines)
 	if err != nil {
 		return nil, err

@@ -67,6 +67,10 @@ func TestFitAndPredictLIBSVM(t *testing.T) {
 		if rate := float64(errs) / 500; rate > 0.12 {
 			t.Errorf("%s: transductive error %.3f", a, rate)
 		}
+		// The degree left at 0 is recorded as the one the fit used.
+		if d, want := fit.Snapshot.Window.Degree, online.GraphDegree(a, 0); d != want || want < 1 {
+			t.Errorf("%s: snapshot records degree %d, want %d", a, d, want)
+		}
 		// The model file predicts what the fit predicted.
 		model := filepath.Join(t.TempDir(), "m.snap")
 		if err := snapshot.WriteFile(model, fit.Snapshot); err != nil {

@@ -39,7 +39,7 @@ func TestChooseAuto(t *testing.T) {
 	}{
 		{"clustered, 5 classes", clustered, 0, SR, 0, false},
 		{"two classes", binary, 0, TSVM, 0, false},
-		{"labels independent of the graph", shuffled, 0, TSVM, 0, false},
+		{"labels independent of the graph", shuffled, 0, TSVM, autoLambdaI, false},
 		{"graph follows the labels in part", partial, 0, LapSVM, autoLambdaI, true},
 		{"graph follows the labels in part, lambda_i set", partial, 0.25, LapSVM, 0.25, true},
 		{"labels independent of the graph, lambda_i set", shuffled, 0.25, TSVM, 0.25, false},
@@ -239,6 +239,60 @@ func TestAutoGrowsABoundedGraphBehindABacklog(t *testing.T) {
 		}
 		if got, kept := s.KeptFraction(), float64(want-labeled)/float64(n-labeled); math.Abs(got-kept) > 1e-12 {
 			t.Fatalf("share %v: kept fraction %v, want %v", share, got, kept)
+		}
+	}
+}
+
+// TestGraphDegree: a graph.degree of 0 iterates the Laplacian under auto
+// (autoDegree) and not for an algorithm named; a degree set is kept.
+func TestGraphDegree(t *testing.T) {
+	for _, tt := range []struct {
+		algo   Algorithm
+		degree int
+		want   int
+	}{
+		{Auto, 0, autoDegree},
+		{Auto, 1, 1},
+		{Auto, 2, 2},
+		{LapSVM, 0, 1},
+		{LapRLS, 0, 1},
+		{TSVM, 0, 1},
+		{LapSVM, 4, 4},
+	} {
+		if got := GraphDegree(tt.algo, tt.degree); got != tt.want {
+			t.Errorf("GraphDegree(%s, %d) = %d, want %d", tt.algo, tt.degree, got, tt.want)
+		}
+	}
+}
+
+// TestLearnerBuildsAutosDegree: the Laplacian a Learner hands the solver
+// is L^autoDegree under auto with the degree left at 0 (once three classes
+// grew its graph), and L for lapsvm.
+func TestLearnerBuildsAutosDegree(t *testing.T) {
+	for _, tt := range []struct {
+		algo Algorithm
+		want int
+	}{{Auto, autoDegree}, {LapSVM, 1}} {
+		l := newTestLearner(t, tt.algo, 200)
+		for i, r := range textRows(60, 1) {
+			label := fmt.Sprint("c", i%3)
+			if _, err := l.Observe(r.id, time.Unix(int64(i), 0), r.v, label); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := l.Solve(context.Background()); err != nil {
+			t.Fatalf("%s: %v", tt.algo, err)
+		}
+		view := l.window.snapshot()
+		if view.graph == nil {
+			t.Fatalf("%s: no graph after a solve over three classes", tt.algo)
+		}
+		lap, err := view.laplacian(l.cfg.Graph)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lap.Degree() != tt.want {
+			t.Errorf("%s: Laplacian of degree %d, want %d", tt.algo, lap.Degree(), tt.want)
 		}
 	}
 }

@@ -20,7 +20,8 @@ type LearnerConfig struct {
 	Features int
 	// Window bounds the window by count and age and sets up its kNN graph.
 	Window anngraph.Config
-	// Graph says how the Laplacian is built from the kNN graph.
+	// Graph says how the Laplacian is built from the kNN graph; a Degree
+	// of 0 means GraphDegree's choice for the algorithm.
 	Graph anngraph.LaplacianConfig
 	// Params are the solver's hyper-parameters.
 	Params Params
@@ -61,6 +62,7 @@ func (c LearnerConfig) withDefaults() LearnerConfig {
 		c.Queue = 20000
 	}
 	c.Params = c.Params.withDefaults()
+	c.Graph.Degree = GraphDegree(c.Params.Algorithm, c.Graph.Degree)
 	return c
 }
 

@@ -389,7 +389,7 @@ func (c Config) Validate() error {
 		{c.Window.EfSearch > 0, "window.ef_search", "must be > 0"},
 		{c.Window.InsertWorkers >= 0, "window.insert_workers", "must be >= 0"},
 		{c.Graph.Laplacian == "normalized" || c.Graph.Laplacian == "unnormalized", "graph.laplacian", "must be normalized or unnormalized"},
-		{c.Graph.Degree >= 1, "graph.degree", "must be >= 1"},
+		{c.Graph.Degree >= 0, "graph.degree", "must be >= 0"},
 		{c.Graph.Weights == "heat" || c.Graph.Weights == "cosine" || c.Graph.Weights == "binary", "graph.weights", "must be heat, cosine or binary"},
 		{c.Graph.Sigma >= 0, "graph.sigma", "must be >= 0"},
 		{c.Schedule.SolveExamples > 0, "schedule.solve_examples", "must be > 0"},

@@ -64,6 +64,7 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"window.max_examples=0", "window.max_examples"},
 		{"kafka.start=middle", "kafka.start"},
 		{"graph.weights=gaussian", "graph.weights"},
+		{"graph.degree=-1", "graph.degree"},
 		{"solver.algorithm=svn", "solver.algorithm"},
 		{"solver.lambda=-1", "lambda"},
 		{"kafka.sasl.mechanism=kerberos", "kafka.sasl.mechanism"},

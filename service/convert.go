@@ -95,7 +95,7 @@ func (c Config) snapshotSettings() (snapshot.Features, snapshot.Params, snapshot
 		snapshot.FromParams(c.solverParams()),
 		snapshot.Window{
 			MaxExamples: c.Window.MaxExamples, MaxAge: c.Window.MaxAge, K: c.Window.K,
-			Laplacian: c.Graph.Laplacian, Degree: c.Graph.Degree, Weights: c.Graph.Weights,
+			Laplacian: c.Graph.Laplacian, Degree: online.GraphDegree(online.Algorithm(c.Solver.Algorithm), c.Graph.Degree), Weights: c.Graph.Weights,
 		}
 }
 

@@ -71,6 +71,7 @@ solvers against the same data, SVMlin or 'streamer fit --data PREFIX.svm
 	f.IntVar(&classes.Classes, "classes", 0, "multi-class bench with this many classes: cold solve, the same rows by a supervised svm (on the revealed labels, and on every label), and a warm re-solve")
 	f.BoolVar(&classes.Dense, "dense", false, "with --classes: dense clustered rows of --dim values instead of text-like rows")
 	f.IntVar(&classes.Dim, "dim", 784, "with --classes --dense: the rows' dimension")
+	f.IntVar(&classes.Degree, "laplacian-degree", 0, "with --classes: p in M = L^p; 0 is 3 for auto, 1 for the others, as in the service")
 	f.IntVar(&cfg.Repeats, "repeat", 1, "run each solve this many times, in turn, and report the median seconds")
 	f.StringVar(&report, "report", "", "also write the JSON report to this file")
 	f.StringVar(&export, "export", "", "write the problem to `PREFIX`.svm and PREFIX.labels instead of solving it")

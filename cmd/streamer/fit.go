@@ -96,7 +96,7 @@ model with --out, in the snapshot format the service publishes.`,
 	addParamFlags(f, &cfg.Params)
 	f.IntVar(&cfg.Graph.K, "knn", 10, "neighbours per row in the kNN graph")
 	f.StringVar(&laplacian, "laplacian", "normalized", "normalized or unnormalized (D - W)")
-	f.IntVar(&cfg.Graph.Laplacian.Degree, "laplacian-degree", 1, "p in M = L^p")
+	f.IntVar(&cfg.Graph.Laplacian.Degree, "laplacian-degree", 0, "p in M = L^p; 0 is 3 for auto, 1 for the others")
 	f.StringVar(&weights, "weights", "heat", "edge weights: heat, cosine or binary")
 	f.Float64Var(&cfg.Graph.Laplacian.Sigma, "sigma", 0, "heat kernel width; 0 is the mean kNN distance")
 	f.IntVar(&cfg.Features.Dim, "dim", 1<<18, "hashed feature space of JSONL text and named features")
