@@ -24,10 +24,15 @@ const (
 	// seeds, the every-example gain over supervised averaged over five
 	// orders of the stream): λ_I = 3, 5, 10 on lapsvm alone +0.88, +0.97,
 	// +0.96 points; with tsvm's graph term as well, 5 and 10 +1.26 and
-	// +1.25 (+0.37 with λ_I = 1 on the plain Laplacian before). With the
-	// plain Laplacian, λ_I = 10 gained nothing there (+0.3 points in
-	// windows, −7.8 at 100).
+	// +1.25 (+0.37 with λ_I = 1 on the plain Laplacian before). Over the
+	// plain Laplacian λ_I = 10 loses (autoLambdaIOverL).
 	autoLambdaI = 10
+	// autoLambdaIOverL is auto's λ_I over the plain Laplacian, when
+	// graph.degree sets p = 1: the best of λ_I = 1, 3, 10 there on
+	// Debian (an earlier draw of five orders, the term on both lapsvm and
+	// tsvm: +0.50, +0.23, −0.58). With it, graph.degree=1 gains +0.59
+	// on the orders above (+0.37 before, without tsvm's term).
+	autoLambdaIOverL = 1
 	// autoDegree is p of M = L^p under auto when graph.degree is 0. The
 	// graph term of L^p penalizes outputs that vary over paths of p edges,
 	// not only over single edges, so a label's smoothing reaches the rows
@@ -56,7 +61,7 @@ const (
 // chooseAuto returns the parameters auto stands for on data: tsvm for two
 // classes (or without a graph); for three or more, sr when the window's
 // kNN graph follows the labels, the supervised svm while too few labeled
-// rows are neighbours to tell, lapsvm (λ_I = autoLambdaI unless p sets
+// rows are neighbours to tell, lapsvm (λ_I by autoWeight unless p sets
 // it) when the graph agrees with the labels more than chance would but
 // not enough for sr, and tsvm with the same graph term when it agrees no
 // more than chance: at the rare solves where it does on short text, the
@@ -85,13 +90,23 @@ func chooseAuto(data TrainData, p Params) (choice Params, srCandidate bool) {
 		return p, false
 	case above:
 		p.Algorithm = LapSVM
-		p.LambdaI = cmp.Or(p.LambdaI, autoLambdaI)
+		p.LambdaI = cmp.Or(p.LambdaI, autoWeight(data.Laplacian))
 		return p, true
 	}
 	if data.Laplacian != nil {
-		p.LambdaI = cmp.Or(p.LambdaI, autoLambdaI)
+		p.LambdaI = cmp.Or(p.LambdaI, autoWeight(data.Laplacian))
 	}
 	return p, false
+}
+
+// autoWeight returns auto's λ_I for the graph term over lap when
+// solver.lambda_i is 0: autoLambdaIOverL over a Laplacian that reports
+// the power 1, autoLambdaI over its powers.
+func autoWeight(lap Laplacian) float64 {
+	if d, ok := lap.(interface{ Degree() int }); ok && d.Degree() == 1 {
+		return autoLambdaIOverL
+	}
+	return autoLambdaI
 }
 
 // graphFollows counts the window's labeled kNN edges and those that join

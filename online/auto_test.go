@@ -26,6 +26,10 @@ func TestChooseAuto(t *testing.T) {
 	shuffled.Labels = relabel(shuffled.Labels, 1, 5, 1)
 	partial, _, _ := srData(t, 600, 6, 5, 0.2, 4)
 	partial.Labels = relabel(partial.Labels, 0.5, 5, 2)
+	// srData's Laplacian is L itself; auto's default is its third power.
+	partialCubed, shuffledCubed := partial, shuffled
+	partialCubed.Laplacian = poweredLaplacian{partial.Laplacian, autoDegree}
+	shuffledCubed.Laplacian = poweredLaplacian{shuffled.Laplacian, autoDegree}
 	noGraph := clustered
 	noGraph.Graph, noGraph.Laplacian = nil, nil
 	fewLabels, _, _ := srData(t, 600, 6, 5, 0, 4) // two labels a class: too few neighbours to judge
@@ -39,8 +43,10 @@ func TestChooseAuto(t *testing.T) {
 	}{
 		{"clustered, 5 classes", clustered, 0, SR, 0, false},
 		{"two classes", binary, 0, TSVM, 0, false},
-		{"labels independent of the graph", shuffled, 0, TSVM, autoLambdaI, false},
-		{"graph follows the labels in part", partial, 0, LapSVM, autoLambdaI, true},
+		{"labels independent of the graph", shuffledCubed, 0, TSVM, autoLambdaI, false},
+		{"labels independent of the graph, over L", shuffled, 0, TSVM, autoLambdaIOverL, false},
+		{"graph follows the labels in part", partialCubed, 0, LapSVM, autoLambdaI, true},
+		{"graph follows the labels in part, over L", partial, 0, LapSVM, autoLambdaIOverL, true},
 		{"graph follows the labels in part, lambda_i set", partial, 0.25, LapSVM, 0.25, true},
 		{"labels independent of the graph, lambda_i set", shuffled, 0.25, TSVM, 0.25, false},
 		{"no graph", noGraph, 0, TSVM, 0, false},
@@ -58,6 +64,15 @@ func TestChooseAuto(t *testing.T) {
 		}
 	}
 }
+
+// poweredLaplacian reports another power p of M = L^p than the one it
+// applies, for the choice of auto's weight.
+type poweredLaplacian struct {
+	Laplacian
+	p int
+}
+
+func (l poweredLaplacian) Degree() int { return l.p }
 
 // relabel returns labels with each labeled row, with probability frac,
 // given a class drawn uniformly from c.
