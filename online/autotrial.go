@@ -54,9 +54,11 @@ func (r *trialRecord) add(srRight, rivalRight bool) {
 // candidate against that choice (the rival), it serves sr once sr was
 // right more often than the rival where the two disagreed on the labels
 // revealed since, as the models of the earlier solves predicted them, or
-// while the record is tied (at the first solve) when the few labeled kNN
-// edges lean to sr (leansSR); it keeps the candidate not served for the
-// next comparison. The served candidate is solved afresh, the other at
+// while the record is tied (at a trial's first solve) when the last model
+// served sr or the few labeled kNN edges lean to sr (leansSR): without a
+// label to go by, a model that served sr is not switched to its rival
+// because the rule's homophily dipped. It keeps the candidate not served
+// for the next comparison. The served candidate is solved afresh, the other at
 // the 1st, 2nd, 4th, 8th … solve after a switch (at most every
 // autoMaxEvery-th) and otherwise kept as it was: where one candidate
 // keeps winning, or the two agree, the trial costs a few solves of the
@@ -69,7 +71,7 @@ func trainAuto(ctx context.Context, data TrainData, params Params, classes []str
 	}
 	prevSR, prevRival := trialPair(prev)
 	record := revealedRecord(prev, prevSR, prevRival, data)
-	serveSR := record.SR > record.Rival || record.SR == record.Rival && leansSR(data)
+	serveSR := record.SR > record.Rival || record.SR == record.Rival && (leansSR(data) || servedSR(prev))
 	next := nextTrial(prev, serveSR)
 	sr := params
 	sr.Algorithm = SR
@@ -92,6 +94,11 @@ func trainAuto(ctx context.Context, data TrainData, params Params, classes []str
 	st.Rival, st.TrialSR, st.TrialRival = rival.Algorithm, record.SR, record.Rival
 	st.Seconds = time.Since(start).Seconds()
 	return served, st, nil
+}
+
+// servedSR reports whether the last model, prev, was sr's.
+func servedSR(prev *Model) bool {
+	return prev != nil && prev.Centroids != nil
 }
 
 // nextTrial returns the trial that a solve serving sr (serveSR) or its

@@ -120,7 +120,8 @@ func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 // TestAutoServesSROnATieWhenTheGraphLeansToIt: at the first solve, with
 // too few labeled kNN edges for the rule to choose sr, the trial's record
 // is tied; auto serves sr when at least autoMinTieEdges of them agree,
-// and svm when only two do.
+// and svm when only two do, unless the last model served sr: a tie does
+// not switch sr to svm, nor svm to sr without the edges.
 func TestAutoServesSROnATieWhenTheGraphLeansToIt(t *testing.T) {
 	data, _ := trialData(t, 600, 5, 0.04)
 	two := data
@@ -144,16 +145,32 @@ func TestAutoServesSROnATieWhenTheGraphLeansToIt(t *testing.T) {
 			}
 		}
 	}
+	ctx := context.Background()
+	last := func(a Algorithm) *Model { // a model served by the rule, without a trial
+		t.Helper()
+		m, _, err := Train(ctx, two, Params{Algorithm: a}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
 	for _, tt := range []struct {
-		name string
-		data TrainData
-		want Algorithm
-	}{{"edges agree", data, SR}, {"two edges agree", two, SVM}} {
+		name  string
+		data  TrainData
+		leans bool
+		prev  *Model
+		want  Algorithm
+	}{
+		{"edges agree", data, true, nil, SR},
+		{"two edges agree", two, false, nil, SVM},
+		{"two edges agree, sr served before", two, false, last(SR), SR},
+		{"two edges agree, svm served before", two, false, last(SVM), SVM},
+	} {
 		same, edges, follows := graphFollows(tt.data)
-		if !follows || edges >= autoMinEdges || leansSR(tt.data) != (tt.want == SR) {
+		if !follows || edges >= autoMinEdges || leansSR(tt.data) != tt.leans {
 			t.Fatalf("%s: %d of %d labeled edges agree: not the case this test is for", tt.name, same, edges)
 		}
-		m, st, err := Train(context.Background(), tt.data, Params{Algorithm: Auto}, nil)
+		m, st, err := Train(ctx, tt.data, Params{Algorithm: Auto}, tt.prev)
 		if err != nil {
 			t.Fatal(err)
 		}
