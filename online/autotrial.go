@@ -58,8 +58,8 @@ func (r *trialRecord) add(srRight, rivalRight bool) {
 // served sr or the few labeled kNN edges lean to sr (leansSR): without a
 // label to go by, a model that served sr is not switched to its rival
 // because the rule's homophily dipped. It keeps the candidate not served
-// for the next comparison. The served candidate is solved afresh, the other at
-// the 1st, 2nd, 4th, 8th … solve after a switch (at most every
+// for the next comparison. The served candidate is solved afresh, the
+// other at the 1st, 2nd, 4th, 8th … solve after a switch (at most every
 // autoMaxEvery-th) and otherwise kept as it was: where one candidate
 // keeps winning, or the two agree, the trial costs a few solves of the
 // other.
