@@ -80,7 +80,6 @@ func chooseAuto(data TrainData, p Params) (choice Params, srCandidate bool) {
 		return p, false
 	}
 	same, edges, follows := graphFollows(data)
-	above := data.Laplacian != nil && edges >= autoMinEdges && aboveChance(same, edges, chanceAgreement(data.Labels))
 	switch {
 	case edges < autoMinEdges:
 		p.Algorithm = SVM
@@ -88,13 +87,14 @@ func chooseAuto(data TrainData, p Params) (choice Params, srCandidate bool) {
 	case follows:
 		p.Algorithm = SR
 		return p, false
-	case above:
-		p.Algorithm = LapSVM
-		p.LambdaI = cmp.Or(p.LambdaI, autoWeight(data.Laplacian))
-		return p, true
 	}
-	if data.Laplacian != nil {
-		p.LambdaI = cmp.Or(p.LambdaI, autoWeight(data.Laplacian))
+	if data.Laplacian == nil {
+		return p, false
+	}
+	p.LambdaI = cmp.Or(p.LambdaI, autoWeight(data.Laplacian))
+	if aboveChance(same, edges, chanceAgreement(data.Labels)) {
+		p.Algorithm = LapSVM
+		return p, true
 	}
 	return p, false
 }
