@@ -77,32 +77,12 @@ func Drain(ctx context.Context, cfg DrainConfig) (rep DrainReport, err error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Minute
 	}
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: cfg.Partitions})
+	fc, err := fillCluster(ctx, cfg.Partitions, cfg.Set, cfg)
 	if err != nil {
 		return rep, err
 	}
-	defer cluster.Close()
-	sets := append([]string{"kafka.brokers=" + cluster.Addrs()[0],
-		"log.level=warn", "kafka.partitions=" + strconv.Itoa(cfg.Partitions)}, cfg.Set...)
-	// The service's own configuration, to learn its topics and group and
-	// to refuse a bad --set before filling anything.
-	sc, err := service.LoadConfig("", sets)
-	if err != nil {
-		return rep, err
-	}
-	conn, err := sc.Brokers().Connect(cluster.Addrs())
-	if err != nil {
-		return rep, err
-	}
-	defer conn.Close()
-	topics := sc.Kafka.Topics
-	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: topics.Examples, Partitions: sc.Kafka.Partitions},
-		brokers.Topic{Name: topics.Labels, Partitions: sc.Kafka.Partitions}); err != nil {
-		return rep, err
-	}
-	if err := fillDrain(ctx, conn, cfg, topics.Examples, topics.Labels); err != nil {
-		return rep, err
-	}
+	defer fc.Close()
+	sc, conn, sets, topics := fc.config, fc.conn, fc.sets, fc.config.Kafka.Topics
 
 	var extra []string
 	if cfg.CPUProfile != "" {
@@ -146,9 +126,9 @@ func Drain(ctx context.Context, cfg DrainConfig) (rep DrainReport, err error) {
 	rep.StopSeconds = time.Since(stopping).Seconds()
 	// A connection of its own: kafka-go's transport caches metadata from
 	// before the service created the predictions topic.
-	out, err := sc.Brokers().Connect(cluster.Addrs())
+	out, err := sc.Brokers().Connect(fc.cluster.Addrs())
 	if err != nil {
-		return rep, err
+		return rep, fmt.Errorf("connect to read the predictions: %w", err)
 	}
 	defer out.Close()
 	lat, err := publishTimes(ctx, out, topics.Predictions, start)
@@ -219,6 +199,61 @@ func drainTexts(path string) (func(i int) drainText, error) {
 		}
 		return r
 	}, nil
+}
+
+// filledCluster is an embedded broker whose input topics hold a filled
+// stream, with the configuration of the service that reads them.
+type filledCluster struct {
+	cluster *brokers.Cluster
+	conn    *brokers.Connection
+	config  service.Config
+	// sets are the --set flags that point a child service at the cluster.
+	sets []string
+}
+
+// fillCluster starts an embedded broker of the given partitions, loads
+// the service's configuration from sets (the broker's address, warn-level
+// logs and the partitions first, then extra), so that a bad --set is
+// refused before anything is filled, and fills the examples and labels
+// topics as fillDrain does with fill.
+func fillCluster(ctx context.Context, partitions int, extra []string, fill DrainConfig) (*filledCluster, error) {
+	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: partitions})
+	if err != nil {
+		return nil, fmt.Errorf("start the embedded broker: %w", err)
+	}
+	fc := &filledCluster{cluster: cluster}
+	fc.sets = slices.Clip(append([]string{"kafka.brokers=" + cluster.Addrs()[0],
+		"log.level=warn", "kafka.partitions=" + strconv.Itoa(partitions)}, extra...))
+	if fc.config, err = service.LoadConfig("", fc.sets); err != nil {
+		cluster.Close()
+		return nil, err
+	}
+	if fc.conn, err = fc.config.Brokers().Connect(cluster.Addrs()); err != nil {
+		cluster.Close()
+		return nil, fmt.Errorf("connect to the embedded broker: %w", err)
+	}
+	if err := fc.fill(ctx, fill); err != nil {
+		fc.Close()
+		return nil, err
+	}
+	return fc, nil
+}
+
+// fill creates the input topics with the partitions the service expects
+// and fills them.
+func (fc *filledCluster) fill(ctx context.Context, fill DrainConfig) error {
+	topics, partitions := fc.config.Kafka.Topics, fc.config.Kafka.Partitions
+	if err := fc.conn.EnsureTopics(ctx, brokers.Topic{Name: topics.Examples, Partitions: partitions},
+		brokers.Topic{Name: topics.Labels, Partitions: partitions}); err != nil {
+		return fmt.Errorf("create the input topics: %w", err)
+	}
+	return fillDrain(ctx, fc.conn, fill, topics.Examples, topics.Labels)
+}
+
+// Close closes the connection and stops the broker.
+func (fc *filledCluster) Close() {
+	fc.conn.Close()
+	fc.cluster.Close()
 }
 
 // fillDrain writes the examples, and the labels of a LabelRate fraction of

@@ -3,14 +3,12 @@ package bench
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
-	"streamer/service"
 )
 
 // ScaleConfig describes `streamer bench scale`: scorer replicas sharing
@@ -77,32 +75,13 @@ type Rolling struct {
 func Scale(ctx context.Context, cfg ScaleConfig) (rep ScaleReport, err error) {
 	cfg = cfg.withDefaults()
 	rep.Examples, rep.Partitions, rep.SessionTimeoutSeconds = cfg.Examples, cfg.Partitions, cfg.SessionTimeout.Seconds()
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: cfg.Partitions})
+	timeouts := []string{"kafka.session_timeout=" + cfg.SessionTimeout.String(), "kafka.rebalance_timeout=" + cfg.SessionTimeout.String()}
+	fc, err := fillCluster(ctx, cfg.Partitions, append(timeouts, cfg.Set...), DrainConfig{Examples: cfg.Examples, LabelRate: 0.05})
 	if err != nil {
 		return rep, err
 	}
-	defer cluster.Close()
-	addr := cluster.Addrs()[0]
-	sets := append([]string{"kafka.brokers=" + addr, "log.level=warn", "kafka.partitions=" + strconv.Itoa(cfg.Partitions),
-		"kafka.session_timeout=" + cfg.SessionTimeout.String(), "kafka.rebalance_timeout=" + cfg.SessionTimeout.String()}, cfg.Set...)
-	sc, err := service.LoadConfig("", sets)
-	if err != nil {
-		return rep, err
-	}
-	conn, err := sc.Brokers().Connect(cluster.Addrs())
-	if err != nil {
-		return rep, err
-	}
-	defer conn.Close()
-	topics := sc.Kafka.Topics
-	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: topics.Examples, Partitions: cfg.Partitions},
-		brokers.Topic{Name: topics.Labels, Partitions: cfg.Partitions}); err != nil {
-		return rep, err
-	}
-	fill := DrainConfig{Examples: cfg.Examples, LabelRate: 0.05}
-	if err := fillDrain(ctx, conn, fill, topics.Examples, topics.Labels); err != nil {
-		return rep, err
-	}
+	defer fc.Close()
+	sc, conn, sets, topics := fc.config, fc.conn, fc.sets, fc.config.Kafka.Topics
 	if rep.TakeoverKillSeconds, rep.TakeoverStopSeconds, err = takeovers(ctx, cfg, sets, conn, sc.Kafka.Group+"-lease"); err != nil {
 		return rep, err
 	}
