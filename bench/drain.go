@@ -107,31 +107,15 @@ func Drain(ctx context.Context, cfg DrainConfig) (rep DrainReport, err error) {
 	rep.Seconds = time.Since(start).Seconds()
 	rep.ExamplesPerSec = float64(cfg.Examples) / rep.Seconds
 	rep.HarnessCPUSeconds = selfCPUSeconds() - harnessCPU
-	if cpu, err := procCPUSeconds(svc.pid()); err == nil {
-		rep.ServiceCPUSeconds = cpu
-	}
-	if kb, err := statusKB(svc.pid(), "VmHWM"); err == nil {
-		rep.RSSBytes = int64(kb) * 1024
-	}
-	m, err := scrape(svc.url("/metrics"))
-	if err != nil {
+	if err := rep.readChild(svc); err != nil {
 		return rep, err
 	}
-	rep.KeptFraction = m["streamer_window_kept_ratio"]
-	rep.Solves = int(m["streamer_solve_duration_seconds_count"])
 	stopping := time.Now()
 	if err := svc.stop(); err != nil {
 		return rep, fmt.Errorf("stop service: %w", err)
 	}
 	rep.StopSeconds = time.Since(stopping).Seconds()
-	// A connection of its own: kafka-go's transport caches metadata from
-	// before the service created the predictions topic.
-	out, err := sc.Brokers().Connect(fc.cluster.Addrs())
-	if err != nil {
-		return rep, fmt.Errorf("connect to read the predictions: %w", err)
-	}
-	defer out.Close()
-	lat, err := publishTimes(ctx, out, topics.Predictions, start)
+	lat, err := fc.publishTimes(ctx, start)
 	if err != nil {
 		return rep, err
 	}
@@ -201,6 +185,24 @@ func drainTexts(path string) (func(i int) drainText, error) {
 	}, nil
 }
 
+// readChild reads the running service's processor time and peak memory
+// from /proc, and its solves and kept fraction from its metrics.
+func (rep *DrainReport) readChild(svc *child) error {
+	if cpu, err := procCPUSeconds(svc.pid()); err == nil {
+		rep.ServiceCPUSeconds = cpu
+	}
+	if kb, err := statusKB(svc.pid(), "VmHWM"); err == nil {
+		rep.RSSBytes = int64(kb) * 1024
+	}
+	m, err := scrape(svc.url("/metrics"))
+	if err != nil {
+		return err
+	}
+	rep.KeptFraction = m["streamer_window_kept_ratio"]
+	rep.Solves = int(m["streamer_solve_duration_seconds_count"])
+	return nil
+}
+
 // filledCluster is an embedded broker whose input topics hold a filled
 // stream, with the configuration of the service that reads them.
 type filledCluster struct {
@@ -248,6 +250,18 @@ func (fc *filledCluster) fill(ctx context.Context, fill DrainConfig) error {
 		return fmt.Errorf("create the input topics: %w", err)
 	}
 	return fillDrain(ctx, fc.conn, fill, topics.Examples, topics.Labels)
+}
+
+// publishTimes is the package's publishTimes over the service's
+// predictions topic, read through a connection of its own: kafka-go's
+// transport caches metadata from before the service created the topic.
+func (fc *filledCluster) publishTimes(ctx context.Context, start time.Time) ([]float64, error) {
+	out, err := fc.config.Brokers().Connect(fc.cluster.Addrs())
+	if err != nil {
+		return nil, fmt.Errorf("connect to read the predictions: %w", err)
+	}
+	defer out.Close()
+	return publishTimes(ctx, out, fc.config.Kafka.Topics.Predictions, start)
 }
 
 // Close closes the connection and stops the broker.
