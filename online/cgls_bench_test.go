@@ -8,8 +8,9 @@ import (
 )
 
 // BenchmarkCGLS runs ten CGLS iterations (a Newton step's typical number
-// on the README's problem) over two thirds of the rows of a text-like
-// window of 200,000 rows × 80 non-zeros, on one and two workers.
+// on the 200,000-row problem of docs/RESULTS.md) over two thirds of the
+// rows of a text-like window of 200,000 rows × 80 non-zeros, on one and
+// two workers.
 func BenchmarkCGLS(b *testing.B) {
 	data := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 200000, Seed: 1})
 	const iters = 10

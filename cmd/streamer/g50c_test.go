@@ -22,7 +22,7 @@ import (
 // (median heuristic); k = 50, p = 8 and λ_I were chosen on other samples
 // (seeds 1 and 2). This sample (Bayes error 5.1%)
 // measures 5.46%; over nine samples the same command averages 6.1%
-// against their mean Bayes error of 4.9% (README, "g50c").
+// against their mean Bayes error of 4.9% (docs/RESULTS.md, "g50c").
 func TestFitG50CKernelLapSVM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ten fits of 550 rows")

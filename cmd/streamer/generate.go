@@ -18,8 +18,8 @@ func newGenerateCommand() *cobra.Command {
 		Short: "Write a generated multi-class stream (JSONL) to try eval and fit on",
 		Long: `generate writes seeded multi-class data as a recorded stream: JSONL in the
 example schema, one {"id", "label", "vector"} a line, every label present
-(eval reveals a fraction of them). The README's multi-class stream figures
-were measured on these.`,
+(eval reveals a fraction of them). The multi-class stream figures of
+docs/RESULTS.md were measured on these.`,
 	}
 	cmd.AddCommand(newGenerateClustersCommand(), newGenerateGlyphsCommand())
 	return cmd
