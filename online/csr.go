@@ -19,8 +19,8 @@ import (
 // feature space (see ColumnMap). Values are stored as float32 (the
 // products accumulate in float64): a product reads 8 bytes per non-zero
 // instead of 12, which took a tenth off TSVM's time on one core on the
-// 200,000-row problem of docs/RESULTS.md and moved its objective in the tenth digit.
-// It is safe for concurrent use.
+// 200,000-row problem of docs/RESULTS.md and moved its objective in the
+// tenth digit. It is safe for concurrent use.
 type CSR struct {
 	indptr   []int
 	indices  []int32 // compact columns
