@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -30,22 +32,25 @@ const (
 // DefaultAlgorithm is the algorithm of Params whose Algorithm is empty.
 const DefaultAlgorithm = SVM
 
-// Objectives lists the binary objectives that Solve minimizes, in the
+// objectives returns the binary objectives that Solve minimizes, in the
 // order of docs/MATH.md; multi-class models are one versus rest over them.
-var Objectives = []Algorithm{RLS, SVM, LapRLS, LapSVM, TSVM, DA}
+func objectives() []Algorithm { return []Algorithm{RLS, SVM, LapRLS, LapSVM, TSVM, DA} }
 
-// Algorithms lists every algorithm a model can be trained with: the
+// algorithms returns every algorithm a model can be trained with: the
 // objectives, then Spectral Regression and the automatic choice.
-var Algorithms = append(append([]Algorithm(nil), Objectives...), SR, Auto)
+func algorithms() []Algorithm { return append(objectives(), SR, Auto) }
 
 // ParseAlgorithm returns the algorithm named s.
 func ParseAlgorithm(s string) (Algorithm, error) {
-	for _, a := range Algorithms {
-		if string(a) == s {
-			return a, nil
-		}
+	all := algorithms()
+	if slices.Contains(all, Algorithm(s)) {
+		return Algorithm(s), nil
 	}
-	return "", fmt.Errorf("unknown algorithm %q (want one of rls, svm, laprls, lapsvm, tsvm, da, sr, auto)", s)
+	names := make([]string, len(all))
+	for i, a := range all {
+		names[i] = string(a)
+	}
+	return "", fmt.Errorf("unknown algorithm %q (want one of %s)", s, strings.Join(names, ", "))
 }
 
 func (a Algorithm) transductive() bool { return a == TSVM || a == DA }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -61,7 +62,7 @@ func testCases() []testCase {
 	with := func(a Algorithm) Params { p := base; p.Algorithm = a; return p }
 	withGraph := func(a Algorithm) Params { p := with(a); p.LambdaI = 0.3; return p }
 	var cases []testCase
-	for _, a := range Objectives {
+	for _, a := range objectives() {
 		graph := a == LapRLS || a == LapSVM
 		p := with(a)
 		if graph {
@@ -499,6 +500,25 @@ func TestSwitchLabelsOrder(t *testing.T) {
 		}
 		if got := b.switchLabels(&newton{terms: tm, o: o}); got != n || !slices.Equal(tm.y, want) {
 			t.Fatalf("trial %d: switched %d, labels %v; want %d, %v", trial, got, tm.y, n, want)
+		}
+	}
+}
+
+// TestParseAlgorithm: every algorithm's name parses to it, and an unknown
+// name is refused with the names a user may give.
+func TestParseAlgorithm(t *testing.T) {
+	for _, a := range algorithms() {
+		if got, err := ParseAlgorithm(string(a)); err != nil || got != a {
+			t.Errorf("ParseAlgorithm(%q) = %q, %v", a, got, err)
+		}
+	}
+	for _, bad := range []string{"", "svn", "SR"} {
+		_, err := ParseAlgorithm(bad)
+		if err == nil {
+			t.Fatalf("ParseAlgorithm(%q) accepted", bad)
+		}
+		if !strings.Contains(err.Error(), "rls, svm, laprls, lapsvm, tsvm, da, sr, auto") {
+			t.Errorf("ParseAlgorithm(%q): %v does not list the algorithms", bad, err)
 		}
 	}
 }
