@@ -533,8 +533,9 @@ var ErrUnchanged = errors.New("window unchanged since the last solve")
 
 // Solve re-solves the model over the window, warm-started from the model in
 // force, and puts the new model in force. It returns ErrUnchanged when the
-// window and its labels did not change, and ErrOneClass while the labels
-// name fewer than two classes. Examples and labels may arrive meanwhile;
+// window and its labels did not change, ErrOneClass while the labels
+// name fewer than two classes, and ErrNoLabels while the window holds no
+// labeled example. Examples and labels may arrive meanwhile;
 // they count toward the next solve.
 func (l *Learner) Solve(ctx context.Context) (SolveReport, error) {
 	l.solving.Lock()
@@ -672,6 +673,12 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 		if c != "" {
 			rep.Labeled++
 		}
+	}
+	if rep.Labeled == 0 {
+		// Before the graph, the map and the matrix: a window whose labels
+		// have all left (or whose examples' labels were dropped waiting)
+		// is tried again at every trigger while examples arrive.
+		return rep, ErrNoLabels
 	}
 	lap, err := view.laplacian(l.cfg.Graph)
 	if err != nil {

@@ -125,6 +125,41 @@ func TestLearnerSkipsUnchangedSolve(t *testing.T) {
 	}
 }
 
+// TestLearnerSkipsWindowWithoutLabels: once every labeled example has
+// left the window, a solve is skipped with ErrNoLabels and the model in
+// force stays; a label that arrives again lets the next solve run.
+func TestLearnerSkipsWindowWithoutLabels(t *testing.T) {
+	l := newTestLearner(t, TSVM, 60)
+	rows := textRows(200, 4)
+	for i, r := range rows[:60] {
+		label := ""
+		if i%5 == 0 {
+			label = r.class
+		}
+		l.Observe(r.id, time.Time{}, r.v, label)
+	}
+	if _, err := l.Solve(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows[60:120] {
+		l.Observe(r.id, time.Time{}, r.v, "")
+	}
+	rep, err := l.Solve(context.Background())
+	if !errors.Is(err, ErrNoLabels) || rep.Window != 60 || rep.Labeled != 0 {
+		t.Fatalf("window of unlabeled rows: %+v, err = %v; want 60 rows, none labeled, ErrNoLabels", rep, err)
+	}
+	if m, version := l.Model(); !m.Ready() || version != 1 {
+		t.Fatalf("after the skip: model ready %v, version %d; want the first model in force", m.Ready(), version)
+	}
+	l.Label(rows[100].id, rows[100].class)
+	if _, err := l.Solve(context.Background()); err != nil {
+		t.Fatalf("after a new label: %v", err)
+	}
+	if _, version := l.Model(); version != 2 {
+		t.Fatalf("model version %d after a new label, want 2", version)
+	}
+}
+
 func TestLearnerEvictsAndForgets(t *testing.T) {
 	l := newTestLearner(t, SVM, 10)
 	rows := textRows(15, 3)
