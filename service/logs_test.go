@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // TestCaughtUpConsumerLogsNoWarning runs the service on empty topics, then
@@ -35,5 +37,34 @@ func TestCaughtUpConsumerLogsNoWarning(t *testing.T) {
 		if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
 			t.Errorf("normal operation logged: %s", line)
 		}
+	}
+}
+
+// TestSkippedSolvesLogOnce streams examples without labels (but the
+// first): every trigger tries a solve and skips it, each counted, but
+// the reason is logged once, not at every trigger.
+func TestSkippedSolvesLogOnce(t *testing.T) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var logs lockedBuffer
+	run := startService(t, testConfig(t, addrs, "schedule.solve_examples=20"), newTextLogger(&logs))
+	<-run.svc.Started()
+	stream := newStreamWriter(t, addrs, 22)
+	stream.rate = 1 << 30 // one label, the first example's
+	skipped := func() float64 { return testutil.ToFloat64(run.svc.metrics.Solves.WithLabelValues("skipped")) }
+	for skipped() < 3 {
+		if ctx.Err() != nil {
+			t.Fatalf("%v skipped solves after %d examples", skipped(), stream.n)
+		}
+		stream.write(t, ctx, 40)
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := run.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(logs.String(), "solve skipped"); n != 1 {
+		t.Errorf("%v skipped solves logged %d times, want once:\n%s", skipped(), n, logs.String())
 	}
 }

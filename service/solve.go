@@ -30,6 +30,7 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 	first := true
 	pacer := solvePacer{share: s.cfg.Schedule.SolveShare}
 	landed := s.pipe.Learner().LandedDue()
+	lastSkip := "" // why the last solve was skipped, "" after one that ran
 	for {
 		select {
 		case <-ctx.Done():
@@ -43,7 +44,7 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 			return
 		}
 		start := time.Now()
-		if rows, ok := s.solve(ctx); ok {
+		if rows, ok := s.solve(ctx, &lastSkip); ok {
 			pacer.done(time.Since(start), rows, time.Now())
 			sinceSnapshot++
 		}
@@ -56,15 +57,20 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 }
 
 // solve runs one re-solve and reports whether a new model is in force,
-// and the rows of the window it solved.
-func (s *Service) solve(ctx context.Context) (rows int, ok bool) {
+// and the rows of the window it solved. A skipped solve is counted each
+// time but logged only when its reason differs from lastSkip's: behind a
+// backlog a window without labels is tried at every trigger.
+func (s *Service) solve(ctx context.Context, lastSkip *string) (rows int, ok bool) {
 	rep, err := s.pipe.Solve(ctx)
 	switch {
 	case errors.Is(err, online.ErrUnchanged):
 		return 0, false
 	case pipeline.IsSkip(err):
 		s.metrics.Solves.WithLabelValues("skipped").Inc()
-		s.log.Info("solve skipped", "reason", err)
+		if reason := err.Error(); reason != *lastSkip {
+			s.log.Info("solve skipped", "reason", reason)
+			*lastSkip = reason
+		}
 		return 0, false
 	case ctx.Err() != nil:
 		return 0, false
@@ -73,6 +79,7 @@ func (s *Service) solve(ctx context.Context) (rows int, ok bool) {
 		s.log.Error("solve failed", "error", err)
 		return 0, false
 	}
+	*lastSkip = ""
 	st := s.pipe.Stats()
 	s.metrics.Solves.WithLabelValues("ok").Inc()
 	s.metrics.SolveTime.Observe(rep.Seconds)
