@@ -107,7 +107,7 @@ func Drain(ctx context.Context, cfg DrainConfig) (rep DrainReport, err error) {
 	rep.Seconds = time.Since(start).Seconds()
 	rep.ExamplesPerSec = float64(cfg.Examples) / rep.Seconds
 	rep.HarnessCPUSeconds = selfCPUSeconds() - harnessCPU
-	if err := rep.readChild(svc); err != nil {
+	if err := rep.readChild(ctx, svc); err != nil {
 		return rep, err
 	}
 	stopping := time.Now()
@@ -187,14 +187,14 @@ func drainTexts(path string) (func(i int) drainText, error) {
 
 // readChild reads the running service's processor time and peak memory
 // from /proc, and its solves and kept fraction from its metrics.
-func (rep *DrainReport) readChild(svc *child) error {
+func (rep *DrainReport) readChild(ctx context.Context, svc *child) error {
 	if cpu, err := procCPUSeconds(svc.pid()); err == nil {
 		rep.ServiceCPUSeconds = cpu
 	}
 	if kb, err := statusKB(svc.pid(), "VmHWM"); err == nil {
 		rep.RSSBytes = int64(kb) * 1024
 	}
-	m, err := scrape(svc.url("/metrics"))
+	m, err := scrape(ctx, svc.url("/metrics"))
 	if err != nil {
 		return err
 	}
@@ -203,9 +203,9 @@ func (rep *DrainReport) readChild(svc *child) error {
 	return nil
 }
 
-// filledCluster is an embedded broker whose input topics hold a filled
-// stream, with the configuration of the service that reads them.
-type filledCluster struct {
+// benchCluster is an embedded broker with the configuration of the
+// service that a harness points at it, and a connection of its own.
+type benchCluster struct {
 	cluster *brokers.Cluster
 	conn    *brokers.Connection
 	config  service.Config
@@ -213,61 +213,67 @@ type filledCluster struct {
 	sets []string
 }
 
-// fillCluster starts an embedded broker of the given partitions, loads
-// the service's configuration from sets (the broker's address, warn-level
-// logs and the partitions first, then extra), so that a bad --set is
-// refused before anything is filled, and fills the examples and labels
-// topics as fillDrain does with fill.
-func fillCluster(ctx context.Context, partitions int, extra []string, fill DrainConfig) (*filledCluster, error) {
+// startBenchCluster starts an embedded broker of the given partitions,
+// loads the service's configuration from sets (the broker's address,
+// warn-level logs and the partitions first, then extra), so that a bad
+// --set is refused before anything runs, and creates the input topics
+// with the partitions the service expects.
+func startBenchCluster(ctx context.Context, partitions int, extra []string) (*benchCluster, error) {
 	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: partitions})
 	if err != nil {
 		return nil, fmt.Errorf("start the embedded broker: %w", err)
 	}
-	fc := &filledCluster{cluster: cluster}
-	fc.sets = slices.Clip(append([]string{"kafka.brokers=" + cluster.Addrs()[0],
+	bc := &benchCluster{cluster: cluster}
+	bc.sets = slices.Clip(append([]string{"kafka.brokers=" + cluster.Addrs()[0],
 		"log.level=warn", "kafka.partitions=" + strconv.Itoa(partitions)}, extra...))
-	if fc.config, err = service.LoadConfig("", fc.sets); err != nil {
+	if bc.config, err = service.LoadConfig("", bc.sets); err != nil {
 		cluster.Close()
 		return nil, err
 	}
-	if fc.conn, err = fc.config.Brokers().Connect(cluster.Addrs()); err != nil {
+	if bc.conn, err = bc.config.Brokers().Connect(cluster.Addrs()); err != nil {
 		cluster.Close()
 		return nil, fmt.Errorf("connect to the embedded broker: %w", err)
 	}
-	if err := fc.fill(ctx, fill); err != nil {
-		fc.Close()
-		return nil, err
+	topics, n := bc.config.Kafka.Topics, bc.config.Kafka.Partitions
+	if err := bc.conn.EnsureTopics(ctx, brokers.Topic{Name: topics.Examples, Partitions: n},
+		brokers.Topic{Name: topics.Labels, Partitions: n}); err != nil {
+		bc.Close()
+		return nil, fmt.Errorf("create the input topics: %w", err)
 	}
-	return fc, nil
+	return bc, nil
 }
 
-// fill creates the input topics with the partitions the service expects
-// and fills them.
-func (fc *filledCluster) fill(ctx context.Context, fill DrainConfig) error {
-	topics, partitions := fc.config.Kafka.Topics, fc.config.Kafka.Partitions
-	if err := fc.conn.EnsureTopics(ctx, brokers.Topic{Name: topics.Examples, Partitions: partitions},
-		brokers.Topic{Name: topics.Labels, Partitions: partitions}); err != nil {
-		return fmt.Errorf("create the input topics: %w", err)
+// fillCluster starts a benchCluster and fills its input topics as
+// fillDrain does with fill.
+func fillCluster(ctx context.Context, partitions int, extra []string, fill DrainConfig) (*benchCluster, error) {
+	bc, err := startBenchCluster(ctx, partitions, extra)
+	if err != nil {
+		return nil, err
 	}
-	return fillDrain(ctx, fc.conn, fill, topics.Examples, topics.Labels)
+	topics := bc.config.Kafka.Topics
+	if err := fillDrain(ctx, bc.conn, fill, topics.Examples, topics.Labels); err != nil {
+		bc.Close()
+		return nil, err
+	}
+	return bc, nil
 }
 
 // publishTimes is the package's publishTimes over the service's
 // predictions topic, read through a connection of its own: kafka-go's
 // transport caches metadata from before the service created the topic.
-func (fc *filledCluster) publishTimes(ctx context.Context, start time.Time) ([]float64, error) {
-	out, err := fc.config.Brokers().Connect(fc.cluster.Addrs())
+func (bc *benchCluster) publishTimes(ctx context.Context, start time.Time) ([]float64, error) {
+	out, err := bc.config.Brokers().Connect(bc.cluster.Addrs())
 	if err != nil {
 		return nil, fmt.Errorf("connect to read the predictions: %w", err)
 	}
 	defer out.Close()
-	return publishTimes(ctx, out, fc.config.Kafka.Topics.Predictions, start)
+	return publishTimes(ctx, out, bc.config.Kafka.Topics.Predictions, start)
 }
 
 // Close closes the connection and stops the broker.
-func (fc *filledCluster) Close() {
-	fc.conn.Close()
-	fc.cluster.Close()
+func (bc *benchCluster) Close() {
+	bc.conn.Close()
+	bc.cluster.Close()
 }
 
 // fillDrain writes the examples, and the labels of a LabelRate fraction of
