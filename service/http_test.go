@@ -51,6 +51,7 @@ func TestHealthAndMetrics(t *testing.T) {
 		`streamer_records_consumed_total{topic="examples"}`,
 		"streamer_predictions_published_total",
 		"streamer_labels_joined_total",
+		"streamer_labels_dropped_total 0",
 		`streamer_dead_letters_total{reason="malformed_json",topic="examples"} 1`,
 		"streamer_consumer_lag",
 		"streamer_consumer_last_progress_timestamp_seconds",

@@ -79,7 +79,7 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		}),
 		Solves: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "streamer_solves_total",
-			Help: "Re-solves by result: ok (a new model in force), skipped (labels of fewer than two classes so far) or error; a window unchanged since the last solve is not solved and not counted.",
+			Help: "Re-solves by result: ok (a new model in force), skipped (no labeled example in the window, or labels of fewer than two classes so far) or error; a window unchanged since the last solve is not solved and not counted.",
 		}, []string{"result"}),
 		LabelsWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "streamer_solve_label_waits_total",
@@ -127,6 +127,10 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		Name: "streamer_labels_joined_total",
 		Help: "Labels consumed that met their example: a label arriving after its example (while the example is remembered, join.recent_examples), or before it and waiting (join.pending_labels) until the example arrived.",
 	}, func() float64 { return float64(pipe.Stats().Joined) })
+	dropped := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "streamer_labels_dropped_total",
+		Help: "Labels that waited for their example and were dropped for room (join.pending_labels) before it came: a catch-up whose labels run ahead of its examples by more than join.pending_labels loses them.",
+	}, func() float64 { return float64(pipe.Stats().Join.PendingEvictions) })
 	version := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamer_model_version", Help: "Version of the newest model, solved or restored; 0 before the first. It scores unless a version is pinned (streamer_model_pinned_version).",
 	}, func() float64 { _, v := pipe.Learner().Model(); return float64(v) })
@@ -151,7 +155,7 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		Name: "streamer_window_insert_paused_seconds_total",
 		Help: "Time the learner paused its window inserts behind a backlog so that they took schedule.insert_share of the time.",
 	}, func() float64 { return pipe.Learner().Sampling().Paused.Seconds() })
-	m.Registry.MustRegister(m.Consumed, m.Published, joined, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.SolveTime, m.Solves, m.LabelsWaits,
+	m.Registry.MustRegister(m.Consumed, m.Published, joined, dropped, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.SolveTime, m.Solves, m.LabelsWaits,
 		version, pinned, window, labeled, kept, paused, m.Snapshots, accuracy, m.Retries, m.PredictRequests, m.PredictExamples, m.PredictTime,
 		m.ModelEpoch, m.SnapshotsIgnored, m.CatchUps, m.LeaseHeld,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -57,3 +57,30 @@ func TestLabelsJoinedCountsEarlyAndLateLabels(t *testing.T) {
 		t.Fatalf("streamer_window_examples %v, want 2", got)
 	}
 }
+
+// TestLabelsDroppedCountsPendingEvictions: a label pushed out of the
+// pending ones for room before its example came is counted as dropped;
+// the ones that still wait, or joined, are not.
+func TestLabelsDroppedCountsPendingEvictions(t *testing.T) {
+	s, err := New(testConfig(t, nil, "join.pending_labels=2"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := batch{enc: publish.NewEncoder(0)}
+	for _, m := range []kafka.Message{
+		{Topic: "labels", Value: []byte(`{"id": "a", "label": "spam"}`)},
+		{Topic: "labels", Value: []byte(`{"id": "b", "label": "ham"}`)},
+		{Topic: "examples", Value: []byte(`{"id": "b", "text": "see you at noon"}`)}, // b joins
+		{Topic: "labels", Value: []byte(`{"id": "c", "label": "spam"}`)},
+		{Topic: "labels", Value: []byte(`{"id": "d", "label": "spam"}`)}, // a is dropped for room
+	} {
+		rec := s.decode(m)
+		s.handle(&rec, &b)
+	}
+	if got := gauge(t, s, "streamer_labels_dropped_total"); got != 1 {
+		t.Fatalf("streamer_labels_dropped_total %v, want 1 (a)", got)
+	}
+	if got := gauge(t, s, "streamer_labels_joined_total"); got != 1 {
+		t.Fatalf("streamer_labels_joined_total %v, want 1 (b)", got)
+	}
+}
