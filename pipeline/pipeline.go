@@ -314,7 +314,8 @@ func isSkip(err error) bool {
 }
 
 // IsSkip reports whether err from Solve only means there was nothing to
-// solve yet: an unchanged window, or labels of fewer than two classes.
+// solve yet: an unchanged window, a window without a labeled example, or
+// labels of fewer than two classes.
 func IsSkip(err error) bool { return isSkip(err) }
 
 // SetModel puts a restored model in force, with the stamp of its snapshot:
