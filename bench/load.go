@@ -30,8 +30,8 @@ type LoadConfig struct {
 	Set        []string      // more --set overrides for the service
 	// MaxBacklog holds the producers back while more examples than this
 	// are written but not yet predicted; 0 leaves them unbounded. The
-	// embedded broker keeps every record in memory, so without it a long
-	// run fills the machine's memory.
+	// embedded broker keeps the backlog in this process's memory, so
+	// without a bound it grows with every second of the run.
 	MaxBacklog int64
 }
 

@@ -91,8 +91,10 @@ func TestTrimDropsWhatWasRead(t *testing.T) {
 	}
 	defer bc.Close()
 	topics, group := bc.config.Kafka.Topics, bc.config.Kafka.Group
+	tr := &kafka.Transport{} // closed at the end: its metadata refresh would outlive the cluster
+	defer tr.CloseIdleConnections()
 	w := &kafka.Writer{Addr: kafka.TCP(bc.cluster.Addrs()...), Balancer: &kafka.RoundRobin{}, RequiredAcks: kafka.RequireAll,
-		BatchTimeout: time.Millisecond, AllowAutoTopicCreation: true}
+		BatchTimeout: time.Millisecond, AllowAutoTopicCreation: true, Transport: tr}
 	defer w.Close()
 	var msgs []kafka.Message
 	for i := range 20 {
