@@ -45,8 +45,11 @@ type LoadReport struct {
 	PeakRSSMB       float64   `json:"peak_rss_mb"`
 	RSSQuartilesMB  []float64 `json:"rss_mb_at_quarters"`
 	Backlog         int64     `json:"backlog"`
-	MaxBacklog      int64     `json:"max_backlog"`
-	HeldSeconds     float64   `json:"producers_held_seconds"`
+	// LabelsDropped are labels that waited for their example longer than
+	// join.pending_labels allowed (streamer_labels_dropped_total).
+	LabelsDropped int64   `json:"labels_dropped"`
+	MaxBacklog    int64   `json:"max_backlog"`
+	HeldSeconds   float64 `json:"producers_held_seconds"`
 	// HarnessPeakRSSMB is this process's peak memory: the embedded
 	// broker's records and the producers.
 	HarnessPeakRSSMB float64 `json:"harness_peak_rss_mb"`
@@ -103,6 +106,7 @@ func Load(ctx context.Context, cfg LoadConfig) (LoadReport, error) {
 	rep.Predictions = int64(m["streamer_predictions_published_total"])
 	rep.SustainedPerSec = float64(rep.Predictions) / rep.Seconds
 	rep.Backlog = rep.Produced - rep.Predictions
+	rep.LabelsDropped = int64(m["streamer_labels_dropped_total"])
 	return rep, nil
 }
 
