@@ -669,22 +669,22 @@ func (l *Learner) freeze() (windowView, []string, bool) {
 
 func (l *Learner) train(ctx context.Context, view windowView, labels []string) (SolveReport, error) {
 	rep := SolveReport{Window: len(view.keys)}
-	for _, c := range labels {
-		if c != "" {
-			rep.Labeled++
-		}
-	}
-	if rep.Labeled == 0 {
-		// Before the graph, the map and the matrix: a window whose labels
-		// have all left (or whose examples' labels were dropped waiting)
-		// is tried again at every trigger while examples arrive.
+	prev, version := l.Model()
+	// Checked before the graph, the map and the matrix are built: a window
+	// whose labels have all left, or were dropped waiting, or name one
+	// class so far, is tried again at every trigger while examples arrive.
+	classes, labeled := modelClasses(prev, labels)
+	rep.Labeled = labeled
+	switch {
+	case labeled == 0:
 		return rep, ErrNoLabels
+	case len(classes) < 2:
+		return rep, ErrOneClass
 	}
 	lap, err := view.laplacian(l.cfg.Graph)
 	if err != nil {
 		return rep, err
 	}
-	prev, version := l.Model()
 	km, err := l.kernelMap(prev, view)
 	if err != nil {
 		return rep, err

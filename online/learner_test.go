@@ -160,6 +160,28 @@ func TestLearnerSkipsWindowWithoutLabels(t *testing.T) {
 	}
 }
 
+// TestLearnerSkipsOneClass: before any model, a window whose labels name
+// one class is skipped with ErrOneClass; a second class lets it solve.
+func TestLearnerSkipsOneClass(t *testing.T) {
+	l := newTestLearner(t, SVM, 60)
+	rows := textRows(60, 6)
+	for i, r := range rows {
+		label := ""
+		if i%5 == 0 {
+			label = "only"
+		}
+		l.Observe(r.id, time.Time{}, r.v, label)
+	}
+	rep, err := l.Solve(context.Background())
+	if !errors.Is(err, ErrOneClass) || rep.Labeled != 12 {
+		t.Fatalf("labels of one class: %+v, err = %v; want 12 labeled, ErrOneClass", rep, err)
+	}
+	l.Label(rows[1].id, "other")
+	if _, err := l.Solve(context.Background()); err != nil {
+		t.Fatalf("after a second class: %v", err)
+	}
+}
+
 func TestLearnerEvictsAndForgets(t *testing.T) {
 	l := newTestLearner(t, SVM, 10)
 	rows := textRows(15, 3)
