@@ -9,18 +9,26 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
+// startLoggedService starts a cluster and a service on it with the test
+// configuration and extra, logging as text at info into the buffer it
+// returns, and waits until the service consumes.
+func startLoggedService(t *testing.T, extra ...string) (*running, []string, *lockedBuffer) {
+	t.Helper()
+	addrs := startCluster(t).Addrs()
+	logs := &lockedBuffer{}
+	run := startService(t, testConfig(t, addrs, extra...), newTextLogger(logs))
+	<-run.svc.Started()
+	return run, addrs, logs
+}
+
 // TestCaughtUpConsumerLogsNoWarning runs the service on empty topics, then
 // on a few records until it has caught up: waiting at the end of a
 // partition is normal operation and logs no warning (kafka-go's reader
 // used to time out its own fetches there, "unknown error … i/o timeout").
 func TestCaughtUpConsumerLogsNoWarning(t *testing.T) {
-	cluster := startCluster(t)
-	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var logs lockedBuffer
-	run := startService(t, testConfig(t, addrs), newTextLogger(&logs))
-	<-run.svc.Started()
+	run, addrs, logs := startLoggedService(t)
 	stream := newStreamWriter(t, addrs, 21)
 	stream.write(t, ctx, 200)
 	waitFor(t, "every example", 30*time.Second, func() bool { return run.svc.Status().Pipeline.Examples >= 200 })
@@ -44,13 +52,9 @@ func TestCaughtUpConsumerLogsNoWarning(t *testing.T) {
 // first): every trigger tries a solve and skips it, each counted, but
 // the reason is logged once, not at every trigger.
 func TestSkippedSolvesLogOnce(t *testing.T) {
-	cluster := startCluster(t)
-	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var logs lockedBuffer
-	run := startService(t, testConfig(t, addrs, "schedule.solve_examples=20"), newTextLogger(&logs))
-	<-run.svc.Started()
+	run, addrs, logs := startLoggedService(t, "schedule.solve_examples=20")
 	stream := newStreamWriter(t, addrs, 22)
 	stream.rate = 1 << 30 // one label, the first example's
 	skipped := func() float64 { return testutil.ToFloat64(run.svc.metrics.Solves.WithLabelValues("skipped")) }

@@ -30,6 +30,16 @@ func gauge(t *testing.T, s *Service, name string) float64 {
 	return 0
 }
 
+// handleAll decodes and handles msgs in order, as the consumer does, into
+// a batch that is never published.
+func handleAll(s *Service, msgs ...kafka.Message) {
+	b := batch{enc: publish.NewEncoder(0)}
+	for _, m := range msgs {
+		rec := s.decode(m)
+		s.handle(&rec, &b)
+	}
+}
+
 func TestLabelsJoinedCountsEarlyAndLateLabels(t *testing.T) {
 	s, err := New(testConfig(t, nil), nil)
 	if err != nil {
@@ -41,15 +51,11 @@ func TestLabelsJoinedCountsEarlyAndLateLabels(t *testing.T) {
 	label := func(id string) kafka.Message {
 		return kafka.Message{Topic: "labels", Value: fmt.Appendf(nil, `{"id": %q, "label": "spam"}`, id)}
 	}
-	b := batch{enc: publish.NewEncoder(0)}
-	for _, m := range []kafka.Message{
+	handleAll(s,
 		label("early"), example("early"), // the label waits for its example
 		example("late"), label("late"), // the label finds its example
 		label("never"), // no example: not joined
-	} {
-		rec := s.decode(m)
-		s.handle(&rec, &b)
-	}
+	)
 	if got := gauge(t, s, "streamer_labels_joined_total"); got != 2 {
 		t.Fatalf("streamer_labels_joined_total %v, want 2 (one early, one late)", got)
 	}
@@ -66,17 +72,13 @@ func TestLabelsDroppedCountsPendingEvictions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := batch{enc: publish.NewEncoder(0)}
-	for _, m := range []kafka.Message{
-		{Topic: "labels", Value: []byte(`{"id": "a", "label": "spam"}`)},
-		{Topic: "labels", Value: []byte(`{"id": "b", "label": "ham"}`)},
-		{Topic: "examples", Value: []byte(`{"id": "b", "text": "see you at noon"}`)}, // b joins
-		{Topic: "labels", Value: []byte(`{"id": "c", "label": "spam"}`)},
-		{Topic: "labels", Value: []byte(`{"id": "d", "label": "spam"}`)}, // a is dropped for room
-	} {
-		rec := s.decode(m)
-		s.handle(&rec, &b)
-	}
+	handleAll(s,
+		kafka.Message{Topic: "labels", Value: []byte(`{"id": "a", "label": "spam"}`)},
+		kafka.Message{Topic: "labels", Value: []byte(`{"id": "b", "label": "ham"}`)},
+		kafka.Message{Topic: "examples", Value: []byte(`{"id": "b", "text": "see you at noon"}`)}, // b joins
+		kafka.Message{Topic: "labels", Value: []byte(`{"id": "c", "label": "spam"}`)},
+		kafka.Message{Topic: "labels", Value: []byte(`{"id": "d", "label": "spam"}`)}, // a is dropped for room
+	)
 	if got := gauge(t, s, "streamer_labels_dropped_total"); got != 1 {
 		t.Fatalf("streamer_labels_dropped_total %v, want 1 (a)", got)
 	}
