@@ -214,23 +214,14 @@ func TestScorerObeysPin(t *testing.T) {
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stream := newStreamWriter(t, addrs, 6)
-	stream.write(t, ctx, 300)
-	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
-	cfg := testConfig(t, addrs, "role=scorer")
-	svc := startService(t, cfg, testLogger(t)).svc
-	<-svc.Started()
-	conn := testConnection(t, cfg.Brokers(), addrs)
-	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := startTrainedScorer(t, ctx, addrs, 6, 300)
+	cfg, svc, conn, newest := sc.cfg, sc.svc, sc.conn, sc.newest
 	pinned := newest.Version
 	pin(t, ctx, conn, cfg, pinned)
 	waitFor(t, "the pin obeyed", 30*time.Second, func() bool { st, ok := svc.pipe.Learner().Pinned(); return ok && st == newest.Stamp() })
 
 	next := snapshot.Stamp{Epoch: newest.Epoch + 1, Version: pinned + 1}
-	w := publish.NewSnapshotWriter(conn, "model-snapshots", publish.WriterConfig{MaxMessageBytes: 1 << 20})
+	w := publish.NewSnapshotWriter(conn, cfg.Kafka.Topics.Snapshots, publish.WriterConfig{MaxMessageBytes: 1 << 20})
 	defer w.Close()
 	republish(t, ctx, w, newest, next)
 	waitFor(t, "the newer snapshot followed", 30*time.Second, func() bool { return svc.followed(next) })
@@ -257,18 +248,9 @@ func TestScorerCatchesUpBeforeANewPartition(t *testing.T) {
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stream := newStreamWriter(t, addrs, 7)
-	stream.write(t, ctx, 300)
-	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
-	cfg := testConfig(t, addrs, "role=scorer")
-	svc := startService(t, cfg, testLogger(t)).svc
-	<-svc.Started()
-	conn := testConnection(t, cfg.Brokers(), addrs)
-	newest, _, _, err := conn.ReadSnapshots(ctx, "model-snapshots", "default")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := publish.NewSnapshotWriter(conn, "model-snapshots", publish.WriterConfig{MaxMessageBytes: 4096})
+	sc := startTrainedScorer(t, ctx, addrs, 7, 300)
+	svc, newest := sc.svc, sc.newest
+	w := publish.NewSnapshotWriter(sc.conn, sc.cfg.Kafka.Topics.Snapshots, publish.WriterConfig{MaxMessageBytes: 4096})
 	defer w.Close()
 	for i := range uint64(3) {
 		next := snapshot.Stamp{Epoch: newest.Epoch + 1, Version: newest.Version + 1 + i}
@@ -324,17 +306,8 @@ func TestScorerPinsTheExactStamp(t *testing.T) {
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stream := newStreamWriter(t, addrs, 7)
-	stream.write(t, ctx, 200)
-	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
-	cfg := testConfig(t, addrs, "role=scorer")
-	svc := startService(t, cfg, testLogger(t)).svc
-	<-svc.Started()
-	conn := testConnection(t, cfg.Brokers(), addrs)
-	newest, _, _, err := conn.ReadSnapshots(ctx, cfg.Kafka.Topics.Snapshots, "default")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc := startTrainedScorer(t, ctx, addrs, 7, 200)
+	stream, cfg, svc, conn, newest := sc.stream, sc.cfg, sc.svc, sc.conn, sc.newest
 	w := publish.NewSnapshotWriter(conn, cfg.Kafka.Topics.Snapshots, publish.WriterConfig{MaxMessageBytes: 1 << 20})
 	defer w.Close()
 	v := newest.Version

@@ -36,6 +36,40 @@ func trainSnapshots(t *testing.T, ctx context.Context, addrs []string, stream *s
 	}
 }
 
+// trainedScorer is a started scorer whose snapshot topic holds a trained
+// model, and what its tests write and read with.
+type trainedScorer struct {
+	stream *streamWriter
+	cfg    Config
+	svc    *Service
+	conn   *brokers.Connection
+	newest snapshot.Complete // the newest snapshot when the scorer started
+}
+
+// startTrainedScorer writes rows examples drawn with seed, trains one
+// snapshot on them, then starts a scorer and waits until it has: the
+// set-up of the tests of what a scorer does with the snapshots and orders
+// that come after.
+func startTrainedScorer(t *testing.T, ctx context.Context, addrs []string, seed uint64, rows int) trainedScorer {
+	t.Helper()
+	stream := newStreamWriter(t, addrs, seed)
+	stream.write(t, ctx, rows)
+	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
+	cfg := testConfig(t, addrs, "role=scorer")
+	svc := startService(t, cfg, testLogger(t)).svc
+	select {
+	case <-svc.Started():
+	case <-ctx.Done():
+		t.Fatal("the scorer did not start")
+	}
+	conn := testConnection(t, cfg.Brokers(), addrs)
+	newest, ok, _, err := conn.ReadSnapshots(ctx, cfg.Kafka.Topics.Snapshots, "default")
+	if err != nil || !ok {
+		t.Fatalf("the trained snapshot: %v, %v", ok, err)
+	}
+	return trainedScorer{stream: stream, cfg: cfg, svc: svc, conn: conn, newest: newest}
+}
+
 // republish publishes the model of c again under stamp st, as the learner
 // of that term would have.
 func republish(t *testing.T, ctx context.Context, w *publish.SnapshotWriter, c snapshot.Complete, st snapshot.Stamp) {
