@@ -141,6 +141,15 @@ type Learner struct {
 type versionedModel struct {
 	model *Model
 	stamp Stamp
+	on    SolvedOn
+}
+
+// SolvedOn describes the window a model was solved on: its rows, how many
+// of them were labeled, and the objective the solve reached. A snapshot
+// keeps it, so that a restored model still says what it was solved on.
+type SolvedOn struct {
+	Window, Labeled int
+	Objective       float64
 }
 
 // NewLearner returns a Learner with an empty window and no model.
@@ -454,6 +463,16 @@ func (l *Learner) Model() (*Model, uint64) {
 	return nil, 0
 }
 
+// ModelSolvedOn returns the model in force, its version and the window it
+// was solved on, read together; nil and zeros before the first solve or
+// restore.
+func (l *Learner) ModelSolvedOn() (*Model, uint64, SolvedOn) {
+	if v := l.current.Load(); v != nil {
+		return v.model, v.stamp.Version, v.on
+	}
+	return nil, 0, SolvedOn{}
+}
+
 // InForce returns the model in force and its stamp; nil before the first
 // solve or restore.
 func (l *Learner) InForce() (*Model, Stamp) {
@@ -464,10 +483,11 @@ func (l *Learner) InForce() (*Model, Stamp) {
 }
 
 // SetModel puts a model in force, such as one restored from a snapshot,
-// with the stamp it was made with. It packs m for scoring (Model.Pack).
-func (l *Learner) SetModel(m *Model, st Stamp) {
+// with the stamp it was made with and the window it was solved on. It
+// packs m for scoring (Model.Pack).
+func (l *Learner) SetModel(m *Model, st Stamp, on SolvedOn) {
 	m.Pack()
-	l.current.Store(&versionedModel{model: m, stamp: st})
+	l.current.Store(&versionedModel{model: m, stamp: st, on: on})
 }
 
 // SetEpoch sets the epoch that stamps the models Solve makes from now on
@@ -703,7 +723,7 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 	}
 	m.Map = km
 	rep.TrainStats, rep.Version = st, version+1
-	l.SetModel(m, Stamp{Epoch: l.epoch.Load(), Version: rep.Version})
+	l.SetModel(m, Stamp{Epoch: l.epoch.Load(), Version: rep.Version}, SolvedOn{Window: rep.Window, Labeled: rep.Labeled, Objective: st.Objective})
 	return rep, nil
 }
 

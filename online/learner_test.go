@@ -160,6 +160,41 @@ func TestLearnerSkipsWindowWithoutLabels(t *testing.T) {
 	}
 }
 
+// TestModelSolvedOnIsTheSolvesWindow: the model in force says what it was
+// solved on, however the window grew since, and a restored model keeps
+// what it is given.
+func TestModelSolvedOnIsTheSolvesWindow(t *testing.T) {
+	l := newTestLearner(t, SVM, 100)
+	rows := textRows(90, 7)
+	for i, r := range rows[:50] {
+		label := ""
+		if i%5 == 0 {
+			label = r.class
+		}
+		l.Observe(r.id, time.Time{}, r.v, label)
+	}
+	rep, err := l.Solve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows[50:] {
+		l.Observe(r.id, time.Time{}, r.v, r.class)
+	}
+	m, version, on := l.ModelSolvedOn()
+	want := SolvedOn{Window: 50, Labeled: 10, Objective: rep.Objective}
+	if version != 1 || on != want || rep.Objective <= 0 {
+		t.Fatalf("model %d solved on %+v, want version 1 and %+v", version, on, want)
+	}
+	if n, labeled := l.WindowSize(); n != 90 || labeled != 50 {
+		t.Fatalf("window of %d rows, %d labeled; want 90 and 50", n, labeled)
+	}
+	restored := SolvedOn{Window: 7, Labeled: 3, Objective: 0.5}
+	l.SetModel(m, Stamp{Epoch: 2, Version: 9}, restored)
+	if _, version, on := l.ModelSolvedOn(); version != 9 || on != restored {
+		t.Fatalf("restored model %d solved on %+v, want 9 and %+v", version, on, restored)
+	}
+}
+
 // TestLearnerSkipsOneClass: before any model, a window whose labels name
 // one class is skipped with ErrOneClass; a second class lets it solve.
 func TestLearnerSkipsOneClass(t *testing.T) {

@@ -318,9 +318,12 @@ func isSkip(err error) bool {
 // labels of fewer than two classes.
 func IsSkip(err error) bool { return isSkip(err) }
 
-// SetModel puts a restored model in force, with the stamp of its snapshot:
-// its predictions carry that epoch and version until the next solve.
-func (p *Pipeline) SetModel(m *online.Model, st online.Stamp) { p.learner.SetModel(m, st) }
+// SetModel puts a restored model in force, with the stamp of its snapshot
+// and the window it was solved on: its predictions carry that epoch and
+// version until the next solve.
+func (p *Pipeline) SetModel(m *online.Model, st online.Stamp, on online.SolvedOn) {
+	p.learner.SetModel(m, st, on)
+}
 
 // Progress is what a snapshot keeps of the pipeline beside the model.
 type Progress struct {

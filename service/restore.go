@@ -30,8 +30,9 @@ func (s *Service) restore(ctx context.Context) error {
 			s.log.Error("snapshot refused; starting without it", "model_version", snap.Version, "error", err)
 			snap = nil
 		} else {
-			s.pipe.SetModel(&snap.Model, snap.Stamp())
+			s.pipe.SetModel(&snap.Model, snap.Stamp(), snap.SolvedOn())
 			s.restored.Store(snap.Version)
+			s.countedBefore.Store(&snap.Stats)
 			s.log.Info("restored snapshot", "model_version", snap.Version, "epoch", snap.Epoch, "created", snap.CreatedAt)
 		}
 	}

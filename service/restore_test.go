@@ -13,6 +13,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"streamer/brokers"
+	"streamer/pipeline"
 	"streamer/snapshot"
 )
 
@@ -100,6 +102,11 @@ func TestRestoreContinuesMetricsAndSkipsTheSameSolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := svc.Status().Pipeline
+	conn := testConnection(t, cfg.Brokers(), addrs)
+	last, err := newestSnapshot(ctx, conn)
+	if err != nil || last.Version != before.ModelVersion {
+		t.Fatalf("the last snapshot: version %d, %v; stopped at version %d", last.Version, err, before.ModelVersion)
+	}
 
 	svc2, stop2 := runService(t, cfg)
 	<-svc2.Started()
@@ -128,6 +135,28 @@ func TestRestoreContinuesMetricsAndSkipsTheSameSolve(t *testing.T) {
 	})
 	if err := stop2(); err != nil {
 		t.Fatal(err)
+	}
+	checkCountsGoOn(t, ctx, conn, last.Stats, svc2.Status().Pipeline)
+}
+
+// checkCountsGoOn checks the newest snapshot of a process that restored
+// one whose stream counts were before and stopped at st: its counts go on
+// from before's, and it describes the window of the process's last solve.
+func checkCountsGoOn(t *testing.T, ctx context.Context, conn *brokers.Connection, before snapshot.Stats, st pipeline.Stats) {
+	t.Helper()
+	snap, err := newestSnapshot(ctx, conn)
+	if err != nil || snap.Version != st.ModelVersion {
+		t.Fatalf("the newest snapshot: version %d, %v; stopped at version %d", snap.Version, err, st.ModelVersion)
+	}
+	got := snap.Stats
+	want := snapshot.Stats{
+		Examples: before.Examples + st.Examples, Labels: before.Labels + st.Labels,
+		Predictions: before.Predictions + st.Predictions, Solves: before.Solves + st.Solves,
+		WindowSize: st.LastSolve.Window, Labeled: st.LastSolve.Labeled, Objective: st.LastSolve.Objective,
+		Accuracy: got.Accuracy,
+	}
+	if got != want || st.Examples == 0 || st.Solves == 0 {
+		t.Fatalf("snapshot stats %+v after a restore from %+v, want %+v", got, before, want)
 	}
 }
 

@@ -203,7 +203,7 @@ func (s *Service) offerSnapshot(c snapshot.Complete) {
 		s.log.Error("snapshot refused", "epoch", st.Epoch, "model_version", st.Version, "error", err)
 		return
 	}
-	s.pipe.SetModel(&snap.Model, st)
+	s.pipe.SetModel(&snap.Model, st, snap.SolvedOn())
 	s.roles.inForce = st
 	s.restored.Store(snap.Version)
 	s.metrics.ModelEpoch.Set(float64(st.Epoch))

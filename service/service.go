@@ -15,6 +15,7 @@ import (
 	"streamer/control"
 	"streamer/pipeline"
 	"streamer/publish"
+	"streamer/snapshot"
 )
 
 // Service is the streaming job. Run it once.
@@ -27,17 +28,18 @@ type Service struct {
 	conn    *brokers.Connection
 	cluster *brokers.Cluster // the embedded cluster, when asked for
 
-	assigned    atomic.Bool
-	stall       atomic.Value // string: why the input is stalled, "" when it is not
-	snapshots   atomic.Int64
-	restored    atomic.Uint64 // version of the snapshot restored from, 0 if none
-	rebuilt     atomic.Int64  // examples replayed into the window at restore
-	deadLetters atomic.Int64
-	httpAddr    atomic.Value   // string
-	started     chan struct{}  // closed once the consumer runs
-	scoring     chan struct{}  // a slot per /v1/predict request read or scored at once
-	roles       roles          // scorer and learner state (roles.go)
-	unread      *unreadRecords // input records on the brokers not read yet (labelwait.go)
+	assigned      atomic.Bool
+	stall         atomic.Value // string: why the input is stalled, "" when it is not
+	snapshots     atomic.Int64
+	restored      atomic.Uint64                  // version of the snapshot restored from, 0 if none
+	rebuilt       atomic.Int64                   // examples replayed into the window at restore
+	countedBefore atomic.Pointer[snapshot.Stats] // the stream's counts at the snapshot restored from, nil if none
+	deadLetters   atomic.Int64
+	httpAddr      atomic.Value   // string
+	started       chan struct{}  // closed once the consumer runs
+	scoring       chan struct{}  // a slot per /v1/predict request read or scored at once
+	roles         roles          // scorer and learner state (roles.go)
+	unread        *unreadRecords // input records on the brokers not read yet (labelwait.go)
 
 	pin     pinning                 // the pin order obeyed (pin.go)
 	history *publish.SnapshotWriter // of the history topic (history.go); nil without one

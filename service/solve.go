@@ -96,7 +96,7 @@ func (s *Service) solve(ctx context.Context, lastSkip *string) (rows int, ok boo
 // buildSnapshot returns the snapshot of the model in force and the stream
 // position, or nil while there is no model.
 func (s *Service) buildSnapshot() *snapshot.Snapshot {
-	m, version := s.pipe.Learner().Model()
+	m, version, on := s.pipe.Learner().ModelSolvedOn()
 	if !m.Ready() {
 		return nil
 	}
@@ -107,21 +107,36 @@ func (s *Service) buildSnapshot() *snapshot.Snapshot {
 		model.Problems[k] = online.Solution{W: p.W, Temperature: p.Temperature}
 	}
 	features, params, window := s.cfg.snapshotSettings()
-	st := s.pipe.Stats()
+	stats := s.streamCounts()
+	stats.WindowSize, stats.Labeled, stats.Objective = on.Window, on.Labeled, on.Objective
 	snap := &snapshot.Snapshot{
 		Name: s.cfg.Model.Name, Version: version, Epoch: s.roles.epoch.Load(), CreatedAt: time.Now().UTC(),
 		Features: features, Params: params, Window: window, Model: model,
-		Stats: snapshot.Stats{
-			Examples: st.Examples, Labels: st.Labels, Predictions: st.Predictions, Solves: st.Solves,
-			WindowSize: st.Window, Labeled: st.WindowLabeled, Objective: st.LastSolve.Objective,
-			Accuracy: st.SSL.Accuracy(),
-		},
-		Progress: snapshotProgress(s.pipe.Progress()),
+		Stats: stats, Progress: snapshotProgress(s.pipe.Progress()),
 	}
 	for _, p := range s.pipe.Positions() {
 		snap.Offsets = append(snap.Offsets, snapshot.Offset{Topic: p.Topic, Partition: p.Partition, WindowStart: p.Start, Next: p.Next})
 	}
 	return snap
+}
+
+// streamCounts returns the stream's counts up to now: this process's, on
+// from those of the snapshot it restored. What a process that crashed
+// read after its last snapshot is not counted (nor scored in the
+// prequential accuracy): the restart reads it again into the window only.
+func (s *Service) streamCounts() snapshot.Stats {
+	st := s.pipe.Stats()
+	out := snapshot.Stats{
+		Examples: st.Examples, Labels: st.Labels, Predictions: st.Predictions, Solves: st.Solves,
+		Accuracy: st.SSL.Accuracy(),
+	}
+	if b := s.countedBefore.Load(); b != nil {
+		out.Examples += b.Examples
+		out.Labels += b.Labels
+		out.Predictions += b.Predictions
+		out.Solves += b.Solves
+	}
+	return out
 }
 
 // publishSnapshot publishes the current snapshot to the topic and, when

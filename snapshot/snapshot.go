@@ -79,7 +79,10 @@ type Offset struct {
 	Next        int64  `json:"next"`
 }
 
-// Stats are counters of the stream at the snapshot.
+// Stats are counters of the stream up to the snapshot (Examples, Labels,
+// Predictions and Solves, carried over restarts and from one learner to
+// the next) and the window the model was solved on (WindowSize, Labeled,
+// Objective).
 type Stats struct {
 	Examples    int64   `json:"examples"`
 	Labels      int64   `json:"labels"`
@@ -89,6 +92,11 @@ type Stats struct {
 	Labeled     int     `json:"labeled"`
 	Objective   float64 `json:"objective"`
 	Accuracy    float64 `json:"accuracy,omitempty"`
+}
+
+// SolvedOn returns the window the snapshot's model was solved on.
+func (s *Snapshot) SolvedOn() online.SolvedOn {
+	return online.SolvedOn{Window: s.Stats.WindowSize, Labeled: s.Stats.Labeled, Objective: s.Stats.Objective}
 }
 
 // Progress is the state of the stream's evaluation at the snapshot: the
