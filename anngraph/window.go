@@ -96,6 +96,14 @@ func (w *Window) Len() int {
 	return w.live
 }
 
+// Contains reports whether the point of key is in the window.
+func (w *Window) Contains(key uint64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.slotOf[key]
+	return ok
+}
+
 // Stats returns the window's counters.
 func (w *Window) Stats() Stats {
 	w.mu.Lock()

@@ -415,14 +415,20 @@ func (l *Learner) Contains(id string) bool {
 }
 
 // WindowSize returns the number of examples in the window and how many of
-// them are labeled.
+// them are labeled. Examples still queued for the window (Run) count in
+// neither, though their labels are known.
 func (l *Learner) WindowSize() (examples, labeled int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.flushPending()
 	l.winMu.Lock()
 	defer l.winMu.Unlock()
-	return l.window.Len(), len(l.labels)
+	for k := range l.labels {
+		if l.window.Contains(k) {
+			labeled++
+		}
+	}
+	return l.window.Len(), labeled
 }
 
 // Due reports whether enough examples or labels arrived for a re-solve.

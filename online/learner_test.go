@@ -188,6 +188,14 @@ func TestModelSolvedOnIsTheSolvesWindow(t *testing.T) {
 	if n, labeled := l.WindowSize(); n != 90 || labeled != 50 {
 		t.Fatalf("window of %d rows, %d labeled; want 90 and 50", n, labeled)
 	}
+	// A labeled row admitted but still queued for the window (as Run's
+	// hand-off holds it) is not in the window yet.
+	l.mu.Lock()
+	l.admit("queued", l.nextKey, rows[0].class)
+	l.mu.Unlock()
+	if n, labeled := l.WindowSize(); n != 90 || labeled != 50 || !l.Contains("queued") {
+		t.Fatalf("with a labeled row queued: window of %d rows, %d labeled; want 90 and 50", n, labeled)
+	}
 	restored := SolvedOn{Window: 7, Labeled: 3, Objective: 0.5}
 	l.SetModel(m, Stamp{Epoch: 2, Version: 9}, restored)
 	if _, version, on := l.ModelSolvedOn(); version != 9 || on != restored {

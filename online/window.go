@@ -18,6 +18,7 @@ type rowWindow interface {
 	// would, or none of them and an error.
 	InsertBatch(items []anngraph.Item) (evicted []uint64, err error)
 	Len() int
+	Contains(key uint64) bool
 	// snapshot returns a consistent view of the window, cheaply: the
 	// caller holds the Learner's lock while it runs.
 	snapshot() windowView
@@ -141,6 +142,8 @@ func (w *plainWindow) evictOldest() uint64 {
 }
 
 func (w *plainWindow) Len() int { return len(w.keys) - w.head }
+
+func (w *plainWindow) Contains(key uint64) bool { return w.present[key] }
 
 func (w *plainWindow) snapshot() windowView {
 	return windowView{
