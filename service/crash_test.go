@@ -26,15 +26,21 @@ import (
 
 // crashExamples is the size of the crash test's stream: 16,000 in CI,
 // STREAMER_CRASH_EXAMPLES=200000 for the full run documented in the README.
-func crashExamples(t *testing.T) int {
-	if s := os.Getenv("STREAMER_CRASH_EXAMPLES"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatalf("STREAMER_CRASH_EXAMPLES=%q", s)
-		}
-		return n
+func crashExamples(t *testing.T) int { return envCount(t, "STREAMER_CRASH_EXAMPLES", 16000) }
+
+// envCount returns the positive count in the environment variable name,
+// or def when it is not set.
+func envCount(t *testing.T, name string, def int) int {
+	t.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
 	}
-	return 16000
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		t.Fatalf("%s=%q: want a positive count", name, s)
+	}
+	return n
 }
 
 // buildStreamer builds the streamer command for tests that run it as a

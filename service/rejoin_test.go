@@ -34,14 +34,7 @@ func TestRejoinAfterQuickKills(t *testing.T) {
 	if bin == "" {
 		bin = buildStreamer(t)
 	}
-	trials := 3
-	if s := os.Getenv("STREAMER_REJOIN_TRIALS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatalf("STREAMER_REJOIN_TRIALS=%q", s)
-		}
-		trials = n
-	}
+	trials := envCount(t, "STREAMER_REJOIN_TRIALS", 3)
 	for _, f := range strings.Split(spec, ",") {
 		k, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {

@@ -18,6 +18,7 @@ func TestRollingRestartOfScorers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the rolling restart runs real processes; it runs without -short")
 	}
+	rate := scaleRate(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	so, conn := startScaleOut(t, ctx)
@@ -34,7 +35,7 @@ func TestRollingRestartOfScorers(t *testing.T) {
 	var ids []string
 	var produceErr error
 	var running sync.WaitGroup
-	running.Go(func() { ids, produceErr = produceUntil(ctx, addr, scaleRate(t), stop) })
+	running.Go(func() { ids, produceErr = produceUntil(ctx, addr, rate, stop) })
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	watch := conn.WatchGroup(group, 25*time.Millisecond)
 	running.Go(func() { watch.Run(watchCtx) })

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -23,16 +22,7 @@ import (
 
 // scaleRate is the examples/s of the scale-out test's stream: 400 in CI,
 // STREAMER_SCALE_RATE=2000 for the full run documented in the README.
-func scaleRate(t *testing.T) int {
-	if s := os.Getenv("STREAMER_SCALE_RATE"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			t.Fatalf("STREAMER_SCALE_RATE=%q", s)
-		}
-		return n
-	}
-	return 400
-}
+func scaleRate(t *testing.T) int { return envCount(t, "STREAMER_SCALE_RATE", 400) }
 
 // logEvent is one JSON log line of a process, with the fields the roles
 // log.
@@ -172,6 +162,7 @@ func TestScaleOut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the scale-out test runs real processes; it runs without -short")
 	}
+	rate := scaleRate(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	so, conn := startScaleOut(t, ctx)
@@ -189,7 +180,7 @@ func TestScaleOut(t *testing.T) {
 	var ids []string
 	var produceErr error
 	var producing sync.WaitGroup
-	producing.Go(func() { ids, produceErr = produceUntil(ctx, addr, scaleRate(t), stop) })
+	producing.Go(func() { ids, produceErr = produceUntil(ctx, addr, rate, stop) })
 	defer func() {
 		select {
 		case <-stop:
