@@ -24,6 +24,18 @@ type eigenSettings struct {
 	// MaxIter caps the iterations; 0 means 500, and a negative value none:
 	// the seed is only checked.
 	MaxIter int
+	// Needed, when set, says how many of the leading Ritz pairs of the
+	// block x, with Ritz values theta, must meet Tol (at least one, at most
+	// nev); nil means all nev. The others are carried along unchecked.
+	Needed func(x *mat.Dense, theta []float64) int
+}
+
+// needed returns how many leading Ritz pairs of x must meet Tol.
+func (s eigenSettings) needed(x *mat.Dense, theta []float64, nev int) int {
+	if s.Needed == nil {
+		return nev
+	}
+	return min(max(s.Needed(x, theta), 1), nev)
 }
 
 func (s eigenSettings) withDefaults() eigenSettings {
@@ -87,7 +99,7 @@ func topEigen(a blockOperator, deflate []float64, nev, block int, x0 *mat.Dense,
 	res := eigenResult{}
 	for {
 		residuals(r, x, ax, theta)
-		if converged(r, nev, set.Tol) {
+		if converged(r, set.needed(x, theta, nev), set.Tol) {
 			res.Converged = true
 			break
 		}

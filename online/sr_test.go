@@ -129,6 +129,64 @@ func projectorDistance(a, b *mat.Dense, k int) float64 {
 	return mat.Norm(pa, math.Inf(1))
 }
 
+// TestSREigensolverSolvesTheResponses: the eigensolver holds to its
+// tolerance only the columns the responses come from, and those are the
+// dense decomposition's, picked as from it; the columns past them (in the
+// bulk of the spectrum, where eigenvalues are close) may stop short, and
+// neededVectors says which.
+func TestSREigensolverSolvesTheResponses(t *testing.T) {
+	stoppedShort := 0 // columns looked at but not solved to the tolerance
+	for _, seed := range []uint64{3, 4, 5} {
+		data, _, lap := srData(t, 600, 5, 4, 0.05, seed)
+		classes, _ := modelClasses(nil, data.Labels)
+		const tol = 1e-8
+		p, err := newSRProblem(data, Params{Tolerances: Tolerances{Spectral: tol}}.withDefaults(), classes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		aff := newSRAffinity(lap, p.class, len(classes), 0.1, 5)
+		nev := p.eigenCount(aff.Dim())
+		if nev <= len(classes)-1 {
+			t.Fatalf("seed %d: %d eigenvectors looked at, want more than c-1", seed, nev)
+		}
+		got, picked, err := p.eigenvectors(aff, nev, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := denseTopEigen(aff, aff.trivialVector(), nev+srGuard)
+		wantPicked := p.responseCount(want.Values, nev)
+		p.pickResponses(&want, nev, wantPicked)
+		if picked != wantPicked {
+			t.Fatalf("seed %d: %d responses, the dense decomposition gives %d", seed, picked, wantPicked)
+		}
+		if d := projectorDistance(got.Vectors, want.Vectors, picked); d > 1e-6 {
+			t.Errorf("seed %d: the responses' subspace differs from the dense one by %v", seed, d)
+		}
+		needed := p.neededVectors(got.Vectors, got.Values, nev)
+		r := mat.NewDense(aff.Dim(), len(got.Values), nil)
+		ax := mat.NewDense(aff.Dim(), len(got.Values), nil)
+		aff.MulBlock(ax, got.Vectors)
+		residuals(r, got.Vectors, ax, got.Values)
+		norms := colNorms(r)
+		for k, norm := range norms[:needed] {
+			if norm > tol {
+				t.Errorf("seed %d: column %d of the %d needed has residual %v > %v", seed, k, needed, norm, tol)
+			}
+		}
+		if needed < picked {
+			t.Errorf("seed %d: %d columns needed for %d responses", seed, needed, picked)
+		}
+		for _, norm := range norms[needed:nev] {
+			if norm > tol {
+				stoppedShort++
+			}
+		}
+	}
+	if stoppedShort == 0 {
+		t.Error("every column looked at was solved to the tolerance: the test checks nothing of neededVectors")
+	}
+}
+
 // TestSRResponsesAreGeneralizedEigenvectors checks the responses against
 // the definition: W y = μ D y, yᵀ D y = 1, and yᵀ D 1 = 0.
 func TestSRResponsesAreGeneralizedEigenvectors(t *testing.T) {
