@@ -463,10 +463,8 @@ func (l *Learner) MarkSolved() {
 // Model returns the model in force and its version; nil and 0 before the
 // first solve or restore.
 func (l *Learner) Model() (*Model, uint64) {
-	if v := l.current.Load(); v != nil {
-		return v.model, v.stamp.Version
-	}
-	return nil, 0
+	m, version, _ := l.ModelSolvedOn()
+	return m, version
 }
 
 // ModelSolvedOn returns the model in force, its version and the window it

@@ -30,13 +30,7 @@ func BenchmarkSolveSkipped(b *testing.B) {
 				b.Fatal(err)
 			}
 			rows := textRows(20000, 5)
-			for i, r := range rows {
-				label := ""
-				if i%5 == 0 {
-					label = c.label
-				}
-				l.Observe(r.id, time.Time{}, r.v, label)
-			}
+			observeEveryFifth(l, rows, func(labeledRow) string { return c.label })
 			for i := 0; b.Loop(); i++ {
 				r := rows[i%len(rows)]
 				l.Observe(fmt.Sprint("again", i), time.Time{}, r.v, "")

@@ -33,6 +33,18 @@ func textRows(n int, seed uint64) []labeledRow {
 	return out
 }
 
+// observeEveryFifth observes rows in order, every fifth with the label
+// label gives it and the others unlabeled.
+func observeEveryFifth(l *Learner, rows []labeledRow, label func(labeledRow) string) {
+	for i, r := range rows {
+		var y string
+		if i%5 == 0 {
+			y = label(r)
+		}
+		l.Observe(r.id, time.Time{}, r.v, y)
+	}
+}
+
 func newTestLearner(t *testing.T, algo Algorithm, window int) *Learner {
 	t.Helper()
 	cfg := LearnerConfig{
@@ -131,13 +143,7 @@ func TestLearnerSkipsUnchangedSolve(t *testing.T) {
 func TestLearnerSkipsWindowWithoutLabels(t *testing.T) {
 	l := newTestLearner(t, TSVM, 60)
 	rows := textRows(200, 4)
-	for i, r := range rows[:60] {
-		label := ""
-		if i%5 == 0 {
-			label = r.class
-		}
-		l.Observe(r.id, time.Time{}, r.v, label)
-	}
+	observeEveryFifth(l, rows[:60], func(r labeledRow) string { return r.class })
 	if _, err := l.Solve(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -166,13 +172,7 @@ func TestLearnerSkipsWindowWithoutLabels(t *testing.T) {
 func TestModelSolvedOnIsTheSolvesWindow(t *testing.T) {
 	l := newTestLearner(t, SVM, 100)
 	rows := textRows(90, 7)
-	for i, r := range rows[:50] {
-		label := ""
-		if i%5 == 0 {
-			label = r.class
-		}
-		l.Observe(r.id, time.Time{}, r.v, label)
-	}
+	observeEveryFifth(l, rows[:50], func(r labeledRow) string { return r.class })
 	rep, err := l.Solve(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -208,13 +208,7 @@ func TestModelSolvedOnIsTheSolvesWindow(t *testing.T) {
 func TestLearnerSkipsOneClass(t *testing.T) {
 	l := newTestLearner(t, SVM, 60)
 	rows := textRows(60, 6)
-	for i, r := range rows {
-		label := ""
-		if i%5 == 0 {
-			label = "only"
-		}
-		l.Observe(r.id, time.Time{}, r.v, label)
-	}
+	observeEveryFifth(l, rows, func(labeledRow) string { return "only" })
 	rep, err := l.Solve(context.Background())
 	if !errors.Is(err, ErrOneClass) || rep.Labeled != 12 {
 		t.Fatalf("labels of one class: %+v, err = %v; want 12 labeled, ErrOneClass", rep, err)
