@@ -38,6 +38,99 @@ func TestKernelMapIsExactOnLandmarks(t *testing.T) {
 	}
 }
 
+// TestKernelMapIsNystrom checks the map off the landmarks against a dense
+// reference: φ(x)·φ(z) = k(x)ᵀ K_mm⁻¹ k(z), K_mm solved by gonum's LU.
+func TestKernelMapIsNystrom(t *testing.T) {
+	rows, _ := synth.Clusters(synth.ClusterConfig{Points: 60, Dim: 3, Clusters: 4, Seed: 5})
+	landmarks, probes := rows[:25], rows[25:]
+	km, err := NewKernelMap(landmarks, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if km.Rank != len(landmarks) {
+		t.Fatalf("rank %d over %d distinct landmarks", km.Rank, len(landmarks))
+	}
+	kernels := func(x vector.Vector) *mat.VecDense {
+		k := mat.NewVecDense(len(landmarks), nil)
+		for i, z := range landmarks {
+			k.SetVec(i, math.Exp(-0.5*vector.SquaredDistance(x, z)))
+		}
+		return k
+	}
+	kmm := mat.NewDense(len(landmarks), len(landmarks), nil)
+	for i, z := range landmarks {
+		kmm.SetRow(i, kernels(z).RawVector().Data)
+	}
+	for i, x := range probes {
+		var sol mat.VecDense
+		if err := sol.SolveVec(kmm, kernels(x)); err != nil {
+			t.Fatal(err)
+		}
+		for j, z := range probes {
+			want := mat.Dot(kernels(z), &sol)
+			if got := vector.Dot(km.Apply(x), km.Apply(z)); math.Abs(got-want) > 1e-7 {
+				t.Fatalf("φ(x_%d)·φ(x_%d) = %v, Nyström %v", i, j, got, want)
+			}
+		}
+	}
+}
+
+// TestKernelMapDropsRepeatedLandmarks checks that landmarks the others
+// span (here, copies) are dropped, that the map stays exact on every row,
+// and that a restored map (square and triangular, or a rotation of it)
+// maps as the fitted one.
+func TestKernelMapDropsRepeatedLandmarks(t *testing.T) {
+	rows, _ := synth.Gaussians(3, 20, 4, 1)
+	landmarks := slices.Concat(rows, rows[:7], rows[3:5])
+	km, err := NewKernelMap(landmarks, 0.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if km.Rank != len(rows) || len(km.Landmarks) != len(rows) {
+		t.Fatalf("rank %d over %d landmarks kept, want %d distinct", km.Rank, len(km.Landmarks), len(rows))
+	}
+	phi := km.ApplyAll(landmarks)
+	for i := range landmarks {
+		for j := range landmarks {
+			want := math.Exp(-0.3 * vector.SquaredDistance(landmarks[i], landmarks[j]))
+			if got := vector.Dot(phi[i], phi[j]); math.Abs(got-want) > 1e-8 {
+				t.Fatalf("φ(x_%d)·φ(x_%d) = %v, kernel %v", i, j, got, want)
+			}
+		}
+	}
+	restored, err := RestoreKernelMap(km.Landmarks, km.Gamma, km.Projection, km.Rank)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated, err := RestoreKernelMap(km.Landmarks, km.Gamma, rotateColumns(km.Projection, km.Rank), km.Rank)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !restored.upper || rotated.upper {
+		t.Fatalf("triangular projection read as upper %v, rotated one %v", restored.upper, rotated.upper)
+	}
+	for i, x := range landmarks {
+		if got, want := restored.Apply(x), phi[i]; !slices.Equal(got.Values, want.Values) {
+			t.Fatalf("restored φ(x_%d) = %v, fitted %v", i, got.Values, want.Values)
+		}
+		if got, want := rotated.Apply(x).SquaredNorm(), phi[i].SquaredNorm(); math.Abs(got-want) > 1e-9 {
+			t.Fatalf("rotated ‖φ(x_%d)‖² = %v, fitted %v", i, got, want)
+		}
+	}
+}
+
+// rotateColumns returns the r-column projection p times a rotation by 0.3
+// in the plane of its first and last columns.
+func rotateColumns(p []float64, r int) []float64 {
+	out := slices.Clone(p)
+	c, s := math.Cos(0.3), math.Sin(0.3)
+	for i := 0; i < len(p); i += r {
+		a, b := p[i], p[i+r-1]
+		out[i], out[i+r-1] = c*a-s*b, s*a+c*b
+	}
+	return out
+}
+
 // TestKernelMapApproximatesWithMoreLandmarks checks Nyström's property on
 // points that are not landmarks: the error of the kernel it reproduces
 // falls as landmarks are added, and the median heuristic sets γ.
@@ -355,4 +448,27 @@ func BenchmarkScoresKernel(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkKernelMap fits the map of 1,000 landmarks of 64 values (fit) and
+// maps 1,000 other rows through it (apply), as a learner's first kernel
+// solve does with its window.
+func BenchmarkKernelMap(b *testing.B) {
+	rows, _ := synth.Clusters(synth.ClusterConfig{Points: 2000, Dim: 64, Clusters: 10, Seed: 9})
+	b.Run("fit", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := NewKernelMap(rows[:1000], 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	km, err := NewKernelMap(rows[:1000], 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("apply", func(b *testing.B) {
+		for b.Loop() {
+			km.ApplyAll(rows[1000:])
+		}
+	})
 }

@@ -343,7 +343,7 @@ func TestKernelMapRoundTrip(t *testing.T) {
 		}
 		for i, z := range got.Model.Map.Landmarks {
 			for _, x := range landmarks {
-				if a, b := vector.Dot(z, x), vector.Dot(landmarks[i], x); a != b {
+				if a, b := vector.Dot(z, x), vector.Dot(km.Landmarks[i], x); a != b {
 					t.Fatalf("%s: landmark %d (%+v) has product %v with %+v after the round trip, %v before", name, i, z, a, x, b)
 				}
 			}
