@@ -30,7 +30,8 @@ type KernelMap struct {
 	// Rank is r, the dimension of φ.
 	Rank int
 
-	landmarkSq []float64 // ‖z_i‖²
+	landmarkSq []float64      // ‖z_i‖²
+	index      *landmarkIndex // sparse landmarks inverted, nil for dense ones
 	// upper says that Projection is r × r and zero left of its diagonal,
 	// as factor makes it, so that Apply skips the zeros.
 	upper bool
@@ -98,6 +99,7 @@ func NewKernelMap(landmarks []vector.Vector, gamma float64) (*KernelMap, error) 
 	}
 	km := &KernelMap{Landmarks: landmarks, Gamma: gamma}
 	km.landmarkSq = squaredNorms(landmarks)
+	km.index = newLandmarkIndex(landmarks)
 	dist := km.landmarkDistances()
 	if km.Gamma == 0 {
 		km.Gamma = medianGamma(dist, m)
@@ -151,6 +153,7 @@ func (km *KernelMap) factor(k []float64) error {
 		landmarks[i], sq[i] = km.Landmarks[p], km.landmarkSq[p]
 	}
 	km.Landmarks, km.landmarkSq = landmarks, sq
+	km.index = newLandmarkIndex(landmarks)
 	km.upper = true
 	return nil
 }
@@ -202,6 +205,7 @@ func RestoreKernelMap(landmarks []vector.Vector, gamma float64, projection []flo
 		width = len(z.Values)
 	}
 	km.landmarkSq = squaredNorms(landmarks)
+	km.index = newLandmarkIndex(landmarks)
 	km.upper = km.isUpper()
 	return km, nil
 }
@@ -245,13 +249,29 @@ func squaredNorms(rows []vector.Vector) []float64 {
 func (km *KernelMap) landmarkDistances() []float64 {
 	m := len(km.Landmarks)
 	d := make([]float64, m*m)
-	for i := range m {
+	var dots []float64
+	for i, z := range km.Landmarks {
+		dots = km.products(z, dots)
 		for j := i + 1; j < m; j++ {
-			v := max(0, km.landmarkSq[i]+km.landmarkSq[j]-2*vector.Dot(km.Landmarks[i], km.Landmarks[j]))
+			v := max(0, km.landmarkSq[i]+km.landmarkSq[j]-2*dots[j])
 			d[i*m+j], d[j*m+i] = v, v
 		}
 	}
 	return d
+}
+
+// products sets dots[i] to x·z_i for each landmark and returns dots (grown
+// when too short): through the index for a sparse x over sparse landmarks.
+func (km *KernelMap) products(x vector.Vector, dots []float64) []float64 {
+	dots = grow(&dots, len(km.Landmarks))
+	if km.index != nil && !x.IsDense() {
+		km.index.products(x, dots)
+		return dots
+	}
+	for i, z := range km.Landmarks {
+		dots[i] = dotClipped(x, z)
+	}
+	return dots
 }
 
 // medianGamma returns 1 / the median squared distance between distinct
@@ -310,31 +330,44 @@ func (km *KernelMap) InputDim() int {
 // kernels sets k[i] to k(x, z_i) for each landmark and returns k (grown
 // when too short).
 func (km *KernelMap) kernels(x vector.Vector, k []float64) []float64 {
-	k = grow(&k, len(km.Landmarks))
+	k = km.products(x, k)
 	xsq := x.SquaredNorm()
-	for i := range km.Landmarks {
-		k[i] = km.kernel(x, xsq, i)
+	for i, dot := range k {
+		k[i] = km.kernelOf(xsq, i, dot)
 	}
 	return k
 }
 
-// kernel returns k(x, z_i), given ‖x‖².
-func (km *KernelMap) kernel(x vector.Vector, xsq float64, i int) float64 {
-	d := max(0, xsq+km.landmarkSq[i]-2*dotClipped(x, km.Landmarks[i]))
-	return math.Exp(-km.Gamma * d)
+// kernelOf returns k(x, z_i), given ‖x‖² and x·z_i.
+func (km *KernelMap) kernelOf(xsq float64, i int, dot float64) float64 {
+	return math.Exp(-km.Gamma * max(0, xsq+km.landmarkSq[i]-2*dot))
 }
 
 // foldedOutputs sets z to the outputs of the folded weights pw (fold) for
-// x: the biases, then each landmark's kernel value times its weights,
-// added as it is computed rather than kept (8 KB a row for 1,000
-// landmarks), in the order packedWeights.outputs adds a dense row.
+// x: the biases, then each landmark's kernel value times its weights, in
+// the order packedWeights.outputs adds a dense row. A dense row's kernel
+// values are added as they are computed rather than kept (8 KB a row for
+// 1,000 landmarks); a sparse row's products come from the index, into a
+// buffer the map's scorers share.
 func (km *KernelMap) foldedOutputs(pw *packedWeights, x vector.Vector, z []float64) {
 	p := pw.p
 	copy(z[:p], pw.bias)
 	xsq := x.SquaredNorm()
-	for i := range km.Landmarks {
-		addScaled(z[:p], km.kernel(x, xsq, i), pw.w[i*p:i*p+p])
+	if km.index == nil || x.IsDense() {
+		for i, lm := range km.Landmarks {
+			addScaled(z[:p], km.kernelOf(xsq, i, dotClipped(x, lm)), pw.w[i*p:i*p+p])
+		}
+		return
 	}
+	buf, _ := km.index.scratch.Get().(*[]float64)
+	if buf == nil {
+		buf = new([]float64)
+	}
+	*buf = km.products(x, *buf)
+	for i, dot := range *buf {
+		addScaled(z[:p], km.kernelOf(xsq, i, dot), pw.w[i*p:i*p+p])
+	}
+	km.index.scratch.Put(buf)
 }
 
 // fold returns weights over φ (Dim+1 each, bias last) carried over to the

@@ -131,6 +131,44 @@ func rotateColumns(p []float64, r int) []float64 {
 	return out
 }
 
+// TestLandmarkIndexGivesTheDots checks that a sparse row's products with
+// sparse landmarks through the inverted index are vector.Dot's to the bit,
+// rows and landmarks sharing some features and not others, and that a
+// restored map indexes its landmarks as well.
+func TestLandmarkIndexGivesTheDots(t *testing.T) {
+	rows, _ := sparseProblem(9, 80, 50, 6, 10)
+	rows = append(rows, vector.Sparse([]int32{49, 60, 900}, []float64{1, -2, 3}), vector.Sparse(nil, nil))
+	km, err := NewKernelMap(rows[:30], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored, err := RestoreKernelMap(km.Landmarks, km.Gamma, km.Projection, km.Rank)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, m := range map[string]*KernelMap{"fitted": km, "restored": restored} {
+		if m.index == nil {
+			t.Fatalf("%s: sparse landmarks without an index", name)
+		}
+		for i, x := range rows {
+			dots := m.products(x, nil)
+			for j, z := range m.Landmarks {
+				if want := vector.Dot(x, z); dots[j] != want {
+					t.Fatalf("%s: row %d · landmark %d = %v through the index, %v by vector.Dot", name, i, j, dots[j], want)
+				}
+			}
+		}
+	}
+	dense, _ := synth.Gaussians(3, 10, 2, 1)
+	km, err = NewKernelMap(dense, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if km.index != nil {
+		t.Fatal("dense landmarks indexed")
+	}
+}
+
 // TestKernelMapApproximatesWithMoreLandmarks checks Nyström's property on
 // points that are not landmarks: the error of the kernel it reproduces
 // falls as landmarks are added, and the median heuristic sets γ.
@@ -398,6 +436,42 @@ func TestFoldedScoresAreMappedScores(t *testing.T) {
 	}
 }
 
+// TestFoldedSparseScoresConcurrently scores sparse rows through a folded
+// map from several goroutines at once, as the service's scorers do: the
+// buffers they share give each row the scores it gets alone.
+func TestFoldedSparseScoresConcurrently(t *testing.T) {
+	rows, _ := sparseProblem(10, 200, 60, 6, 10)
+	km, err := NewKernelMap(rows[:40], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := randomModel(rand.New(rand.NewPCG(3, 4)), 5, km.Dim(), 5, false)
+	m.Map = km
+	m.Pack()
+	want := make([][]float64, len(rows))
+	for i, x := range rows {
+		want[i] = m.Scores(x, nil)
+	}
+	errs := make(chan error, 4)
+	for w := range 4 {
+		go func() {
+			for k := range rows {
+				i := (k + 50*w) % len(rows)
+				if got := m.Scores(rows[i], nil); !slices.Equal(got, want[i]) {
+					errs <- fmt.Errorf("row %d: %v beside other scorers, %v alone", i, got, want[i])
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestFoldedScoresAllocations checks that folded scoring adds each
 // kernel value into the outputs as it is computed: at most one allocation
 // a row (the 12 problems' outputs), not a slice of m kernel values as well.
@@ -452,8 +526,34 @@ func BenchmarkScoresKernel(b *testing.B) {
 
 // BenchmarkKernelMap fits the map of 1,000 landmarks of 64 values (fit) and
 // maps 1,000 other rows through it (apply), as a learner's first kernel
-// solve does with its window.
+// solve does with its window; then takes the kernel values of 1,000
+// text-like rows (80 words, Zipfian) at 1,000 such landmarks through the
+// inverted index and by merging the row with each landmark.
 func BenchmarkKernelMap(b *testing.B) {
+	benchmarkDenseKernelMap(b)
+	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 2000, Seed: 3}).Rows
+	km, err := NewKernelMap(text[:1000], 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	index := km.index
+	for _, indexed := range []bool{true, false} {
+		b.Run(fmt.Sprintf("text-kernels/index=%v", indexed), func(b *testing.B) {
+			km.index = nil
+			if indexed {
+				km.index = index
+			}
+			var k []float64
+			for b.Loop() {
+				for _, x := range text[1000:] {
+					k = km.kernels(x, k)
+				}
+			}
+		})
+	}
+}
+
+func benchmarkDenseKernelMap(b *testing.B) {
 	rows, _ := synth.Clusters(synth.ClusterConfig{Points: 2000, Dim: 64, Clusters: 10, Seed: 9})
 	b.Run("fit", func(b *testing.B) {
 		for b.Loop() {
