@@ -250,14 +250,27 @@ func (km *KernelMap) landmarkDistances() []float64 {
 	m := len(km.Landmarks)
 	d := make([]float64, m*m)
 	var dots []float64
-	for i, z := range km.Landmarks {
-		dots = km.products(z, dots)
+	for i := range m {
+		dots = km.landmarkDots(i, dots)
 		for j := i + 1; j < m; j++ {
 			v := max(0, km.landmarkSq[i]+km.landmarkSq[j]-2*dots[j])
 			d[i*m+j], d[j*m+i] = v, v
 		}
 	}
 	return d
+}
+
+// landmarkDots sets dots[j] to z_i·z_j for the landmarks j after i (the
+// index gives the others as well) and returns dots (grown when too short).
+func (km *KernelMap) landmarkDots(i int, dots []float64) []float64 {
+	if km.index != nil {
+		return km.products(km.Landmarks[i], dots)
+	}
+	dots = grow(&dots, len(km.Landmarks))
+	for j := i + 1; j < len(km.Landmarks); j++ {
+		dots[j] = dotClipped(km.Landmarks[i], km.Landmarks[j])
+	}
+	return dots
 }
 
 // products sets dots[i] to x·z_i for each landmark and returns dots (grown
