@@ -2,6 +2,7 @@ package online
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -193,6 +194,52 @@ func TestAutoGrowsGraphOnThirdClass(t *testing.T) {
 	}
 	if _, graph := l.window.(graphWindow); !graph || rep.Algorithm != SR || rep.Window != len(xs) {
 		t.Fatalf("three classes: window graph = %v, algorithm %s, window %d; want the graph, sr and %d rows", graph, rep.Algorithm, rep.Window, len(xs))
+	}
+}
+
+// TestRestoredAutoModelIsNotSolvedAgain: a restart puts a multi-class
+// auto model in force and rebuilds its window, as a plain one, from the
+// topics; the window marked solved (MarkSolved), growing the kNN graph
+// over the same rows at the next trigger is no reason to solve again. A
+// new label is.
+func TestRestoredAutoModelIsNotSolvedAgain(t *testing.T) {
+	xs, cs := synth.Clusters(synth.ClusterConfig{Points: 600, Dim: 6, Clusters: 3, Spread: 0.5, Seed: 9})
+	newLearner := func() *Learner {
+		l, err := NewLearner(LearnerConfig{
+			Features: 6, Window: anngraph.Config{MaxExamples: 2000, K: 8, Metric: anngraph.Euclidean, Exhaustive: true},
+			Params: Params{Algorithm: Auto}, SolveExamples: 1 << 30, SolveLabels: 1 << 30,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range xs {
+			label := ""
+			if i%10 == 0 {
+				label = fmt.Sprint(cs[i])
+			}
+			if _, err := l.Observe(fmt.Sprint(i), time.Unix(int64(i), 0), xs[i], label); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return l
+	}
+	first := newLearner()
+	if _, err := first.Solve(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m, version, on := first.ModelSolvedOn()
+	restarted := newLearner()
+	restarted.SetModel(m, Stamp{Version: version}, on)
+	restarted.MarkSolved()
+	if _, err := restarted.Solve(context.Background()); !errors.Is(err, ErrUnchanged) {
+		t.Fatalf("the restored window solved again (error %v), want ErrUnchanged", err)
+	}
+	if _, graph := restarted.window.(graphWindow); !graph {
+		t.Fatal("no graph grown over the restored window")
+	}
+	restarted.Label("1", fmt.Sprint(cs[1]))
+	if _, err := restarted.Solve(context.Background()); err != nil {
+		t.Fatalf("a new label did not lead to a solve: %v", err)
 	}
 }
 

@@ -609,7 +609,12 @@ func (l *Learner) growGraph() error {
 	l.sampled.thinned.Add(uint64(len(left)))
 	l.window = graphWindow{w}
 	l.graphed.Store(true)
-	l.changed = true
+	// The same rows in another form change nothing to solve: a window
+	// rebuilt plain after a restart, and marked solved, grows its graph at
+	// the next trigger without solving again. Rows left out do.
+	if len(evicted)+len(left) > 0 {
+		l.changed = true
+	}
 	return nil
 }
 

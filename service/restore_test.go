@@ -16,6 +16,7 @@ import (
 	"streamer/brokers"
 	"streamer/pipeline"
 	"streamer/snapshot"
+	"streamer/synth"
 )
 
 // TestRestoreRefusesCorruptSnapshot puts a newer but corrupt snapshot on the
@@ -82,8 +83,16 @@ func TestRestoreRefusesCorruptSnapshot(t *testing.T) {
 // TestRestoreContinuesMetricsAndSkipsTheSameSolve stops a service whose
 // model was solved on its whole window and starts it again: the window and
 // prequential metrics read as before at once, the prequential scores
-// continue, and no solve runs until something new arrives.
+// continue, and no solve runs until something new arrives. With three
+// classes, auto's window is rebuilt plain and grows its kNN graph at the
+// first trigger, over the same rows.
 func TestRestoreContinuesMetricsAndSkipsTheSameSolve(t *testing.T) {
+	for name, classes := range map[string][]string{"two classes": nil, "three classes": {"news", "sport", "music"}} {
+		t.Run(name, func(t *testing.T) { testRestoreSkipsTheSameSolve(t, classes) })
+	}
+}
+
+func testRestoreSkipsTheSameSolve(t *testing.T, classes []string) {
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -91,6 +100,7 @@ func TestRestoreContinuesMetricsAndSkipsTheSameSolve(t *testing.T) {
 	cfg := testConfig(t, addrs)
 	svc, stop := runService(t, cfg)
 	stream := newStreamWriter(t, addrs, 12)
+	stream.gen = synth.NewTextStream(synth.TextStreamConfig{Seed: 12, Topics: 2, Classes: classes})
 	stream.write(t, ctx, 400)
 	waitFor(t, "a model", 30*time.Second, func() bool { return svc.Status().Pipeline.ModelVersion > 0 })
 	stream.write(t, ctx, 400)
