@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"streamer/online"
 )
 
 // Summarize writes a human-readable summary of s.
@@ -24,21 +26,7 @@ func Summarize(w io.Writer, s *Snapshot) error {
 		fmt.Sprintf("stats\t%d examples, %d labels, %d predictions, %d solves, window %d (%d labeled), objective %.6g",
 			s.Stats.Examples, s.Stats.Labels, s.Stats.Predictions, s.Stats.Solves, s.Stats.WindowSize, s.Stats.Labeled, s.Stats.Objective),
 	}
-	for k, prob := range s.Model.Problems {
-		nnz := 0
-		for _, x := range prob.W {
-			if x != 0 {
-				nnz++
-			}
-		}
-		name := fmt.Sprintf("problem %d", k)
-		if k < len(s.Model.Classes) && !s.Model.Binary() {
-			name = "class " + s.Model.Classes[k]
-		} else if s.Model.Binary() {
-			name = fmt.Sprintf("%s vs %s", s.Model.Classes[1], s.Model.Classes[0])
-		}
-		lines = append(lines, fmt.Sprintf("%s\t%d non-zero weights, bias %.6g", name, nnz, prob.W[len(prob.W)-1]))
-	}
+	lines = append(lines, modelLines(&s.Model)...)
 	for _, o := range s.Offsets {
 		lines = append(lines, fmt.Sprintf("offset\t%s[%d] window start %d, next %d", o.Topic, o.Partition, o.WindowStart, o.Next))
 	}
@@ -48,4 +36,49 @@ func Summarize(w io.Writer, s *Snapshot) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// modelLines describes the model's map and its problems: a problem a class
+// (or one for two classes), or, for Spectral Regression, the responses
+// that embed the rows, whose nearest class centroid classifies them.
+func modelLines(m *online.Model) []string {
+	var lines []string
+	if km := m.Map; km != nil {
+		lines = append(lines, fmt.Sprintf("kernel\trbf γ=%.6g over %d landmarks, rank %d", km.Gamma, len(km.Landmarks), km.Rank))
+	}
+	if m.Centroids != nil {
+		lines = append(lines, fmt.Sprintf("embedding\t%d responses (Spectral Regression), nearest of %d class centroids", len(m.Problems), centroidCount(m.Centroids)))
+	}
+	for k, prob := range m.Problems {
+		nnz := 0
+		for _, x := range prob.W {
+			if x != 0 {
+				nnz++
+			}
+		}
+		var name string
+		switch {
+		case m.Centroids != nil:
+			name = fmt.Sprintf("response %d", k)
+		case m.Binary():
+			name = fmt.Sprintf("%s vs %s", m.Classes[1], m.Classes[0])
+		case k < len(m.Classes):
+			name = "class " + m.Classes[k]
+		default:
+			name = fmt.Sprintf("problem %d", k)
+		}
+		lines = append(lines, fmt.Sprintf("%s\t%d non-zero weights, bias %.6g", name, nnz, prob.W[len(prob.W)-1]))
+	}
+	return lines
+}
+
+// centroidCount counts the classes that have a centroid.
+func centroidCount(centroids [][]float64) int {
+	n := 0
+	for _, c := range centroids {
+		if c != nil {
+			n++
+		}
+	}
+	return n
 }

@@ -125,6 +125,34 @@ func TestFileRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSummaryOfASpectralModelOverAMap checks that the summary of an SR
+// model names its problems as the responses they are, not as classes, and
+// describes its kernel map.
+func TestSummaryOfASpectralModelOverAMap(t *testing.T) {
+	s := srSnapshot()
+	km, err := online.NewKernelMap([]vector.Vector{vector.Dense([]float64{1, 0}), vector.Dense([]float64{0, 1}), vector.Dense([]float64{1, 1}), vector.Dense([]float64{1, 0})}, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Model.Map, s.Model.Dim = km, km.Dim()
+	for k := range s.Model.Problems {
+		s.Model.Problems[k].W = make([]float64, km.Dim()+1)
+	}
+	var b strings.Builder
+	if err := Summarize(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{"kernel      rbf γ=0.5 over 3 landmarks, rank 3", "embedding   3 responses (Spectral Regression), nearest of 3 class centroids", "response 2"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\nclass ") {
+		t.Errorf("summary names a response as a class:\n%s", got)
+	}
+}
+
 func encoded(t *testing.T, version uint64, dim int) []byte {
 	t.Helper()
 	s := testSnapshot(2, dim, 1, version)
