@@ -57,8 +57,9 @@ func (b *binary) da(ctx context.Context, warm *Solution) (*Solution, error) {
 	sol.Stats.add(s.minimize(warm != nil))
 	var best *daBest
 	prevEntropy := math.Inf(1)
+	nu2 := math.NaN() // the last p-step's 2ν, where the next one's root search starts
 	for range daMaxOuter {
-		q, err := b.daFixedPoint(ctx, s, p, temp, &sol.Stats)
+		q, err := b.daFixedPoint(ctx, s, p, temp, &nu2, &sol.Stats)
 		if err != nil {
 			return nil, err
 		}
@@ -83,15 +84,16 @@ func (b *binary) da(ctx context.Context, warm *Solution) (*Solution, error) {
 // daFixedPoint alternates p-steps and w-steps at temperature temp, starting
 // from weights that minimize the w-objective for p, until the p-step moves p
 // by less than ε per row in KL divergence. It leaves in p the last p-step's
-// labels and returns the labels the current weights were solved for.
-func (b *binary) daFixedPoint(ctx context.Context, s *newton, p []float64, temp float64, st *Stats) ([]float64, error) {
+// labels and returns the labels the current weights were solved for. nu2
+// carries 2ν from one p-step to the next.
+func (b *binary) daFixedPoint(ctx context.Context, s *newton, p []float64, temp float64, nu2 *float64, st *Stats) ([]float64, error) {
 	u := len(p)
 	q := append([]float64(nil), p...)
 	for range daMaxInner {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		b.optimizeP(s.o, p, temp)
+		*nu2 = b.optimizeP(s.o, p, temp, *nu2)
 		if klDivergence(p, q) < float64(u)*daEpsilon {
 			break
 		}
@@ -164,16 +166,19 @@ func (b *binary) warmSoftLabels(warm *Solution, o []float64, p []float64) float6
 }
 
 // optimizeP sets p_j = 1/(1 + exp((g_j - 2ν)/T)) with
-// g_j = λ_u[l2(o_j) - l2(-o_j)] (eq. 6.12), ν chosen so that mean(p) = r.
-func (b *binary) optimizeP(o, p []float64, temp float64) {
+// g_j = λ_u[l2(o_j) - l2(-o_j)] (eq. 6.12), ν chosen so that mean(p) = r,
+// and returns 2ν. The root search starts at start (NaN: none), the last
+// p-step's 2ν: successive p-steps move it little.
+func (b *binary) optimizeP(o, p []float64, temp, start float64) float64 {
 	g := make([]float64, len(p))
 	for j, row := range b.unlabeled {
 		g[j] = b.par.LambdaU * (l2(o[row]) - l2(-o[row]))
 	}
-	nu2 := balanceRoot(g, temp, clampFraction(b.r, len(p)))
+	nu2 := balanceRoot(g, temp, clampFraction(b.r, len(p)), start)
 	for j := range p {
 		p[j] = logistic((nu2 - g[j]) / temp)
 	}
+	return nu2
 }
 
 func l2(z float64) float64 {
@@ -199,8 +204,9 @@ func logistic(x float64) float64 {
 }
 
 // balanceRoot solves (1/u) Σ_j logistic((x - g_j)/T) = r for x = 2ν by
-// safeguarded Newton iterations inside a bisection bracket.
-func balanceRoot(g []float64, temp, r float64) float64 {
+// safeguarded Newton iterations inside a bisection bracket, from start
+// when it lies inside the bracket, else from the bracket's middle.
+func balanceRoot(g []float64, temp, r, start float64) float64 {
 	u := float64(len(g))
 	f := func(x float64) (val, slope float64) {
 		for _, gj := range g {
@@ -223,6 +229,9 @@ func balanceRoot(g []float64, temp, r float64) float64 {
 		hi += hi - lo
 	}
 	x := (lo + hi) / 2
+	if start > lo && start < hi {
+		x = start
+	}
 	for range 200 {
 		v, slope := f(x)
 		if math.Abs(v) < 1e-12 {
