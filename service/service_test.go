@@ -73,6 +73,7 @@ type streamWriter struct {
 	rate    int // one label every rate examples
 	delay   int
 	queued  []kafka.Message
+	labels  int // label records written
 }
 
 // newStreamWriter returns a stream writer to the cluster at addrs; the
@@ -129,6 +130,7 @@ func (s *streamWriter) write(t *testing.T, ctx context.Context, n int) []string 
 			m.Time = time.Time{}
 			msgs = append(msgs, m)
 			s.queued = s.queued[1:]
+			s.labels++
 		}
 	}
 	if err := s.w.WriteMessages(ctx, msgs...); err != nil {
