@@ -269,6 +269,25 @@ func (p *Pipeline) RestoreLabel(l ingest.Label, src Source) {
 	p.labelLog.add(src.Topic, src.Partition, src.Offset, l.ID, true)
 }
 
+// ExampleRefused records that the example record at src was read and
+// refused (its caller dead-letters it): the stream's position moves past
+// it, and nothing of it is held. Without it, a snapshot taken after a
+// partition's last record was refused would place that record ahead of
+// the window, and a restore would take the window it rebuilt for another
+// one (and solve it again) or, in role learner, read the record again.
+func (p *Pipeline) ExampleRefused(src Source) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.exampleLog.add(src.Topic, src.Partition, src.Offset, "", false)
+}
+
+// LabelRefused is ExampleRefused for a label record.
+func (p *Pipeline) LabelRefused(src Source) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.labelLog.add(src.Topic, src.Partition, src.Offset, "", false)
+}
+
 // Run hands the learner's window insertions (the kNN graph's) to a
 // goroutine of its own until ctx is done, so that scoring and publishing
 // never wait for them (online.Learner.Run). Without it every example is

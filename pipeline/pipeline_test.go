@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 
 	"streamer/anngraph"
@@ -186,6 +187,29 @@ func TestPositionsTrackTheWindow(t *testing.T) {
 		if ps.Next != 250 || ps.Start != 150 {
 			t.Fatalf("partition %d: start %d next %d, want 150 and 250", ps.Partition, ps.Start, ps.Next)
 		}
+	}
+}
+
+// TestRefusedRecordsMoveThePosition checks that a dead-lettered record
+// counts as read: Next moves past it, and it holds back no Start.
+func TestRefusedRecordsMoveThePosition(t *testing.T) {
+	p := testPipeline(t, false)
+	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 4})
+	d := gen.Next()
+	if _, err := p.Example(decoded(t, p, d, true), Source{Topic: "examples", Offset: 0}); err != nil {
+		t.Fatal(err)
+	}
+	p.Label(ingest.Label{ID: d.ID, Label: d.Label}, Source{Topic: "labels", Partition: 1, Offset: 4})
+	p.ExampleRefused(Source{Topic: "examples", Offset: 1})
+	p.LabelRefused(Source{Topic: "labels", Partition: 1, Offset: 5})
+	p.LabelRefused(Source{Topic: "labels", Partition: 2, Offset: 9})
+	want := []Position{
+		{Topic: "examples", Partition: 0, Start: 0, Next: 2},
+		{Topic: "labels", Partition: 1, Start: 4, Next: 6},
+		{Topic: "labels", Partition: 2, Start: 10, Next: 10},
+	}
+	if got := p.Positions(); !slices.Equal(got, want) {
+		t.Fatalf("positions %+v, want %+v", got, want)
 	}
 }
 

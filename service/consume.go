@@ -260,6 +260,7 @@ func (s *Service) handle(rec *record, b *batch) {
 		s.handleExample(rec, src, b)
 	case t.Labels:
 		if rec.err != nil {
+			s.pipe.LabelRefused(src)
 			s.deadLetter(b, t.LabelsDLQ, "labels", m, rec.err)
 			return
 		}
@@ -269,17 +270,17 @@ func (s *Service) handle(rec *record, b *batch) {
 
 func (s *Service) handleExample(rec *record, src pipeline.Source, b *batch) {
 	t := s.cfg.Kafka.Topics
-	if rec.err != nil {
-		s.deadLetter(b, t.ExamplesDLQ, "examples", &rec.msg, rec.err)
-		return
+	err := rec.err
+	var pred pipeline.Prediction
+	if err == nil {
+		pred, err = s.predictExample(rec.ex, src)
 	}
-	pred, err := s.predictExample(rec.ex, src)
-	if err != nil {
-		s.deadLetter(b, t.ExamplesDLQ, "examples", &rec.msg, err)
-		return
+	var out kafka.Message
+	if err == nil {
+		out, err = b.enc.Prediction(t.Predictions, &pred)
 	}
-	out, err := b.enc.Prediction(t.Predictions, &pred)
 	if err != nil {
+		s.pipe.ExampleRefused(src)
 		s.deadLetter(b, t.ExamplesDLQ, "examples", &rec.msg, err)
 		return
 	}

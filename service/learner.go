@@ -287,6 +287,7 @@ func (s *Service) learnRecord(ctx context.Context, m kafka.Message, writer *kafk
 			_, err = s.pipe.Example(ex, src)
 		}
 		if err != nil {
+			s.pipe.ExampleRefused(src)
 			s.log.Debug("example not learned", "topic", m.Topic, "partition", m.Partition, "offset", m.Offset, "error", err)
 		}
 		return
@@ -296,6 +297,7 @@ func (s *Service) learnRecord(ctx context.Context, m kafka.Message, writer *kafk
 		s.pipe.Label(l, src)
 		return
 	}
+	s.pipe.LabelRefused(src)
 	var b batch
 	s.deadLetter(&b, t.LabelsDLQ, "labels", &m, err)
 	if err := s.retry(ctx, "write", func() error { return writer.WriteMessages(ctx, b.out...) }); err != nil && ctx.Err() == nil {

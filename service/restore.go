@@ -250,17 +250,24 @@ func (s *Service) replay(ctx context.Context, topic string, partition int, from,
 }
 
 // replayRecord puts one record read again into the window; bad records
-// were dead-lettered the first time and are skipped.
+// were dead-lettered the first time and are only passed over.
 func (s *Service) replayRecord(m kafka.Message) {
 	src := pipeline.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
 	if m.Topic == s.cfg.Kafka.Topics.Examples {
 		ex, err := s.pipe.DecodeExample(m.Value, m.Time)
-		if err == nil && s.pipe.Restore(ex, src) == nil {
-			s.rebuilt.Add(1)
+		if err == nil {
+			err = s.pipe.Restore(ex, src)
 		}
+		if err != nil {
+			s.pipe.ExampleRefused(src)
+			return
+		}
+		s.rebuilt.Add(1)
 		return
 	}
 	if l, err := s.pipe.DecodeLabel(m.Value); err == nil {
 		s.pipe.RestoreLabel(l, src)
+	} else {
+		s.pipe.LabelRefused(src)
 	}
 }

@@ -87,12 +87,23 @@ func TestRestoreRefusesCorruptSnapshot(t *testing.T) {
 // classes, auto's window is rebuilt plain and grows its kNN graph at the
 // first trigger, over the same rows.
 func TestRestoreContinuesMetricsAndSkipsTheSameSolve(t *testing.T) {
-	for name, classes := range map[string][]string{"two classes": nil, "three classes": {"news", "sport", "music"}} {
-		t.Run(name, func(t *testing.T) { testRestoreSkipsTheSameSolve(t, classes) })
+	three := []string{"news", "sport", "music"}
+	for name, c := range map[string]struct {
+		classes []string
+		// refusedLast ends each input topic with a record that goes to the
+		// dead letters: it was read, so the window is still the snapshot's.
+		refusedLast bool
+	}{
+		"two classes":                 {},
+		"three classes":               {classes: three},
+		"dead letters last":           {refusedLast: true},
+		"three classes, dead letters": {classes: three, refusedLast: true},
+	} {
+		t.Run(name, func(t *testing.T) { testRestoreSkipsTheSameSolve(t, c.classes, c.refusedLast) })
 	}
 }
 
-func testRestoreSkipsTheSameSolve(t *testing.T, classes []string) {
+func testRestoreSkipsTheSameSolve(t *testing.T, classes []string, refusedLast bool) {
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -104,13 +115,23 @@ func testRestoreSkipsTheSameSolve(t *testing.T, classes []string) {
 	stream.write(t, ctx, 400)
 	waitFor(t, "a model", 30*time.Second, func() bool { return svc.Status().Pipeline.ModelVersion > 0 })
 	stream.write(t, ctx, 400)
+	var refused int64
+	if refusedLast {
+		refused = 2
+		err := stream.w.WriteMessages(ctx,
+			kafka.Message{Topic: "examples", Key: []byte("bad"), Value: []byte("not json")},
+			kafka.Message{Topic: "labels", Key: []byte("bad"), Value: []byte(`{"id": "bad"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Every example and label read, every example handed to the learner in
 	// the window, and solved: else the stop leaves the window changed (a
 	// label read late, rows of the hand-off queue dropped) and the restart
 	// rightly solves again.
 	waitFor(t, "every example and label, in the window and solved", 30*time.Second, func() bool {
 		st := svc.Status().Pipeline
-		if st.Examples < 800 || st.Labels < int64(stream.labels) || st.SSL.Total == 0 || st.ModelVersion == 0 {
+		if st.Examples < 800 || st.Labels < int64(stream.labels) || st.SSL.Total == 0 || st.ModelVersion == 0 || svc.Status().DeadLetters < refused {
 			return false
 		}
 		learner := svc.Pipeline().Learner()
