@@ -76,3 +76,15 @@ func describeDial(addr string, err error) error {
 	}
 	return fmt.Errorf("broker %s: %w", addr, err)
 }
+
+// Ping asks the brokers for their API versions: a round trip that the
+// transport's metadata cache cannot answer. Metadata is served from that
+// cache, which a broker that is away leaves as it was (a topic created
+// since is not in it), so a check that finds no partition there has not
+// heard from the brokers; Ping does.
+func (c *Connection) Ping(ctx context.Context) error {
+	if _, err := c.Client().ApiVersions(ctx, &kafka.ApiVersionsRequest{}); err != nil {
+		return fmt.Errorf("ping the brokers: %w", c.Explain(ctx, err))
+	}
+	return nil
+}

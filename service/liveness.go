@@ -57,16 +57,26 @@ func (s *Service) checkInterval() time.Duration {
 func (l *liveness) check(ctx context.Context, now time.Time) ([]stalled, error) {
 	s := l.s
 	var out []stalled
+	seen := 0
 	for _, topic := range s.groupTopics() {
 		ps, err := s.conn.Positions(ctx, s.cfg.Kafka.Group, topic)
 		if err != nil {
 			l.gap = true
 			return nil, err
 		}
+		seen += len(ps)
 		for _, p := range ps {
 			if st, ok := l.observe(partitionKey{topic, p.Partition}, p, now); ok {
 				out = append(out, st)
 			}
+		}
+	}
+	// No partition known: nothing above went past the transport's metadata
+	// cache, which a broker that is away leaves as it was.
+	if seen == 0 {
+		if err := s.conn.Ping(ctx); err != nil {
+			l.gap = true
+			return nil, err
 		}
 	}
 	// Time during which the brokers did not answer is not held against a
@@ -124,7 +134,7 @@ func (s *Service) watchLiveness(ctx context.Context, restart chan<- string) {
 	l := &liveness{s: s, progress: map[partitionKey]partitionProgress{}}
 	tick := time.NewTicker(s.checkInterval())
 	defer tick.Stop()
-	var asked time.Time
+	var asked, failing time.Time
 	for first := true; ; first = false {
 		if !first {
 			select {
@@ -141,8 +151,14 @@ func (s *Service) watchLiveness(ctx context.Context, restart chan<- string) {
 			if ctx.Err() == nil {
 				s.metrics.Retries.WithLabelValues("liveness").Inc()
 				s.log.Warn("liveness check failed", "error", err)
+				failing = s.unreachable(failing, now, err)
 			}
 			continue
+		}
+		if !failing.IsZero() {
+			failing = time.Time{}
+			s.metrics.Unreachable.Set(0)
+			s.log.Info("brokers answer again")
 		}
 		if len(stalls) == 0 {
 			s.stall.Store("")
@@ -166,4 +182,22 @@ func (s *Service) watchLiveness(ctx context.Context, restart chan<- string) {
 		default:
 		}
 	}
+}
+
+// unreachable records a liveness check that failed at now, the checks
+// having failed since since (zero: this one is the first), and returns
+// when they began to fail. Once the brokers have not answered for
+// kafka.stall_timeout, /readyz says so with the last error: nothing is
+// consumed or published then, and no stall could be seen. kafka-go's
+// readers and writers reconnect on their own; the next check that
+// succeeds puts the partitions' own state back.
+func (s *Service) unreachable(since, now time.Time, err error) time.Time {
+	if since.IsZero() {
+		since = now
+	}
+	if d := now.Sub(since); d >= s.cfg.Kafka.StallTimeout {
+		s.stall.Store(fmt.Sprintf("brokers unreachable for %v: %v", d.Round(time.Second), err))
+		s.metrics.Unreachable.Set(1)
+	}
+	return since
 }

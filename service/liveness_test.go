@@ -183,3 +183,72 @@ func TestVanishedJoinerStallIsDetectedAndRecovered(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadyzSaysWhenTheBrokersAreUnreachable stops the cluster under a
+// running service: once the brokers have not answered for
+// kafka.stall_timeout, /readyz answers 503 saying so and
+// streamer_brokers_unreachable is 1, where it used to stay ready for as
+// long as they were away. A cluster started again at the same address and
+// on the same data is read on: ready again, and every example predicted.
+// With the topics created after the service started, the transport's
+// metadata cache (which a broker that is away leaves as it was) knows none
+// of their partitions, and only a ping hears that the brokers are gone.
+func TestReadyzSaysWhenTheBrokersAreUnreachable(t *testing.T) {
+	for name, topicsFirst := range map[string]bool{"topics known": true, "topics created after the start": false} {
+		t.Run(name, func(t *testing.T) { testReadyzSaysWhenTheBrokersAreUnreachable(t, topicsFirst) })
+	}
+}
+
+func testReadyzSaysWhenTheBrokersAreUnreachable(t *testing.T, topicsFirst bool) {
+	dir := t.TempDir()
+	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2, DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cluster.Close() })
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	stream := newStreamWriter(t, addrs, 6)
+	if topicsFirst {
+		createTopics(t, ctx, stream.w.Addr, "examples", "labels")
+		stream.created = true
+	}
+	cfg := testConfig(t, addrs, "kafka.session_timeout=6s", "kafka.rebalance_timeout=6s", "kafka.stall_timeout=8s")
+	svc, stop := runService(t, cfg)
+	<-svc.Started()
+	base := "http://" + svc.HTTPAddr()
+	ids := stream.write(t, ctx, 200)
+	waitFor(t, "ready", time.Minute, func() bool { code, _ := get(t, base+"/readyz"); return code == http.StatusOK })
+	unreachable := func() float64 { return metric(t, base, "streamer_brokers_unreachable") }
+	if u := unreachable(); u != 0 {
+		t.Fatalf("streamer_brokers_unreachable %v with the brokers up", u)
+	}
+
+	cluster.Close()
+	var body string
+	waitFor(t, "/readyz to say the brokers are unreachable", time.Minute, func() bool {
+		var code int
+		code, body = get(t, base+"/readyz")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "brokers unreachable")
+	})
+	t.Logf("/readyz: %s", strings.TrimSpace(body))
+	if u := unreachable(); u != 1 {
+		t.Errorf("streamer_brokers_unreachable %v with the brokers away", u)
+	}
+
+	cluster, err = brokers.StartCluster(brokers.ClusterConfig{Partitions: 2, DataDir: dir, Listen: addrs[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids = append(ids, stream.write(t, ctx, 100)...)
+	waitFor(t, "ready again", time.Minute, func() bool { code, _ := get(t, base+"/readyz"); return code == http.StatusOK })
+	if u := unreachable(); u != 0 {
+		t.Errorf("streamer_brokers_unreachable %v with the brokers back", u)
+	}
+	preds := readPredictions(t, ctx, addrs)
+	waitFor(t, "a prediction for every example", time.Minute, func() bool { return preds.has(ids) == len(ids) })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -18,11 +18,12 @@ type Metrics struct {
 	Published   prometheus.Counter
 	DeadLetters *prometheus.CounterVec
 	Lag         *prometheus.GaugeVec
-	// LastProgress, Stalled and Restarts are the per-partition liveness
-	// (liveness.go).
+	// LastProgress, Stalled and Restarts are the per-partition liveness,
+	// Unreachable the brokers' (liveness.go).
 	LastProgress *prometheus.GaugeVec
 	Stalled      *prometheus.GaugeVec
 	Restarts     *prometheus.CounterVec
+	Unreachable  prometheus.Gauge
 	SolveTime    prometheus.Histogram
 	Solves       *prometheus.CounterVec
 	LabelsWaits  *prometheus.CounterVec
@@ -72,6 +73,10 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 			Name: "streamer_consumer_restarts_total",
 			Help: "Consumer group readers closed and created again, by reason (stall: a partition stalled).",
 		}, []string{"reason"}),
+		Unreachable: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "streamer_brokers_unreachable",
+			Help: "1 while the brokers have not answered the liveness check (the input partitions' offsets) for kafka.stall_timeout, else 0.",
+		}),
 		SolveTime: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "streamer_solve_duration_seconds",
 			Help:    "Wall time of the re-solves that put a new model in force.",
@@ -155,7 +160,7 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		Name: "streamer_window_insert_paused_seconds_total",
 		Help: "Time the learner paused its window inserts behind a backlog so that they took schedule.insert_share of the time.",
 	}, func() float64 { return pipe.Learner().Sampling().Paused.Seconds() })
-	m.Registry.MustRegister(m.Consumed, m.Published, joined, dropped, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.SolveTime, m.Solves, m.LabelsWaits,
+	m.Registry.MustRegister(m.Consumed, m.Published, joined, dropped, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.Unreachable, m.SolveTime, m.Solves, m.LabelsWaits,
 		version, pinned, window, labeled, kept, paused, m.Snapshots, accuracy, m.Retries, m.PredictRequests, m.PredictExamples, m.PredictTime,
 		m.ModelEpoch, m.SnapshotsIgnored, m.CatchUps, m.LeaseHeld,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
