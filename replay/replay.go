@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -74,14 +73,14 @@ func Run(ctx context.Context, conn *brokers.Connection, cfg Config) (Summary, er
 	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: cfg.Topics.ExamplesDLQ}, brokers.Topic{Name: cfg.Topics.LabelsDLQ}); err != nil {
 		return Summary{}, err
 	}
-	srcs, ranges, err := sources(ctx, conn, cfg)
+	reads, ranges, err := sources(ctx, conn, cfg)
 	if err != nil {
 		return Summary{}, err
 	}
 	sum := Summary{Ranges: ranges, Reached: map[int]int64{}}
 	var total int64
-	for _, s := range srcs {
-		total += s.part.To - s.part.From
+	for _, r := range reads {
+		total += r.To - r.From
 	}
 	h, err := newHandler(cfg, conn)
 	if err != nil {
@@ -90,18 +89,10 @@ func Run(ctx context.Context, conn *brokers.Connection, cfg Config) (Summary, er
 	defer h.dlq.Close()
 	// The readers end when their range does or when they are stopped; every
 	// return of Run stops and waits for them.
-	readCtx, stopReading := context.WithCancel(ctx)
-	var readers sync.WaitGroup
-	defer func() {
-		stopReading()
-		readers.Wait()
-	}()
-	for _, s := range srcs {
-		readers.Go(func() { readRange(readCtx, conn, s) })
-	}
-	mg := newMerger(srcs)
+	mr := conn.ReadMerged(ctx, reads, 4096)
+	defer mr.Close()
 	for ctx.Err() == nil {
-		m, ok, err := mg.next()
+		m, ok, err := mr.Next()
 		if err != nil {
 			return sum, err
 		}
@@ -135,10 +126,10 @@ func Run(ctx context.Context, conn *brokers.Connection, cfg Config) (Summary, er
 	return sum, nil
 }
 
-// sources resolves the ranges and prepares one source per partition: the
-// examples topic, and with Retrain the labels topic over the same time
-// span.
-func sources(ctx context.Context, conn *brokers.Connection, cfg Config) ([]*source, []PartitionRange, error) {
+// sources resolves the ranges to read, one per partition: the examples
+// topic, and with Retrain the labels topic over the same time span, whose
+// records come after the examples of the same time.
+func sources(ctx context.Context, conn *brokers.Connection, cfg Config) ([]brokers.Range, []PartitionRange, error) {
 	parts := cfg.Partitions
 	if parts == nil {
 		var err error
@@ -150,21 +141,21 @@ func sources(ctx context.Context, conn *brokers.Connection, cfg Config) ([]*sour
 	if err != nil {
 		return nil, nil, err
 	}
-	var srcs []*source
+	var reads []brokers.Range
 	for _, r := range ranges {
-		srcs = append(srcs, &source{topic: cfg.Topics.Examples, part: r, ch: make(chan kafka.Message, 4096)})
+		reads = append(reads, brokers.Range{Topic: cfg.Topics.Examples, Partition: r.Partition, From: r.From, To: r.To})
 	}
 	if !cfg.Retrain {
-		return srcs, ranges, nil
+		return reads, ranges, nil
 	}
 	labels, err := labelRanges(ctx, conn, cfg.Topics, ranges)
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, r := range labels {
-		srcs = append(srcs, &source{topic: cfg.Topics.Labels, rank: 1, part: r, ch: make(chan kafka.Message, 4096)})
+		reads = append(reads, brokers.Range{Topic: cfg.Topics.Labels, Partition: r.Partition, From: r.From, To: r.To, Rank: 1})
 	}
-	return srcs, ranges, nil
+	return reads, ranges, nil
 }
 
 // labelRanges returns the ranges of the labels topic between the times of
@@ -209,16 +200,19 @@ func timeSpan(ctx context.Context, conn *brokers.Connection, topic string, range
 }
 
 func recordTime(ctx context.Context, conn *brokers.Connection, topic string, partition int, offset int64) (time.Time, error) {
-	src := &source{topic: topic, part: PartitionRange{Partition: partition, From: offset, To: offset + 1}, ch: make(chan kafka.Message, 1)}
-	readRange(ctx, conn, src)
-	m, ok := <-src.ch
-	if !ok {
-		if src.err != nil {
-			return time.Time{}, src.err
-		}
+	var at time.Time
+	found := false
+	err := conn.ReadRange(ctx, topic, partition, offset, offset+1, func(m kafka.Message) error {
+		at, found = m.Time, true
+		return nil
+	})
+	if err != nil {
+		return time.Time{}, err
+	}
+	if !found {
 		return time.Time{}, fmt.Errorf("%s[%d]: no record at offset %d", topic, partition, offset)
 	}
-	return m.Time, nil
+	return at, nil
 }
 
 // handler turns records into predictions: with the pinned model, or with

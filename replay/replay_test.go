@@ -251,11 +251,13 @@ func partitionTimes(t *testing.T, conn *brokers.Connection, p int) []time.Time {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := &source{topic: "examples", part: PartitionRange{Partition: p, From: 0, To: ranges[p].End}, ch: make(chan kafka.Message, 1024)}
-	go readRange(context.Background(), conn, src)
 	var times []time.Time
-	for m := range src.ch {
+	err = conn.ReadRange(context.Background(), "examples", p, 0, ranges[p].End, func(m kafka.Message) error {
 		times = append(times, m.Time)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return times
 }

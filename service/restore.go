@@ -38,12 +38,18 @@ func (s *Service) restore(ctx context.Context) error {
 	}
 	t := s.cfg.Kafka.Topics
 	sameWindow := true
-	for _, topic := range []string{t.Examples, t.Labels} {
-		same, err := s.rebuild(ctx, topic, snap)
+	var reads []brokers.Range
+	// Examples before labels at equal times, as a replay reads them.
+	for rank, topic := range []string{t.Examples, t.Labels} {
+		rs, same, err := s.rebuildRanges(ctx, topic, rank, snap)
 		if err != nil {
 			return err
 		}
+		reads = append(reads, rs...)
 		sameWindow = sameWindow && same
+	}
+	if err := s.replay(ctx, reads); err != nil {
+		return err
 	}
 	if snap != nil && snap.Progress != nil {
 		s.pipe.Resume(pipelineProgress(snap.Progress), sameWindow)
@@ -129,30 +135,32 @@ func (s *Service) compatible(snap *snapshot.Snapshot) error {
 	return nil
 }
 
-// rebuild reads topic again from where the window starts to the committed
-// offsets and replays it into the pipeline. It reports whether it read
-// exactly what the snapshot's window held: up to the snapshot's next
-// offset in every partition.
-func (s *Service) rebuild(ctx context.Context, topic string, snap *snapshot.Snapshot) (bool, error) {
+// rebuildRanges returns what to read again of topic to rebuild the window:
+// in each partition, from where the window starts to the committed offset
+// (ranked rank against the other topic's records of equal times). It
+// reports whether that is exactly what the snapshot's window held: up to
+// the snapshot's next offset in every partition.
+func (s *Service) rebuildRanges(ctx context.Context, topic string, rank int, snap *snapshot.Snapshot) ([]brokers.Range, bool, error) {
 	parts, err := s.conn.Partitions(ctx, topic)
 	if errors.Is(err, brokers.ErrUnknownTopic) {
-		return true, nil // a topic that does not exist yet has nothing to rebuild
+		return nil, true, nil // a topic that does not exist yet has nothing to rebuild
 	}
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	// A learner commits nothing: it rebuilds what its snapshot's window
 	// held and goes on from there; kafka.group's offsets are the scorers'.
 	committed := map[int]int64{}
 	if s.cfg.Role != RoleLearner {
 		if committed, err = s.conn.CommittedOffsets(ctx, s.cfg.Kafka.Group, topic, parts); err != nil {
-			return false, err
+			return nil, false, err
 		}
 	}
 	ranges, err := s.conn.Offsets(ctx, topic, parts)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
+	var out []brokers.Range
 	same := true
 	for _, p := range parts {
 		if s.cfg.Role != RoleLearner {
@@ -160,14 +168,11 @@ func (s *Service) rebuild(ctx context.Context, topic string, snap *snapshot.Snap
 		}
 		from, to := s.rebuildRange(topic, p, snap, committed, ranges[p].First)
 		same = same && to == snapshotNext(snap, topic, p, to)
-		if to <= from {
-			continue
-		}
-		if err := s.replay(ctx, topic, p, from, to); err != nil {
-			return false, err
+		if to > from {
+			out = append(out, brokers.Range{Topic: topic, Partition: p, From: from, To: to, Rank: rank})
 		}
 	}
-	return same, nil
+	return out, same, nil
 }
 
 // snapshotNext returns the snapshot's next offset of a partition, or
@@ -234,18 +239,33 @@ func (s *Service) rebuildRange(topic string, p int, snap *snapshot.Snapshot, com
 	return from, to
 }
 
-// replay reads [from, to) of one partition into the pipeline.
-func (s *Service) replay(ctx context.Context, topic string, partition int, from, to int64) error {
-	n := 0
-	err := s.conn.ReadRange(ctx, topic, partition, from, to, func(m kafka.Message) error {
+// replay reads the ranges again into the pipeline, every partition at
+// once, in the order of the records' times (brokers.MergedReader): the
+// window keeps its newest rows by count, and read one partition after the
+// other, a rebuild that read more than the window holds (a restart after a
+// crash, with records handled since the last snapshot) kept only rows of
+// the partitions read last.
+func (s *Service) replay(ctx context.Context, reads []brokers.Range) error {
+	mr := s.conn.ReadMerged(ctx, reads, 1024)
+	defer mr.Close()
+	n := map[partitionKey]int{}
+	for {
+		m, ok, err := mr.Next()
+		if err != nil {
+			return fmt.Errorf("rebuild: %w", err)
+		}
+		if !ok {
+			break
+		}
 		s.replayRecord(m)
-		n++
-		return nil
-	})
-	if err != nil {
+		n[partitionKey{m.Topic, m.Partition}]++
+	}
+	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
-	s.log.Info("window rebuilt", "topic", topic, "partition", partition, "from", from, "to", to, "records", n)
+	for _, r := range reads {
+		s.log.Info("window rebuilt", "topic", r.Topic, "partition", r.Partition, "from", r.From, "to", r.To, "records", n[partitionKey{r.Topic, r.Partition}])
+	}
 	return nil
 }
 

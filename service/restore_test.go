@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -280,6 +281,71 @@ func TestRebuildRangeSkipsWhatTheWindowEvicts(t *testing.T) {
 		if from != tt.from || to != tt.to {
 			t.Errorf("%s[%d] committed %v, first %d: rebuilds [%d, %d), want [%d, %d)", tt.topic, tt.partition, tt.committed, tt.first, from, to, tt.from, tt.to)
 		}
+	}
+}
+
+// TestRebuildKeepsTheNewestRowsOfEveryPartition restores a snapshot taken
+// early (as after a crash, records were handled since): the rebuild reads
+// more than the window holds, and the window must keep the newest rows of
+// the stream, from every partition. Read one partition after the other,
+// it kept only rows of the partition read last.
+func TestRebuildKeepsTheNewestRowsOfEveryPartition(t *testing.T) {
+	for name, step := range map[string]time.Duration{"a millisecond apart": time.Millisecond, "one burst": 0} {
+		t.Run(name, func(t *testing.T) { testRebuildKeepsTheNewestRows(t, step) })
+	}
+}
+
+// testRebuildKeepsTheNewestRows writes the records after the early
+// snapshot step apart: 0 gives them all one time, as a burst of a producer
+// does within a millisecond.
+func testRebuildKeepsTheNewestRows(t *testing.T, step time.Duration) {
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	early, last := filepath.Join(dir, "early.snap"), filepath.Join(dir, "last.snap")
+	cfg := testConfig(t, addrs, "window.max_examples=100", "snapshot.file="+last)
+	svc, stop := runService(t, cfg)
+	stream := newStreamWriter(t, addrs, 14)
+	stream.write(t, ctx, 100)
+	waitFor(t, "a snapshot file", 30*time.Second, func() bool { _, err := os.Stat(last); return err == nil })
+	raw, err := os.ReadFile(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(early, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now()
+	var msgs []kafka.Message
+	for i := range 300 {
+		d := stream.gen.Next()
+		v := fmt.Appendf(nil, `{"id": %q, "text": %q}`, d.ID, d.Text)
+		msgs = append(msgs, kafka.Message{Topic: "examples", Key: []byte(d.ID), Value: v, Time: at.Add(time.Duration(i) * step)})
+	}
+	if err := stream.w.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "every example", 30*time.Second, func() bool { return svc.Status().Pipeline.Examples == 400 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	svc2, _ := runService(t, testConfig(t, addrs, "window.max_examples=100", "snapshot.file="+early))
+	<-svc2.Started()
+	held := map[int]int64{}
+	var total int64
+	for _, p := range svc2.Pipeline().Positions() {
+		if p.Topic == "examples" {
+			held[p.Partition] = p.Next - p.Start
+			total += p.Next - p.Start
+		}
+	}
+	// The newest 100 of 300 records spread by their ids' hashes, or in
+	// turn from each partition in a burst: some 50 a partition.
+	if total != 100 || held[0] < 25 || held[1] < 25 {
+		t.Fatalf("rebuilt window holds %v records of each partition, want the newest 100 of both", held)
 	}
 }
 
