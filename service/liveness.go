@@ -158,7 +158,7 @@ func (s *Service) watchLiveness(ctx context.Context, restart chan<- string) {
 		if !failing.IsZero() {
 			failing = time.Time{}
 			s.metrics.Unreachable.Set(0)
-			s.log.Info("brokers answer again")
+			s.log.Info("liveness check passes again")
 		}
 		if len(stalls) == 0 {
 			s.stall.Store("")
@@ -186,17 +186,17 @@ func (s *Service) watchLiveness(ctx context.Context, restart chan<- string) {
 
 // unreachable records a liveness check that failed at now, the checks
 // having failed since since (zero: this one is the first), and returns
-// when they began to fail. Once the brokers have not answered for
-// kafka.stall_timeout, /readyz says so with the last error: nothing is
-// consumed or published then, and no stall could be seen. kafka-go's
-// readers and writers reconnect on their own; the next check that
-// succeeds puts the partitions' own state back.
+// when they began to fail. Once they have failed for kafka.stall_timeout,
+// /readyz says so with the last error: the brokers are unreachable (then
+// nothing is consumed or published either) or refuse the check, and no
+// stall could be seen. kafka-go's readers and writers reconnect on their
+// own; the next check that succeeds puts the partitions' own state back.
 func (s *Service) unreachable(since, now time.Time, err error) time.Time {
 	if since.IsZero() {
 		since = now
 	}
 	if d := now.Sub(since); d >= s.cfg.Kafka.StallTimeout {
-		s.stall.Store(fmt.Sprintf("brokers unreachable for %v: %v", d.Round(time.Second), err))
+		s.stall.Store(fmt.Sprintf("liveness check failing for %v: %v", d.Round(time.Second), err))
 		s.metrics.Unreachable.Set(1)
 	}
 	return since

@@ -187,7 +187,7 @@ func TestVanishedJoinerStallIsDetectedAndRecovered(t *testing.T) {
 // TestReadyzSaysWhenTheBrokersAreUnreachable stops the cluster under a
 // running service: once the brokers have not answered for
 // kafka.stall_timeout, /readyz answers 503 saying so and
-// streamer_brokers_unreachable is 1, where it used to stay ready for as
+// streamer_liveness_check_failing is 1, where it used to stay ready for as
 // long as they were away. A cluster started again at the same address and
 // on the same data is read on: ready again, and every example predicted.
 // With the topics created after the service started, the transport's
@@ -220,9 +220,9 @@ func testReadyzSaysWhenTheBrokersAreUnreachable(t *testing.T, topicsFirst bool) 
 	base := "http://" + svc.HTTPAddr()
 	ids := stream.write(t, ctx, 200)
 	waitFor(t, "ready", time.Minute, func() bool { code, _ := get(t, base+"/readyz"); return code == http.StatusOK })
-	unreachable := func() float64 { return metric(t, base, "streamer_brokers_unreachable") }
+	unreachable := func() float64 { return metric(t, base, "streamer_liveness_check_failing") }
 	if u := unreachable(); u != 0 {
-		t.Fatalf("streamer_brokers_unreachable %v with the brokers up", u)
+		t.Fatalf("streamer_liveness_check_failing %v with the brokers up", u)
 	}
 
 	cluster.Close()
@@ -230,11 +230,11 @@ func testReadyzSaysWhenTheBrokersAreUnreachable(t *testing.T, topicsFirst bool) 
 	waitFor(t, "/readyz to say the brokers are unreachable", time.Minute, func() bool {
 		var code int
 		code, body = get(t, base+"/readyz")
-		return code == http.StatusServiceUnavailable && strings.Contains(body, "brokers unreachable")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "liveness check failing") && strings.Contains(body, "connection refused")
 	})
 	t.Logf("/readyz: %s", strings.TrimSpace(body))
 	if u := unreachable(); u != 1 {
-		t.Errorf("streamer_brokers_unreachable %v with the brokers away", u)
+		t.Errorf("streamer_liveness_check_failing %v with the brokers away", u)
 	}
 
 	cluster, err = brokers.StartCluster(brokers.ClusterConfig{Partitions: 2, DataDir: dir, Listen: addrs[0]})
@@ -244,7 +244,7 @@ func testReadyzSaysWhenTheBrokersAreUnreachable(t *testing.T, topicsFirst bool) 
 	ids = append(ids, stream.write(t, ctx, 100)...)
 	waitFor(t, "ready again", time.Minute, func() bool { code, _ := get(t, base+"/readyz"); return code == http.StatusOK })
 	if u := unreachable(); u != 0 {
-		t.Errorf("streamer_brokers_unreachable %v with the brokers back", u)
+		t.Errorf("streamer_liveness_check_failing %v with the brokers back", u)
 	}
 	preds := readPredictions(t, ctx, addrs)
 	waitFor(t, "a prediction for every example", time.Minute, func() bool { return preds.has(ids) == len(ids) })

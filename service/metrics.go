@@ -74,8 +74,8 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 			Help: "Consumer group readers closed and created again, by reason (stall: a partition stalled).",
 		}, []string{"reason"}),
 		Unreachable: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "streamer_brokers_unreachable",
-			Help: "1 while the brokers have not answered the liveness check (the input partitions' offsets) for kafka.stall_timeout, else 0.",
+			Name: "streamer_liveness_check_failing",
+			Help: "1 while the liveness check (the input partitions' offsets, from the brokers) has failed for kafka.stall_timeout: the brokers are unreachable or refuse its requests, and no stall can be seen; else 0.",
 		}),
 		SolveTime: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "streamer_solve_duration_seconds",
