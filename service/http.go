@@ -55,23 +55,34 @@ func (s *Service) HTTPAddr() string {
 
 // readyz answers 200 once a model is in force and the consumer has its
 // partitions, 503 with the reason before, and 503 while an input partition
-// is stalled (liveness.go). A pinned model (pin.go) is said in the body.
+// is stalled (liveness.go). A 503 also says what failed last, if an
+// operation is being retried. A pinned model (pin.go) is said in the body.
 func (s *Service) readyz(w http.ResponseWriter, _ *http.Request) {
+	if reason := s.notReady(); reason != "" {
+		if r, _ := s.retrying.Load().(string); r != "" {
+			reason += "\nretrying " + r
+		}
+		http.Error(w, reason, http.StatusServiceUnavailable)
+		return
+	}
+	fmt.Fprintln(w, "ready")
+	if pin := s.pinStatus(); pin != "" {
+		fmt.Fprintln(w, pin)
+	}
+}
+
+// notReady returns why the service is not ready, "" when it is.
+func (s *Service) notReady() string {
 	m, _ := s.pipe.Learner().Scoring() // a pinned model scores without a newest one
 	stall, _ := s.stall.Load().(string)
 	switch waiting := s.waitingReason(); {
 	case waiting != "":
-		http.Error(w, waiting, http.StatusServiceUnavailable)
+		return waiting
 	case !m.Ready():
-		http.Error(w, "no model loaded yet", http.StatusServiceUnavailable)
+		return "no model loaded yet"
 	case !s.assigned.Load():
-		http.Error(w, "input partitions not assigned yet", http.StatusServiceUnavailable)
-	case stall != "":
-		http.Error(w, stall, http.StatusServiceUnavailable)
+		return "input partitions not assigned yet"
 	default:
-		fmt.Fprintln(w, "ready")
-		if pin := s.pinStatus(); pin != "" {
-			fmt.Fprintln(w, pin)
-		}
+		return stall
 	}
 }

@@ -3,10 +3,13 @@ package service
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"streamer/brokers"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -69,6 +72,43 @@ func TestHealthAndMetrics(t *testing.T) {
 			t.Errorf("/metrics lacks %s", name)
 		}
 	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReadyzSaysWhatTheStartWaitsFor starts the service before its
+// brokers: /readyz says which step of the start it is at and what failed
+// last, where it used to say only "no model loaded yet"; once the brokers
+// are up the service starts and becomes ready.
+func TestReadyzSaysWhatTheStartWaitsFor(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	svc, stop := runService(t, testConfig(t, []string{addr}))
+	var base string
+	waitFor(t, "the HTTP server", 30*time.Second, func() bool { base = "http://" + svc.HTTPAddr(); return svc.HTTPAddr() != "" })
+	var body string
+	waitFor(t, "/readyz to say what the start waits for", 30*time.Second, func() bool {
+		var code int
+		code, body = get(t, base+"/readyz")
+		return code == http.StatusServiceUnavailable && strings.Contains(body, "starting: creating the topics") &&
+			strings.Contains(body, "retrying create topics: ") && strings.Contains(body, addr)
+	})
+	t.Logf("/readyz: %s", strings.TrimSpace(body))
+
+	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2, Listen: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	newStreamWriter(t, []string{addr}, 8).write(t, ctx, 200)
+	waitFor(t, "ready", time.Minute, func() bool { code, _ := get(t, base+"/readyz"); return code == http.StatusOK })
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

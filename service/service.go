@@ -30,6 +30,7 @@ type Service struct {
 
 	assigned      atomic.Bool
 	stall         atomic.Value // string: why the input is stalled, "" when it is not
+	retrying      atomic.Value // string: the last failure of an operation retried (retry), "" once it succeeded
 	snapshots     atomic.Int64
 	restored      atomic.Uint64                  // version of the snapshot restored from, 0 if none
 	rebuilt       atomic.Int64                   // examples replayed into the window at restore
@@ -158,16 +159,20 @@ func (s *Service) closeCluster() {
 }
 
 // prepare creates the output topics and restores the newest snapshot,
-// retrying while the brokers are away.
+// retrying while the brokers are away; /readyz says which step it is at.
 func (s *Service) prepare(ctx context.Context) error {
+	defer s.setWaiting("")
+	s.setWaiting("starting: creating the topics")
 	if err := s.createTopics(ctx); err != nil {
 		return err
 	}
 	if s.cfg.Snapshot.Restore {
+		s.setWaiting("starting: restoring the newest snapshot and its window")
 		if err := s.retry(ctx, "restore", func() error { return s.restore(ctx) }); err != nil {
 			return err
 		}
 	}
+	s.setWaiting("starting: reading the control topic")
 	return s.retry(ctx, "read the control topic", func() error { return s.catchUpPins(ctx) })
 }
 
@@ -191,16 +196,22 @@ func (s *Service) createTopics(ctx context.Context) error {
 	return s.retry(ctx, "create topics", func() error { return s.conn.EnsureTopics(ctx, topics...) })
 }
 
-// retry runs op until it succeeds or ctx ends, with doubling backoff.
+// retry runs op until it succeeds or ctx ends, with doubling backoff. The
+// last failure is kept for /readyz until an operation retried succeeds.
 func (s *Service) retry(ctx context.Context, what string, op func() error) error {
 	backoff := s.cfg.Kafka.RetryBackoff
 	for {
 		err := op()
+		if err == nil {
+			s.retrying.Store("")
+		}
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
+		err = s.conn.Explain(ctx, err)
+		s.retrying.Store(what + ": " + err.Error())
 		s.metrics.Retries.WithLabelValues(what).Inc()
-		s.log.Warn("kafka operation failed; retrying", "op", what, "error", s.conn.Explain(ctx, err), "backoff", backoff.String())
+		s.log.Warn("kafka operation failed; retrying", "op", what, "error", err, "backoff", backoff.String())
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
