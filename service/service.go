@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -196,6 +197,14 @@ func (s *Service) createTopics(ctx context.Context) error {
 	return s.retry(ctx, "create topics", func() error { return s.conn.EnsureTopics(ctx, topics...) })
 }
 
+// retryFailure says what failed: err, after what unless err says it.
+func retryFailure(what string, err error) string {
+	if msg := err.Error(); strings.HasPrefix(msg, what) {
+		return msg
+	}
+	return what + ": " + err.Error()
+}
+
 // retry runs op until it succeeds or ctx ends, with doubling backoff. The
 // last failure is kept for /readyz until an operation retried succeeds.
 func (s *Service) retry(ctx context.Context, what string, op func() error) error {
@@ -209,7 +218,7 @@ func (s *Service) retry(ctx context.Context, what string, op func() error) error
 			return err
 		}
 		err = s.conn.Explain(ctx, err)
-		s.retrying.Store(what + ": " + err.Error())
+		s.retrying.Store(retryFailure(what, err))
 		s.metrics.Retries.WithLabelValues(what).Inc()
 		s.log.Warn("kafka operation failed; retrying", "op", what, "error", err, "backoff", backoff.String())
 		select {
