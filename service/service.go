@@ -199,10 +199,11 @@ func (s *Service) createTopics(ctx context.Context) error {
 
 // retryFailure says what failed: err, after what unless err says it.
 func retryFailure(what string, err error) string {
-	if msg := err.Error(); strings.HasPrefix(msg, what) {
+	msg := err.Error()
+	if strings.HasPrefix(msg, what) {
 		return msg
 	}
-	return what + ": " + err.Error()
+	return what + ": " + msg
 }
 
 // retry runs op until it succeeds or ctx ends, with doubling backoff. The
