@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"context"
 	"sync"
-	"time"
 
 	"github.com/segmentio/kafka-go"
 )
@@ -33,37 +32,37 @@ type Range struct {
 // again be those of the last partitions.
 type MergedReader struct {
 	srcs    []*mergeSource
-	heads   headHeap
+	heads   sourceHeap // the sources with a record in head, soonest first
 	started bool
 	stop    context.CancelFunc
 	readers sync.WaitGroup
 }
 
 // mergeSource is one range being read into ch, which is closed when the
-// range ends or its reader fails (err, written before the close).
+// range ends or its reader fails (err, written before the close). head is
+// the record taken last from ch, and run how many records before it had
+// its time.
 type mergeSource struct {
 	rank int
 	ch   chan kafka.Message
 	err  error
-	// at and run are the time of the last record taken from ch and how
-	// many records before it had that time.
-	at  time.Time
-	run int
+	head kafka.Message
+	run  int
 }
 
-// receive takes the next record of s, with its place in the run of
-// records of its time.
-func (s *mergeSource) receive() (mergeHead, bool) {
+// receive takes the next record of s into head; false when ch is closed.
+func (s *mergeSource) receive() bool {
 	m, ok := <-s.ch
 	if !ok {
-		return mergeHead{}, false
+		return false
 	}
-	if m.Time.Equal(s.at) {
+	if m.Time.Equal(s.head.Time) {
 		s.run++
 	} else {
-		s.at, s.run = m.Time, 0
+		s.run = 0
 	}
-	return mergeHead{m: m, src: s, run: s.run}, true
+	s.head = m
+	return true
 }
 
 // ReadMerged starts reading ranges, buffering up to buffer records of
@@ -103,8 +102,8 @@ func (mr *MergedReader) Next() (m kafka.Message, ok bool, err error) {
 	if !mr.started {
 		mr.started = true
 		for _, s := range mr.srcs {
-			if h, ok := s.receive(); ok {
-				mr.heads = append(mr.heads, h)
+			if s.receive() {
+				mr.heads = append(mr.heads, s)
 			} else if s.err != nil {
 				return kafka.Message{}, false, s.err
 			}
@@ -114,17 +113,17 @@ func (mr *MergedReader) Next() (m kafka.Message, ok bool, err error) {
 	if len(mr.heads) == 0 {
 		return kafka.Message{}, false, nil
 	}
-	h := mr.heads[0]
-	if next, ok := h.src.receive(); ok {
-		mr.heads[0] = next
+	s := mr.heads[0]
+	m = s.head
+	if s.receive() {
 		heap.Fix(&mr.heads, 0)
 	} else {
 		heap.Pop(&mr.heads)
-		if h.src.err != nil {
-			return kafka.Message{}, false, h.src.err
+		if s.err != nil {
+			return kafka.Message{}, false, s.err
 		}
 	}
-	return h.m, true, nil
+	return m, true, nil
 }
 
 // Close stops the readers and waits for them.
@@ -133,34 +132,28 @@ func (mr *MergedReader) Close() {
 	mr.readers.Wait()
 }
 
-type mergeHead struct {
-	m   kafka.Message
-	src *mergeSource
-	run int // records of src before m with m's time
-}
+type sourceHeap []*mergeSource
 
-type headHeap []mergeHead
-
-func (h headHeap) Len() int { return len(h) }
-func (h headHeap) Less(i, j int) bool {
+func (h sourceHeap) Len() int { return len(h) }
+func (h sourceHeap) Less(i, j int) bool {
 	a, b := h[i], h[j]
-	if !a.m.Time.Equal(b.m.Time) {
-		return a.m.Time.Before(b.m.Time)
+	if !a.head.Time.Equal(b.head.Time) {
+		return a.head.Time.Before(b.head.Time)
 	}
-	if a.src.rank != b.src.rank {
-		return a.src.rank < b.src.rank
+	if a.rank != b.rank {
+		return a.rank < b.rank
 	}
 	if a.run != b.run {
 		return a.run < b.run
 	}
-	if a.m.Partition != b.m.Partition {
-		return a.m.Partition < b.m.Partition
+	if a.head.Partition != b.head.Partition {
+		return a.head.Partition < b.head.Partition
 	}
-	return a.m.Offset < b.m.Offset
+	return a.head.Offset < b.head.Offset
 }
-func (h headHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *headHeap) Push(x any)   { *h = append(*h, x.(mergeHead)) }
-func (h *headHeap) Pop() any {
+func (h sourceHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *sourceHeap) Push(x any)   { *h = append(*h, x.(*mergeSource)) }
+func (h *sourceHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
