@@ -139,12 +139,19 @@ func sortTerms(terms []uint64) {
 
 // termVector merges sorted term hashes into a sparse vector: equal hashes
 // are one term counted tf times, and terms that reduce to the same index
-// are summed.
+// are summed. A sum that cancels to within its rounding error is set to 0:
+// its sign and size would be noise, which normalizing would blow up to the
+// whole vector when every index cancels (signed hashing into a small Dim).
 func (f Featurizer) termVector(terms []uint64) vector.Vector {
 	dim := uint64(f.dim())
 	n := distinctIndices(terms, dim)
 	idx := make([]int32, 0, n)
 	val := make([]float64, 0, n)
+	// A run of terms on one index is summed into val[k]; abs sums their
+	// magnitudes, kept only once a second term joins (hashing into 2^18
+	// indices, collisions are rare).
+	var abs float64
+	summed := 0
 	for i := 0; i < len(terms); {
 		h := terms[i]
 		tf := 1
@@ -161,14 +168,38 @@ func (f Featurizer) termVector(terms []uint64) vector.Vector {
 			w *= f.Weights.TermWeight(j)
 		}
 		if k := len(idx) - 1; k >= 0 && idx[k] == j {
+			if summed == 1 {
+				abs = math.Abs(val[k])
+			}
 			val[k] += w
+			abs += math.Abs(w)
+			summed++
 			continue
+		}
+		if summed > 1 {
+			cancelRoundoff(val, abs, summed)
 		}
 		idx = append(idx, j)
 		val = append(val, w)
+		summed = 1
+	}
+	if summed > 1 {
+		cancelRoundoff(val, abs, summed)
 	}
 	return vector.Sparse(idx, val)
 }
+
+// cancelRoundoff sets the last of val to 0 when it is a sum of n terms of
+// magnitudes summing to abs that is no larger than the rounding error such
+// a sum can carry, n·ε·abs.
+func cancelRoundoff(val []float64, abs float64, n int) {
+	if k := len(val) - 1; math.Abs(val[k]) <= float64(n)*epsilon*abs {
+		val[k] = 0
+	}
+}
+
+// epsilon is the unit roundoff of float64, 2^-53.
+const epsilon = 0x1p-53
 
 func distinctIndices(sorted []uint64, dim uint64) int {
 	n := 0
