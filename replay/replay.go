@@ -48,16 +48,18 @@ type Output interface {
 
 // Summary is what a replay did.
 type Summary struct {
-	Records          int64            `json:"records"`
-	Predictions      int64            `json:"predictions"`
-	BadRecords       int64            `json:"bad_records"`
-	Seconds          float64          `json:"seconds"`
-	RecordsPerSecond float64          `json:"records_per_second"`
-	Labeled          int              `json:"labeled"`
-	Accuracy         *float64         `json:"accuracy,omitempty"`
-	ModelVersion     uint64           `json:"model_version"`
-	Interrupted      bool             `json:"interrupted,omitempty"`
-	Ranges           []PartitionRange `json:"ranges"`
+	Records          int64    `json:"records"`
+	Predictions      int64    `json:"predictions"`
+	BadRecords       int64    `json:"bad_records"`
+	Seconds          float64  `json:"seconds"`
+	RecordsPerSecond float64  `json:"records_per_second"`
+	Labeled          int      `json:"labeled"`
+	Accuracy         *float64 `json:"accuracy,omitempty"`
+	// ModelVersion is the version of the model in force at the end: the
+	// pinned one, or the last one learned (0: none yet).
+	ModelVersion uint64           `json:"model_version"`
+	Interrupted  bool             `json:"interrupted,omitempty"`
+	Ranges       []PartitionRange `json:"ranges"`
 	// Reached holds, per examples partition, the offset after the last
 	// record handled: how far an interrupted replay got.
 	Reached map[int]int64 `json:"reached"`
@@ -276,7 +278,6 @@ func (h *handler) handle(ctx context.Context, m kafka.Message, sum *Summary) err
 		return nil
 	}
 	sum.Predictions++
-	sum.ModelVersion = p.ModelVersion
 	return h.cfg.Out.Write(ctx, &p)
 }
 
@@ -306,6 +307,7 @@ func (h *handler) predict(ctx context.Context, ex ingest.Example, src pipeline.S
 func (h *handler) finish(sum *Summary) {
 	if h.pipe != nil {
 		st := h.pipe.Stats()
+		sum.ModelVersion = st.ModelVersion
 		sum.Labeled = st.SSL.Total
 		if st.SSL.Total > 0 {
 			acc := st.SSL.Accuracy()
@@ -313,6 +315,7 @@ func (h *handler) finish(sum *Summary) {
 		}
 		return
 	}
+	sum.ModelVersion = h.cfg.Snapshot.Version
 	sum.Labeled = h.labeled
 	if h.labeled > 0 {
 		acc := h.score.Total().Accuracy()

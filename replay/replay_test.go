@@ -166,6 +166,26 @@ func TestPinnedReplayMatchesPredict(t *testing.T) {
 	}
 }
 
+// TestPinnedReplayOfNothingNamesItsModel replays an empty range: the
+// summary still names the pinned model, which scored nothing.
+func TestPinnedReplayOfNothingNamesItsModel(t *testing.T) {
+	f := newFixture(t, 50)
+	fit, err := offline.RunFit(context.Background(), offline.FitConfig{
+		Data: f.jsonl, Features: ingest.Featurizer{Dim: 16384}, Params: online.Params{Algorithm: online.SVM},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit.Snapshot.Version = 6
+	cfg := f.config(t)
+	cfg.Snapshot = fit.Snapshot
+	cfg.From = Bound{Offset: 1000}
+	sum, data := f.replayToFile(t, cfg)
+	if sum.Records != 0 || len(data) != 0 || sum.ModelVersion != 6 {
+		t.Fatalf("summary %+v, %d bytes out; want no records and model version 6", sum, len(data))
+	}
+}
+
 func TestRetrainReplayIsDeterministic(t *testing.T) {
 	f := newFixture(t, 600)
 	cfg := f.config(t)
@@ -180,6 +200,15 @@ func TestRetrainReplayIsDeterministic(t *testing.T) {
 	}
 	if s1.ModelVersion != s2.ModelVersion {
 		t.Fatalf("model versions %d and %d", s1.ModelVersion, s2.ModelVersion)
+	}
+	// The summary names the model in force at the end, which may have
+	// been solved after the last prediction.
+	var last uint64
+	for _, p := range decodeLines(t, a) {
+		last = max(last, p.ModelVersion)
+	}
+	if s1.ModelVersion < last {
+		t.Fatalf("summary says model version %d, yet a prediction was made by %d", s1.ModelVersion, last)
 	}
 }
 
