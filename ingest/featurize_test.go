@@ -262,6 +262,20 @@ func TestTermsThatCancelSumToZero(t *testing.T) {
 	}
 }
 
+// TestNamedFeaturesThatCancelSumToZero hashes three named features onto
+// one index: 0.1 + 0.2 - 0.3 is 0, summed in order of value it is 2.8e-17,
+// which normalizing would make the whole vector.
+func TestNamedFeaturesThatCancelSumToZero(t *testing.T) {
+	d := Decoder{Featurizer: Featurizer{Dim: 1, Normalize: true}}
+	ex, err := d.DecodeExample([]byte(`{"id": "a", "features": {"x": 0.1, "y": 0.2, "z": -0.3}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Vector.NNZ() != 1 || ex.Vector.Values[0] != 0 {
+		t.Fatalf("cancelling features gave %v, want [0]", ex.Vector.Values)
+	}
+}
+
 func TestTextAllocations(t *testing.T) {
 	s := benchTexts(1, 2048)[0]
 	f := Featurizer{}

@@ -19,7 +19,8 @@ type entry struct {
 
 // sparseFromEntries sorts es and merges it into a sparse vector. Values on
 // one index are summed in order of value, so the sum does not depend on the
-// order of the input.
+// order of the input; a sum that cancels to within its rounding error is
+// 0, as in termVector.
 func sparseFromEntries(es []entry, field string) (vector.Vector, error) {
 	slices.SortFunc(es, func(a, b entry) int {
 		if c := cmp.Compare(a.index, b.index); c != 0 {
@@ -30,12 +31,18 @@ func sparseFromEntries(es []entry, field string) (vector.Vector, error) {
 	idx := make([]int32, 0, len(es))
 	val := make([]float64, 0, len(es))
 	explicitHere := false
+	var abs float64 // the magnitudes summed into val[k], and their number
+	summed := 0
 	for _, e := range es {
 		k := len(idx) - 1
 		if k < 0 || idx[k] != e.index {
+			if summed > 1 {
+				cancelRoundoff(val, abs, summed)
+			}
 			idx = append(idx, e.index)
 			val = append(val, e.value)
 			explicitHere = e.explicit
+			abs, summed = math.Abs(e.value), 1
 			continue
 		}
 		if e.explicit && explicitHere {
@@ -45,6 +52,11 @@ func sparseFromEntries(es []entry, field string) (vector.Vector, error) {
 		if val[k] += e.value; math.IsInf(val[k], 0) {
 			return vector.Vector{}, decodeErr(ReasonNonFinite, field, "values on index %d sum to %v", e.index, val[k])
 		}
+		abs += math.Abs(e.value)
+		summed++
+	}
+	if summed > 1 {
+		cancelRoundoff(val, abs, summed)
 	}
 	return vector.Sparse(idx, val), nil
 }
