@@ -97,6 +97,7 @@ type Learner struct {
 	mu            sync.Mutex // guards the fields below, but window (winMu)
 	winMu         sync.Mutex // guards window; taken after mu, never before
 	window        rowWindow
+	tooOldBefore  uint64   // rows refused as too old by windows replaced (winMu)
 	handoff       *handoff // set while Run runs
 	sampled       sampleCounts
 	keyOf         map[string]uint64
@@ -414,6 +415,19 @@ func (l *Learner) Contains(id string) bool {
 	return ok
 }
 
+// WindowTooOld counts the examples the window refused since the learner
+// started because their event time was more than window.max_age before
+// the newest it had seen: late ones, or those of a partition read behind
+// the others by more than the age.
+func (l *Learner) WindowTooOld() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushPending()
+	l.winMu.Lock()
+	defer l.winMu.Unlock()
+	return l.tooOldBefore + l.window.TooOld()
+}
+
 // WindowSize returns the number of examples in the window and how many of
 // them are labeled. Examples still queued for the window (Run) count in
 // neither, though their labels are known.
@@ -607,6 +621,7 @@ func (l *Learner) growGraph() error {
 	l.forget(evicted)
 	l.forget(left)
 	l.sampled.thinned.Add(uint64(len(left)))
+	l.tooOldBefore += plain.TooOld()
 	l.window = graphWindow{w}
 	l.graphed.Store(true)
 	// The same rows in another form change nothing to solve: a window

@@ -356,3 +356,47 @@ func TestLearnerPin(t *testing.T) {
 		t.Fatalf("unpinned: scored by %v, want %v", st, want)
 	}
 }
+
+// TestWindowTooOldCounts gives the window, plain or a graph, rows in event
+// times 0, 5, 20 and 3 seconds under a 10 s age: the last is refused on
+// arrival and counted, and the count outlives the plain window that auto
+// replaces by a graph once three classes are labeled.
+func TestWindowTooOldCounts(t *testing.T) {
+	for _, algo := range []Algorithm{SVM, LapSVM, Auto} {
+		t.Run(string(algo), func(t *testing.T) {
+			l, err := NewLearner(LearnerConfig{
+				Features:      1 << 16,
+				Window:        anngraph.Config{MaxExamples: 100, MaxAge: 10 * time.Second, K: 5, Seed: 1},
+				Params:        Params{Algorithm: algo, Lambda: 1e-3, LambdaI: 0.1},
+				SolveExamples: 100,
+				SolveLabels:   10,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := textRows(8, 1)
+			at := func(s int) time.Time { return time.Unix(1700000000+int64(s), 0) }
+			for i, s := range []int{0, 5, 20, 3} {
+				l.Observe(rows[i].id, at(s), rows[i].v, "")
+			}
+			if n, _ := l.WindowSize(); n != 1 || l.WindowTooOld() != 1 {
+				t.Fatalf("window of %d rows, %d too old; want 1 and 1", n, l.WindowTooOld())
+			}
+			if algo != Auto {
+				return
+			}
+			if _, plain := l.window.(*plainWindow); !plain {
+				t.Fatal("auto started with a graph, not a plain window")
+			}
+			for i, y := range []string{"a", "b", "c"} {
+				l.Observe(rows[4+i].id, at(21+i), rows[4+i].v, y)
+			}
+			if err := l.growGraph(); err != nil {
+				t.Fatal(err)
+			}
+			if _, plain := l.window.(*plainWindow); plain || l.WindowTooOld() != 1 {
+				t.Fatalf("after the graph grew: plain %v, %d too old; want a graph and 1", plain, l.WindowTooOld())
+			}
+		})
+	}
+}

@@ -19,6 +19,9 @@ type rowWindow interface {
 	InsertBatch(items []anngraph.Item) (evicted []uint64, err error)
 	Len() int
 	Contains(key uint64) bool
+	// TooOld counts the rows refused on arrival for an event time more
+	// than the age window before the newest seen.
+	TooOld() uint64
 	// snapshot returns a consistent view of the window, cheaply: the
 	// caller holds the Learner's lock while it runs.
 	snapshot() windowView
@@ -48,6 +51,8 @@ func (v windowView) laplacian(cfg anngraph.LaplacianConfig) (*anngraph.Laplacian
 // graphWindow is the anngraph window.
 type graphWindow struct{ *anngraph.Window }
 
+func (g graphWindow) TooOld() uint64 { return g.Stats().Rejected }
+
 func (g graphWindow) snapshot() windowView {
 	view := g.Snapshot()
 	v := windowView{keys: make([]uint64, view.Len()), vecs: make([]vector.Vector, view.Len()), graph: view}
@@ -68,6 +73,7 @@ type plainWindow struct {
 	head        int // rows before head are gone; compacted now and then
 	newest      time.Time
 	present     map[uint64]bool
+	tooOld      uint64
 }
 
 func newPlainWindow(maxExamples int, maxAge time.Duration) *plainWindow {
@@ -83,6 +89,7 @@ func (w *plainWindow) Insert(key uint64, ts time.Time, v vector.Vector) ([]uint6
 	var evicted []uint64
 	if w.maxAge > 0 {
 		if w.Len() > 0 && ts.Before(w.newest.Add(-w.maxAge)) {
+			w.tooOld++
 			return []uint64{key}, nil
 		}
 		if w.Len() == 0 || ts.After(w.newest) {
@@ -144,6 +151,8 @@ func (w *plainWindow) evictOldest() uint64 {
 func (w *plainWindow) Len() int { return len(w.keys) - w.head }
 
 func (w *plainWindow) Contains(key uint64) bool { return w.present[key] }
+
+func (w *plainWindow) TooOld() uint64 { return w.tooOld }
 
 func (w *plainWindow) snapshot() windowView {
 	return windowView{

@@ -64,6 +64,7 @@ func TestHealthAndMetrics(t *testing.T) {
 		"streamer_model_version",
 		"streamer_window_examples",
 		"streamer_window_kept_ratio 1",
+		"streamer_window_too_old_total 0",
 		"streamer_window_insert_paused_seconds_total 0",
 		"streamer_snapshots_published_total",
 		"go_goroutines",

@@ -156,12 +156,16 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		Name: "streamer_window_kept_ratio",
 		Help: "Fraction of the unlabeled examples handed to the learner since start that entered its window (window.sample; labeled examples always do); 1 before any.",
 	}, func() float64 { return pipe.Learner().Sampling().KeptFraction() })
+	tooOld := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "streamer_window_too_old_total",
+		Help: "Examples the learner's window refused for an event time more than window.max_age before the newest it had seen (scored all the same): late ones, or those of a partition read behind the others by more than the age.",
+	}, func() float64 { return float64(pipe.Learner().WindowTooOld()) })
 	paused := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "streamer_window_insert_paused_seconds_total",
 		Help: "Time the learner paused its window inserts behind a backlog so that they took schedule.insert_share of the time.",
 	}, func() float64 { return pipe.Learner().Sampling().Paused.Seconds() })
 	m.Registry.MustRegister(m.Consumed, m.Published, joined, dropped, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.Unreachable, m.SolveTime, m.Solves, m.LabelsWaits,
-		version, pinned, window, labeled, kept, paused, m.Snapshots, accuracy, m.Retries, m.PredictRequests, m.PredictExamples, m.PredictTime,
+		version, pinned, window, labeled, kept, tooOld, paused, m.Snapshots, accuracy, m.Retries, m.PredictRequests, m.PredictExamples, m.PredictTime,
 		m.ModelEpoch, m.SnapshotsIgnored, m.CatchUps, m.LeaseHeld,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Restarts.WithLabelValues("stall")

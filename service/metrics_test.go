@@ -86,3 +86,26 @@ func TestLabelsDroppedCountsPendingEvictions(t *testing.T) {
 		t.Fatalf("streamer_labels_joined_total %v, want 1 (b)", got)
 	}
 }
+
+// TestWindowTooOldCountsLateExamples: under window.max_age an example more
+// than the age before the newest seen is scored but not kept, and counted.
+func TestWindowTooOldCountsLateExamples(t *testing.T) {
+	s, err := New(testConfig(t, nil, "window.max_age=1h"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	example := func(id, ts string) kafka.Message {
+		return kafka.Message{Topic: "examples", Value: fmt.Appendf(nil, `{"id": %q, "ts": %q, "text": "cheap pills now"}`, id, ts)}
+	}
+	handleAll(s,
+		example("new", "2026-01-01T12:00:00Z"),
+		example("within", "2026-01-01T11:30:00Z"),
+		example("late", "2026-01-01T10:00:00Z"),
+	)
+	if got := gauge(t, s, "streamer_window_too_old_total"); got != 1 {
+		t.Fatalf("streamer_window_too_old_total %v, want 1", got)
+	}
+	if got := gauge(t, s, "streamer_window_examples"); got != 2 {
+		t.Fatalf("streamer_window_examples %v, want 2", got)
+	}
+}
