@@ -210,6 +210,8 @@ func topObject(b []byte, maxBytes int) ([]byte, error) {
 	switch {
 	case len(b) > maxBytes:
 		return nil, decodeErr(ReasonOversized, "", "message is %d bytes, limit %d", len(b), maxBytes)
+	case len(b) == 0:
+		return nil, decodeErr(ReasonMalformedJSON, "", "message is empty (a record without a value, such as a tombstone)")
 	case validJSON(b):
 	case !utf8.Valid(b):
 		return nil, decodeErr(ReasonInvalidUTF8, "", "message is not valid UTF-8")

@@ -279,6 +279,20 @@ func TestDecodeErrorMessage(t *testing.T) {
 	}
 }
 
+// TestDecodeEmptyMessage: a record without a value, a tombstone for one,
+// is said to be empty rather than "unexpected end of JSON input".
+func TestDecodeEmptyMessage(t *testing.T) {
+	var d Decoder
+	_, exErr := d.DecodeExample(nil)
+	_, labelErr := d.DecodeLabel([]byte{})
+	for _, err := range []error{exErr, labelErr} {
+		checkDecodeError(t, err, ReasonMalformedJSON, "")
+		if !strings.Contains(err.Error(), "message is empty") {
+			t.Fatalf("err = %v, want it to say the message is empty", err)
+		}
+	}
+}
+
 // TestDecodeSharesNoMemory checks that an example stays intact when the
 // caller reuses the message buffer, as Kafka clients may.
 func TestDecodeSharesNoMemory(t *testing.T) {

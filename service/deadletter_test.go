@@ -37,6 +37,7 @@ func TestBadInputGoesToDeadLetters(t *testing.T) {
 		`{"id": "n8", "text": "hello", "label": "` + "eggs" + `"}`:     "unknown_class",
 		`{"id": "n9", "vector": [1, 2, 3]}`:                            "incompatible_vector",
 		`{"id": "n10"}`:                                                "no_payload",
+		``:                                                             "malformed_json", // a tombstone
 	}
 	badLabels := map[string]string{
 		`{"id": "x", "label": "` + strings.Repeat("c", 20) + `"}`: "class_name_too_long",

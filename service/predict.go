@@ -116,7 +116,10 @@ func (s *Service) readBody(w http.ResponseWriter, r *http.Request) ([]byte, erro
 // the array's elements, at most limits.max_batch_examples.
 func (s *Service) splitBatch(body []byte) (raws []json.RawMessage, batch bool, bad *requestError) {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '[' {
+	if len(trimmed) == 0 {
+		return nil, false, &requestError{Reason: string(ingest.ReasonMalformedJSON), Error: "request body is empty"}
+	}
+	if trimmed[0] != '[' {
 		return []json.RawMessage{body}, false, nil
 	}
 	if err := json.Unmarshal(trimmed, &raws); err != nil {

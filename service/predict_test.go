@@ -215,6 +215,9 @@ func TestPredictOverHTTP(t *testing.T) {
 				t.Errorf("%s: %s, want reason %s at index %d", c.name, body, c.reason, c.index)
 			}
 		}
+		if _, body := post(t, url, " \n"); !strings.Contains(string(body), "request body is empty") {
+			t.Errorf("an empty body: %s", body)
+		}
 		resp, err := http.Get(url)
 		if err != nil {
 			t.Fatal(err)
@@ -242,12 +245,12 @@ func TestPredictOverHTTP(t *testing.T) {
 	base := "http://" + svc.HTTPAddr()
 	for sample, want := range map[string]float64{
 		`streamer_http_predict_requests_total{code="200"}`: 4,
-		`streamer_http_predict_requests_total{code="400"}`: 11,
+		`streamer_http_predict_requests_total{code="400"}`: 12,
 		`streamer_http_predict_requests_total{code="405"}`: 1,
 		`streamer_http_predict_requests_total{code="413"}`: 1,
 		`streamer_http_predict_requests_total{code="503"}`: 1,
 		`streamer_http_predicted_examples_total`:           float64(1 + len(probe) + 2),
-		`streamer_http_predict_duration_seconds_count`:     18,
+		`streamer_http_predict_duration_seconds_count`:     19,
 	} {
 		if got := metric(t, base, sample); got != want {
 			t.Errorf("%s %v, want %v", sample, got, want)
