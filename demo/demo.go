@@ -86,13 +86,19 @@ type Report struct {
 	// SupervisedAccuracy is the same for the learner that ignores the
 	// unlabeled examples, on the same labels.
 	SupervisedAccuracy float64 `json:"supervised_accuracy"`
-	// Agreement is the fraction of all predictions that match the true
-	// label, over every example (labels revealed or not).
-	Agreement    float64 `json:"agreement"`
-	Solves       int64   `json:"solves"`
-	Snapshots    int64   `json:"snapshots"`
-	ModelVersion uint64  `json:"model_version"`
-	Seconds      float64 `json:"seconds"`
+	// Scored counts the revealed labels that scored a prediction: those of
+	// examples predicted before any model score none, and with none scored
+	// Accuracy and SupervisedAccuracy are 0.
+	Scored int `json:"labels_scored"`
+	// Agreement is the fraction of the examples with a true label (all of
+	// a generated stream's; those of --data that carry one) whose
+	// prediction matches it, labels revealed or not.
+	Agreement       float64 `json:"agreement"`
+	ExamplesLabeled int     `json:"examples_labeled"`
+	Solves          int64   `json:"solves"`
+	Snapshots       int64   `json:"snapshots"`
+	ModelVersion    uint64  `json:"model_version"`
+	Seconds         float64 `json:"seconds"`
 }
 
 // Run runs the demo.
@@ -134,7 +140,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	preds, agree, err := collect(ctx, conn, scfg.Kafka.Topics.Predictions, truth)
+	preds, agree, labeled, err := collect(ctx, conn, scfg.Kafka.Topics.Predictions, truth)
 	if err != nil {
 		return Report{}, err
 	}
@@ -147,7 +153,8 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Report, error) {
 	return Report{
 		Examples: len(truth), Labels: labels, Predictions: preds,
 		Accuracy: st.Pipeline.SSL.Accuracy(), SupervisedAccuracy: st.Pipeline.Baseline.Accuracy(),
-		Agreement: agree, Solves: st.Pipeline.Solves, Snapshots: st.Snapshots,
+		Scored: st.Pipeline.SSL.Total, Agreement: agree, ExamplesLabeled: labeled,
+		Solves: st.Pipeline.Solves, Snapshots: st.Snapshots,
 		ModelVersion: st.Pipeline.ModelVersion, Seconds: time.Since(start).Seconds(),
 	}, nil
 }
@@ -247,9 +254,10 @@ func releaseLabels(msgs []kafka.Message, pending []dueLabel, produced int, end b
 }
 
 // collect reads the predictions topic until every example has a
-// prediction; it returns the number of predictions read and the fraction
-// that match the true label.
-func collect(ctx context.Context, conn *brokers.Connection, topic string, truth map[string]string) (int, float64, error) {
+// prediction; it returns the number of predictions read, the fraction of
+// the examples with a true label whose first prediction matches it, and
+// their number.
+func collect(ctx context.Context, conn *brokers.Connection, topic string, truth map[string]string) (int, float64, int, error) {
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: conn.Addrs, Dialer: conn.Dialer, GroupID: fmt.Sprintf("demo-%d", time.Now().UnixNano()),
 		Topic: topic, StartOffset: kafka.FirstOffset, MaxWait: brokers.FetchMaxWait,
@@ -261,19 +269,28 @@ func collect(ctx context.Context, conn *brokers.Connection, topic string, truth 
 		m, err := r.ReadMessage(ctx)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
-				return read, 0, fmt.Errorf("only %d of %d examples have a prediction: %w", len(seen), len(truth), err)
+				return read, 0, 0, fmt.Errorf("only %d of %d examples have a prediction: %w", len(seen), len(truth), err)
 			}
-			return read, 0, fmt.Errorf("read predictions: %w", err)
+			return read, 0, 0, fmt.Errorf("read predictions: %w", err)
 		}
 		read++
 		var p pipeline.Prediction
 		if err := json.Unmarshal(m.Value, &p); err != nil {
-			return read, 0, fmt.Errorf("prediction %q: %w", m.Key, err)
+			return read, 0, 0, fmt.Errorf("prediction %q: %w", m.Key, err)
 		}
-		if !seen[p.ID] && p.Label != nil && *p.Label == truth[p.ID] {
+		if y := truth[p.ID]; !seen[p.ID] && y != "" && p.Label != nil && *p.Label == y {
 			agree++
 		}
 		seen[p.ID] = true
 	}
-	return read, float64(agree) / float64(len(truth)), nil
+	labeled := 0
+	for _, y := range truth {
+		if y != "" {
+			labeled++
+		}
+	}
+	if labeled == 0 {
+		return read, 0, 0, nil
+	}
+	return read, float64(agree) / float64(labeled), labeled, nil
 }

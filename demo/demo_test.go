@@ -2,13 +2,17 @@ package demo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"streamer/service"
+	"streamer/synth"
 )
 
 func TestDemo(t *testing.T) {
@@ -28,6 +32,45 @@ func TestDemo(t *testing.T) {
 	}
 	if rep.Solves == 0 || rep.Snapshots == 0 || rep.Accuracy < 0.7 || rep.SupervisedAccuracy == 0 {
 		t.Fatalf("report %+v", rep)
+	}
+}
+
+// TestDemoOfAPartlyLabeledFile streams a file whose every other example
+// carries no label: the agreement is over the examples that carry one, and
+// the report counts them.
+func TestDemoOfAPartlyLabeledFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "half.jsonl")
+	var b strings.Builder
+	s := synth.NewTextStream(synth.TextStreamConfig{Seed: 4})
+	for i := range 2000 {
+		d := s.Next()
+		m := map[string]string{"id": d.ID, "ts": d.TS.Format(time.RFC3339), "text": d.Text}
+		if i%2 == 0 {
+			m["label"] = d.Label
+		}
+		line, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(append(line, '\n'))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := service.LoadConfig("", ServiceOverrides())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), Config{Data: path, Rate: 1000, LabelRate: 0.2, Seed: 3, Service: sc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Examples != 2000 || rep.ExamplesLabeled != 1000 || rep.Scored > rep.Labels {
+		t.Fatalf("report %+v: want 2000 examples, 1000 of them labeled", rep)
+	}
+	// An agreement over all 2000 examples could not pass one half.
+	if !testing.Short() && rep.Agreement <= 0.5 {
+		t.Fatalf("agreement %.3f over the labeled examples, want more than 0.5: %+v", rep.Agreement, rep)
 	}
 }
 

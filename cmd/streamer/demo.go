@@ -60,9 +60,20 @@ func printDemo(w io.Writer, r demo.Report) {
 	fmt.Fprintf(w, "examples             %d\n", r.Examples)
 	fmt.Fprintf(w, "labels revealed      %d\n", r.Labels)
 	fmt.Fprintf(w, "predictions          %d\n", r.Predictions)
-	fmt.Fprintf(w, "accuracy             %.4f  (prequential, on the revealed labels)\n", r.Accuracy)
-	fmt.Fprintf(w, "supervised accuracy  %.4f  (same learner, unlabeled examples ignored)\n", r.SupervisedAccuracy)
-	fmt.Fprintf(w, "agreement            %.4f  (predictions matching the true label, every example)\n", r.Agreement)
+	if r.Scored > 0 {
+		fmt.Fprintf(w, "accuracy             %.4f  (prequential, on the revealed labels)\n", r.Accuracy)
+		fmt.Fprintf(w, "supervised accuracy  %.4f  (same learner, unlabeled examples ignored)\n", r.SupervisedAccuracy)
+	} else {
+		fmt.Fprintf(w, "accuracy             n/a     (no revealed label met a prediction made by a model)\n")
+	}
+	switch {
+	case r.ExamplesLabeled == 0:
+		fmt.Fprintf(w, "agreement            n/a     (no example of the file carries a label)\n")
+	case r.ExamplesLabeled < r.Examples:
+		fmt.Fprintf(w, "agreement            %.4f  (predictions matching the true label, the %d examples that carry one)\n", r.Agreement, r.ExamplesLabeled)
+	default:
+		fmt.Fprintf(w, "agreement            %.4f  (predictions matching the true label, every example)\n", r.Agreement)
+	}
 	fmt.Fprintf(w, "solves               %d  (model version %d)\n", r.Solves, r.ModelVersion)
 	fmt.Fprintf(w, "snapshots            %d\n", r.Snapshots)
 	fmt.Fprintf(w, "seconds              %.1f\n", r.Seconds)
