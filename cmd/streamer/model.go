@@ -205,8 +205,12 @@ func printVersions(w io.Writer, rows []versionRow) error {
 		if r.Pinned {
 			pinned = "pinned"
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t%d\t%s\n", r.Epoch, r.Version, r.CreatedAt.UTC().Format(time.RFC3339),
-			r.Examples, r.Labels, r.Window, r.Labeled, r.Accuracy, r.RecentAccuracy, r.Bytes, pinned)
+		accuracy, recent := "-", "-" // no label scored a prediction yet
+		if r.Scored > 0 {
+			accuracy, recent = fmt.Sprintf("%.4f", r.Accuracy), fmt.Sprintf("%.4f", r.RecentAccuracy)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", r.Epoch, r.Version, r.CreatedAt.UTC().Format(time.RFC3339),
+			r.Examples, r.Labels, r.Window, r.Labeled, accuracy, recent, r.Bytes, pinned)
 	}
 	return tw.Flush()
 }

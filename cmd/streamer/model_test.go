@@ -214,3 +214,23 @@ func TestModelListPinUnpin(t *testing.T) {
 		t.Fatal("replay --pinned succeeded with no pin")
 	}
 }
+
+// TestModelListSaysWhenNoLabelScored: a version whose stream had scored no
+// label shows no accuracy, where a 0.0000 would read as all wrong.
+func TestModelListSaysWhenNoLabelScored(t *testing.T) {
+	var b strings.Builder
+	rows := []versionRow{
+		{Entry: snapshot.Entry{Version: 1}},
+		{Entry: snapshot.Entry{Version: 2, Accuracy: 0.5, RecentAccuracy: 0.25, Scored: 4}},
+	}
+	if err := printVersions(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if f := strings.Fields(lines[1]); f[7] != "-" || f[8] != "-" {
+		t.Fatalf("version 1, nothing scored: %q", lines[1])
+	}
+	if f := strings.Fields(lines[2]); f[7] != "0.5000" || f[8] != "0.2500" {
+		t.Fatalf("version 2: %q", lines[2])
+	}
+}
