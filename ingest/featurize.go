@@ -147,11 +147,7 @@ func (f Featurizer) termVector(terms []uint64) vector.Vector {
 	n := distinctIndices(terms, dim)
 	idx := make([]int32, 0, n)
 	val := make([]float64, 0, n)
-	// A run of terms on one index is summed into val[k]; abs sums their
-	// magnitudes, kept only once a second term joins (hashing into 2^18
-	// indices, collisions are rare).
-	var abs float64
-	summed := 0
+	var sum indexSum
 	for i := 0; i < len(terms); {
 		h := terms[i]
 		tf := 1
@@ -168,32 +164,43 @@ func (f Featurizer) termVector(terms []uint64) vector.Vector {
 			w *= f.Weights.TermWeight(j)
 		}
 		if k := len(idx) - 1; k >= 0 && idx[k] == j {
-			if summed == 1 {
-				abs = math.Abs(val[k])
-			}
+			sum.add(val[k], w)
 			val[k] += w
-			abs += math.Abs(w)
-			summed++
 			continue
 		}
-		if summed > 1 {
-			cancelRoundoff(val, abs, summed)
-		}
+		sum.finish(val)
 		idx = append(idx, j)
 		val = append(val, w)
-		summed = 1
+		sum.start()
 	}
-	if summed > 1 {
-		cancelRoundoff(val, abs, summed)
-	}
+	sum.finish(val)
 	return vector.Sparse(idx, val)
 }
 
-// cancelRoundoff sets the last of val to 0 when it is a sum of n terms of
-// magnitudes summing to abs that is no larger than the rounding error such
-// a sum can carry, n·ε·abs.
-func cancelRoundoff(val []float64, abs float64, n int) {
-	if k := len(val) - 1; math.Abs(val[k]) <= float64(n)*epsilon*abs {
+// indexSum follows the values summed into the last entry of a sparse
+// vector being built, so that a sum that cancels to within its rounding
+// error can be set to 0.
+type indexSum struct {
+	abs float64 // the sum of their magnitudes, kept once a second one joins (collisions are rare)
+	n   int     // how many values
+}
+
+// start begins the sum of a new last entry.
+func (s *indexSum) start() { s.n = 1 }
+
+// add records w added to the last entry, whose value was prev.
+func (s *indexSum) add(prev, w float64) {
+	if s.n == 1 {
+		s.abs = math.Abs(prev)
+	}
+	s.abs += math.Abs(w)
+	s.n++
+}
+
+// finish sets the last of val to 0 when it is a sum no larger than the
+// rounding error such a sum can carry, n·ε·Σ|w|.
+func (s *indexSum) finish(val []float64) {
+	if k := len(val) - 1; s.n > 1 && math.Abs(val[k]) <= float64(s.n)*epsilon*s.abs {
 		val[k] = 0
 	}
 }

@@ -31,33 +31,27 @@ func sparseFromEntries(es []entry, field string) (vector.Vector, error) {
 	idx := make([]int32, 0, len(es))
 	val := make([]float64, 0, len(es))
 	explicitHere := false
-	var abs float64 // the magnitudes summed into val[k], and their number
-	summed := 0
+	var sum indexSum
 	for _, e := range es {
 		k := len(idx) - 1
 		if k < 0 || idx[k] != e.index {
-			if summed > 1 {
-				cancelRoundoff(val, abs, summed)
-			}
+			sum.finish(val)
 			idx = append(idx, e.index)
 			val = append(val, e.value)
 			explicitHere = e.explicit
-			abs, summed = math.Abs(e.value), 1
+			sum.start()
 			continue
 		}
 		if e.explicit && explicitHere {
 			return vector.Vector{}, decodeErr(ReasonBadIndex, field, "index %d is given twice", e.index)
 		}
 		explicitHere = explicitHere || e.explicit
+		sum.add(val[k], e.value)
 		if val[k] += e.value; math.IsInf(val[k], 0) {
 			return vector.Vector{}, decodeErr(ReasonNonFinite, field, "values on index %d sum to %v", e.index, val[k])
 		}
-		abs += math.Abs(e.value)
-		summed++
 	}
-	if summed > 1 {
-		cancelRoundoff(val, abs, summed)
-	}
+	sum.finish(val)
 	return vector.Sparse(idx, val), nil
 }
 
