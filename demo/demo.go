@@ -140,7 +140,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	preds, agree, labeled, err := collect(ctx, conn, scfg.Kafka.Topics.Predictions, truth)
+	preds, agree, err := collect(ctx, conn, scfg.Kafka.Topics.Predictions, truth)
 	if err != nil {
 		return Report{}, err
 	}
@@ -150,10 +150,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Report, error) {
 		return Report{}, fmt.Errorf("service: %w", svcErr)
 	}
 	st := svc.Status()
+	agreement, labeled := agreementOf(agree, truth)
 	return Report{
 		Examples: len(truth), Labels: labels, Predictions: preds,
 		Accuracy: st.Pipeline.SSL.Accuracy(), SupervisedAccuracy: st.Pipeline.Baseline.Accuracy(),
-		Scored: st.Pipeline.SSL.Total, Agreement: agree, ExamplesLabeled: labeled,
+		Scored: st.Pipeline.SSL.Total, Agreement: agreement, ExamplesLabeled: labeled,
 		Solves: st.Pipeline.Solves, Snapshots: st.Snapshots,
 		ModelVersion: st.Pipeline.ModelVersion, Seconds: time.Since(start).Seconds(),
 	}, nil
@@ -253,11 +254,25 @@ func releaseLabels(msgs []kafka.Message, pending []dueLabel, produced int, end b
 	return msgs, pending[k:], k
 }
 
+// agreementOf returns the fraction of the examples with a true label that
+// agree of them matched, and their number.
+func agreementOf(agree int, truth map[string]string) (float64, int) {
+	labeled := 0
+	for _, y := range truth {
+		if y != "" {
+			labeled++
+		}
+	}
+	if labeled == 0 {
+		return 0, 0
+	}
+	return float64(agree) / float64(labeled), labeled
+}
+
 // collect reads the predictions topic until every example has a
-// prediction; it returns the number of predictions read, the fraction of
-// the examples with a true label whose first prediction matches it, and
-// their number.
-func collect(ctx context.Context, conn *brokers.Connection, topic string, truth map[string]string) (int, float64, int, error) {
+// prediction; it returns the number of predictions read and the number of
+// examples whose first prediction matches their true label.
+func collect(ctx context.Context, conn *brokers.Connection, topic string, truth map[string]string) (int, int, error) {
 	r := kafka.NewReader(kafka.ReaderConfig{
 		Brokers: conn.Addrs, Dialer: conn.Dialer, GroupID: fmt.Sprintf("demo-%d", time.Now().UnixNano()),
 		Topic: topic, StartOffset: kafka.FirstOffset, MaxWait: brokers.FetchMaxWait,
@@ -269,28 +284,19 @@ func collect(ctx context.Context, conn *brokers.Connection, topic string, truth 
 		m, err := r.ReadMessage(ctx)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
-				return read, 0, 0, fmt.Errorf("only %d of %d examples have a prediction: %w", len(seen), len(truth), err)
+				return read, 0, fmt.Errorf("only %d of %d examples have a prediction: %w", len(seen), len(truth), err)
 			}
-			return read, 0, 0, fmt.Errorf("read predictions: %w", err)
+			return read, 0, fmt.Errorf("read predictions: %w", err)
 		}
 		read++
 		var p pipeline.Prediction
 		if err := json.Unmarshal(m.Value, &p); err != nil {
-			return read, 0, 0, fmt.Errorf("prediction %q: %w", m.Key, err)
+			return read, 0, fmt.Errorf("prediction %q: %w", m.Key, err)
 		}
 		if y := truth[p.ID]; !seen[p.ID] && y != "" && p.Label != nil && *p.Label == y {
 			agree++
 		}
 		seen[p.ID] = true
 	}
-	labeled := 0
-	for _, y := range truth {
-		if y != "" {
-			labeled++
-		}
-	}
-	if labeled == 0 {
-		return read, 0, 0, nil
-	}
-	return read, float64(agree) / float64(labeled), labeled, nil
+	return read, agree, nil
 }
