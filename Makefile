@@ -5,7 +5,7 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: demo test tools vet unit race fuzz
+.PHONY: demo test tools vet unit race fuzz image
 
 demo:
 	$(GO) run ./cmd/streamer demo
@@ -33,3 +33,15 @@ race:
 
 fuzz:
 	@bash scripts/fuzz $(FUZZTIME)
+
+# A static, non-root container image (deploy/Containerfile): the binary is
+# built here, then the image with podman, or docker when podman is absent.
+IMAGE ?= streamer:latest
+image:
+	rm -rf build/image && mkdir -p build/image
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o build/image/streamer ./cmd/streamer
+	cp configs/streamer.yaml build/image/streamer.yaml
+	cp /etc/ssl/certs/ca-certificates.crt build/image/
+	@engine=$$(command -v podman || command -v docker); \
+	if [ -z "$$engine" ]; then echo "image: neither podman nor docker is installed"; exit 1; fi; \
+	$$engine build -f deploy/Containerfile -t $(IMAGE) build/image
