@@ -17,6 +17,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/brokers/embedded"
 	"streamer/ingest"
 	"streamer/service"
 	"streamer/synth"
@@ -206,7 +207,7 @@ func (rep *DrainReport) readChild(ctx context.Context, svc *child) error {
 // benchCluster is an embedded broker with the configuration of the
 // service that a harness points at it, and a connection of its own.
 type benchCluster struct {
-	cluster *brokers.Cluster
+	cluster *embedded.Cluster
 	conn    *brokers.Connection
 	config  service.Config
 	// sets are the --set flags that point a child service at the cluster.
@@ -219,7 +220,7 @@ type benchCluster struct {
 // --set is refused before anything runs, and creates the input topics
 // with the partitions the service expects.
 func startBenchCluster(ctx context.Context, partitions int, extra []string) (*benchCluster, error) {
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: partitions})
+	cluster, err := embedded.Start(embedded.Config{Partitions: partitions})
 	if err != nil {
 		return nil, fmt.Errorf("start the embedded broker: %w", err)
 	}

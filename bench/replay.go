@@ -9,6 +9,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/brokers/embedded"
 	"streamer/ingest"
 	"streamer/online"
 	"streamer/pipeline"
@@ -52,7 +53,7 @@ func Replay(ctx context.Context, cfg ReplayConfig) (ReplayReport, error) {
 	if cfg.Retrain {
 		rep.Mode = "retrain"
 	}
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: rep.Partitions})
+	cluster, err := embedded.Start(embedded.Config{Partitions: rep.Partitions})
 	if err != nil {
 		return rep, err
 	}

@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"streamer/brokers/embedded"
 )
 
-func startTestCluster(t *testing.T, cfg ClusterConfig) *Cluster {
+func startTestCluster(t *testing.T, cfg embedded.Config) *embedded.Cluster {
 	t.Helper()
-	c, err := StartCluster(cfg)
+	c, err := embedded.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +24,7 @@ func startTestCluster(t *testing.T, cfg ClusterConfig) *Cluster {
 // it and creates topics.
 func connectTestCluster(t *testing.T, ctx context.Context, topics ...Topic) *Connection {
 	t.Helper()
-	cluster := startTestCluster(t, ClusterConfig{})
+	cluster := startTestCluster(t, embedded.Config{})
 	conn, err := Config{Brokers: []string{Embedded}}.Connect(cluster.Addrs())
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"streamer/brokers/embedded"
 )
 
 // metadataRefreshes counts the goroutines of kafka-go transports that
@@ -46,7 +48,7 @@ func TestCloseStopsTheMetadataRefresh(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	before := settledRefreshes()
-	cluster, err := StartCluster(ClusterConfig{})
+	cluster, err := embedded.Start(embedded.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@
 // lookups, direct reads of partitions outside any group (a range of offsets,
 // the snapshot topic to its end), a consumer group's rebalances and a
 // topic's longest pause as the tests and benchmarks measure them
-// (GroupWatch, LongestPause), and the embedded in-process cluster
-// (franz-go's kfake) used by the demo, the tests and `streamer broker`.
+// (GroupWatch, LongestPause). It reaches any cluster by its addresses and
+// knows nothing of the in-process one (package brokers/embedded), so that
+// kfake stays out of what the service builds on.
 package brokers

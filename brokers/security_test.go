@@ -9,6 +9,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers/brokerstest"
+	"streamer/brokers/embedded"
 )
 
 // roundTrip creates a topic, writes and reads a record over conn.
@@ -35,7 +36,7 @@ func TestTLSAndSASL(t *testing.T) {
 	for _, mech := range []string{"plain", "scram-sha-256", "scram-sha-512"} {
 		t.Run(mech, func(t *testing.T) {
 			sasl := SASLConfig{Mechanism: mech, Username: "svc", Password: "s3cret-" + mech}
-			cluster := startTestCluster(t, ClusterConfig{TLS: pki.ServerTLS(), SASL: &sasl})
+			cluster := startTestCluster(t, embedded.Config{TLS: pki.ServerTLS(), SASL: &embedded.SASL{Mechanism: mech, Username: sasl.Username, Password: sasl.Password}})
 			good := Config{
 				Brokers: cluster.Addrs(),
 				TLS:     TLSConfig{Enable: true, CAFile: pki.CAFile, CertFile: pki.ClientCertFile, KeyFile: pki.ClientKeyFile},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"streamer/brokers"
+	"streamer/brokers/embedded"
 	"streamer/snapshot"
 )
 
@@ -85,7 +86,7 @@ func TestPinSelector(t *testing.T) {
 
 func testConnection(t *testing.T) *brokers.Connection {
 	t.Helper()
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{})
+	cluster, err := embedded.Start(embedded.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

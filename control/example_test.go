@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"streamer/brokers"
+	"streamer/brokers/embedded"
 	"streamer/control"
 	"streamer/snapshot"
 )
@@ -12,7 +13,7 @@ import (
 // A process reads the control topic to its end before it scores, then
 // follows it on a goroutine of its own and obeys each new order.
 func ExampleFollower() {
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{})
+	cluster, err := embedded.Start(embedded.Config{})
 	if err != nil {
 		panic(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/brokers/embedded"
 	"streamer/pipeline"
 	"streamer/service"
 	"streamer/synth"
@@ -107,7 +108,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger) (Report, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: cfg.Service.Kafka.Partitions})
+	cluster, err := embedded.Start(embedded.Config{Partitions: cfg.Service.Kafka.Partitions})
 	if err != nil {
 		return Report{}, err
 	}

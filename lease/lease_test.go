@@ -9,13 +9,14 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/brokers/embedded"
 )
 
 // cluster starts an embedded broker with the lease topic and returns a
 // Config for it.
 func cluster(t *testing.T) (Config, *kafka.Client) {
 	t.Helper()
-	c, err := brokers.StartCluster(brokers.ClusterConfig{})
+	c, err := embedded.Start(embedded.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/brokers/embedded"
 	"streamer/ingest"
 	"streamer/offline"
 	"streamer/online"
@@ -38,7 +39,7 @@ type fixture struct {
 // another tenth.
 func newFixture(t *testing.T, n int) *fixture {
 	t.Helper()
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2})
+	cluster, err := embedded.Start(embedded.Config{Partitions: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/brokers/embedded"
 	"streamer/pipeline"
 	"streamer/snapshot"
 	"streamer/synth"
@@ -370,7 +371,7 @@ const maxCrashKills = 8
 // than failing the test, and every process it starts is killed when the
 // test ends, whatever happens here.
 func runCrashing(t *testing.T, ctx context.Context, bin string, n, rate int, kill bool) (float64, error) {
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2})
+	cluster, err := embedded.Start(embedded.Config{Partitions: 2})
 	if err != nil {
 		return 0, err
 	}

@@ -4,11 +4,10 @@ import (
 	"context"
 	"net"
 	"strconv"
+	"streamer/brokers/embedded"
 	"strings"
 	"testing"
 	"time"
-
-	"streamer/brokers"
 )
 
 func freePort(t *testing.T) int {
@@ -28,8 +27,8 @@ func freePort(t *testing.T) int {
 func TestBrokerGoesAwayAndComesBack(t *testing.T) {
 	dir := t.TempDir()
 	listen := "127.0.0.1:" + strconv.Itoa(freePort(t))
-	start := func() *brokers.Cluster {
-		c, err := brokers.StartCluster(brokers.ClusterConfig{Listen: listen, DataDir: dir, Partitions: 2})
+	start := func() *embedded.Cluster {
+		c, err := embedded.Start(embedded.Config{Listen: listen, DataDir: dir, Partitions: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

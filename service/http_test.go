@@ -5,11 +5,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"streamer/brokers/embedded"
 	"strings"
 	"testing"
 	"time"
-
-	"streamer/brokers"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -103,7 +102,7 @@ func TestReadyzSaysWhatTheStartWaitsFor(t *testing.T) {
 	})
 	t.Logf("/readyz: %s", strings.TrimSpace(body))
 
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2, Listen: addr})
+	cluster, err := embedded.Start(embedded.Config{Partitions: 2, Listen: addr})
 	if err != nil {
 		t.Fatal(err)
 	}

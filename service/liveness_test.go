@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"streamer/brokers"
 	"streamer/brokers/brokerstest"
+	"streamer/brokers/embedded"
 )
 
 // TestStalledPartitionIsDetectedAndRecovered stalls one input partition
@@ -103,11 +103,11 @@ func metric(t *testing.T, base, sample string) float64 {
 // once it is stable, and keeps the partitions the live leader assigned to
 // it. Nothing fails and nothing is logged; those partitions are never read
 // again. The embedded cluster now ends such sessions itself
-// (brokers/sessions.go); this test turns that off to show that the service
+// (brokers/embedded/sessions.go); this test turns that off to show that the service
 // also sees the stall from the brokers' side and recovers by joining again
 // (the new join's rebalance drops the vanished member).
 func TestVanishedJoinerStallIsDetectedAndRecovered(t *testing.T) {
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2, ForgetSessions: true})
+	cluster, err := embedded.Start(embedded.Config{Partitions: 2, ForgetSessions: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestReadyzSaysWhenTheBrokersAreUnreachable(t *testing.T) {
 
 func testReadyzSaysWhenTheBrokersAreUnreachable(t *testing.T, topicsFirst bool) {
 	dir := t.TempDir()
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2, DataDir: dir})
+	cluster, err := embedded.Start(embedded.Config{Partitions: 2, DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func testReadyzSaysWhenTheBrokersAreUnreachable(t *testing.T, topicsFirst bool) 
 		t.Errorf("streamer_liveness_check_failing %v with the brokers away", u)
 	}
 
-	cluster, err = brokers.StartCluster(brokers.ClusterConfig{Partitions: 2, DataDir: dir, Listen: addrs[0]})
+	cluster, err = embedded.Start(embedded.Config{Partitions: 2, DataDir: dir, Listen: addrs[0]})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"streamer/brokers"
+	"streamer/brokers/embedded"
 )
 
 // TestRejoinAfterQuickKills measures how long a `streamer run` started
@@ -56,7 +57,7 @@ func TestRejoinAfterQuickKills(t *testing.T) {
 
 // rejoinAfterKills runs one trial and returns the last process's wait.
 func rejoinAfterKills(t *testing.T, bin string, kills int, seed uint64) (time.Duration, error) {
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2, Log: rejoinLogger()})
+	cluster, err := embedded.Start(embedded.Config{Partitions: 2, Log: rejoinLogger()})
 	if err != nil {
 		return 0, err
 	}

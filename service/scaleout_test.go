@@ -14,6 +14,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/brokers/embedded"
 	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/snapshot"
@@ -114,7 +115,7 @@ type scaleOut struct {
 func startScaleOut(t *testing.T, ctx context.Context) (*scaleOut, *brokers.Connection) {
 	t.Helper()
 	bin := buildStreamer(t)
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 8})
+	cluster, err := embedded.Start(embedded.Config{Partitions: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

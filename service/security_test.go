@@ -11,8 +11,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"streamer/brokers"
 	"streamer/brokers/brokerstest"
+	"streamer/brokers/embedded"
 	"streamer/synth"
 )
 
@@ -40,8 +40,8 @@ func (l *lockedBuffer) String() string {
 func TestServiceOverTLSAndSASL(t *testing.T) {
 	const password = "correct-horse-battery-staple"
 	pki := brokerstest.NewPKI(t)
-	sasl := brokers.SASLConfig{Mechanism: "scram-sha-512", Username: "streamer", Password: password}
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 1, TLS: pki.ServerTLS(), SASL: &sasl})
+	sasl := embedded.SASL{Mechanism: "scram-sha-512", Username: "streamer", Password: password}
+	cluster, err := embedded.Start(embedded.Config{Partitions: 1, TLS: pki.ServerTLS(), SASL: &sasl})
 	if err != nil {
 		t.Fatal(err)
 	}

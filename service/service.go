@@ -26,8 +26,7 @@ type Service struct {
 	metrics *Metrics
 	pipe    *pipeline.Pipeline
 
-	conn    *brokers.Connection
-	cluster *brokers.Cluster // the embedded cluster, when asked for
+	conn *brokers.Connection
 
 	assigned      atomic.Bool
 	stall         atomic.Value // string: why the input is stalled, "" when it is not
@@ -96,7 +95,8 @@ func (s *Service) Run(ctx context.Context) error {
 	if err := s.connect(); err != nil {
 		return err
 	}
-	defer s.disconnect()
+	// Every reader and writer has stopped when Run returns.
+	defer s.conn.Close()
 	// The HTTP server stops when ctx ends, or when Run returns on its
 	// own (a learner that lost its lease, a failed start).
 	ctx, stopHTTP := context.WithCancel(ctx)
@@ -121,42 +121,21 @@ func (s *Service) Run(ctx context.Context) error {
 	return s.stream(ctx)
 }
 
-// connect starts the embedded cluster when asked and builds the
-// connection.
+// connect builds the connection. The in-process cluster that
+// kafka.brokers [embedded] names is started by the caller (streamer run),
+// which hands its addresses to the service.
 func (s *Service) connect() error {
 	bc := s.cfg.Brokers()
-	addrs := bc.Brokers
 	if bc.IsEmbedded() {
-		c, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: s.cfg.Kafka.Partitions, Log: s.log})
-		if err != nil {
-			return err
-		}
-		s.cluster = c
-		addrs = c.Addrs()
-		s.log.Info("embedded Kafka cluster started", "addrs", addrs)
+		return errors.New("kafka.brokers: [embedded] is the in-process cluster, which the command line starts: give the service its addresses")
 	}
-	conn, err := bc.Connect(addrs)
+	conn, err := bc.Connect(bc.Brokers)
 	if err != nil {
-		s.closeCluster()
 		return fmt.Errorf("kafka: %w", err)
 	}
 	s.conn = conn
 	s.log.Info("kafka", "config", bc)
 	return nil
-}
-
-// disconnect closes the connection, then the embedded cluster if it runs
-// one; every reader and writer has stopped by then.
-func (s *Service) disconnect() {
-	s.conn.Close()
-	s.closeCluster()
-}
-
-func (s *Service) closeCluster() {
-	if s.cluster != nil {
-		s.cluster.Close()
-		s.cluster = nil
-	}
 }
 
 // prepare creates the output topics and restores the newest snapshot,

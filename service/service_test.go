@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/brokers/embedded"
 	"streamer/pipeline"
 	"streamer/synth"
 )
@@ -53,9 +55,9 @@ func testLogger(t *testing.T) *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-func startCluster(t *testing.T) *brokers.Cluster {
+func startCluster(t *testing.T) *embedded.Cluster {
 	t.Helper()
-	c, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 2})
+	c, err := embedded.Start(embedded.Config{Partitions: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,4 +400,17 @@ func checkVersionsIncrease(t *testing.T, l *predictionLog) {
 
 func kafkaMessage(topic, key, value string) kafka.Message {
 	return kafka.Message{Topic: topic, Key: []byte(key), Value: []byte(value)}
+}
+
+// TestRunRefusesTheEmbeddedBrokerList: the service does not start the
+// in-process cluster that kafka.brokers [embedded] names (streamer run
+// does, and gives the service its addresses); Run says so, naming the key.
+func TestRunRefusesTheEmbeddedBrokerList(t *testing.T) {
+	svc, err := New(testConfig(t, []string{"embedded"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "kafka.brokers") {
+		t.Fatalf("Run = %v, want an error naming kafka.brokers", err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"streamer/brokers"
+	"streamer/brokers/embedded"
 )
 
 // TestAccuracyAfterLearnerKill runs the same stream twice, each on a
@@ -42,7 +43,7 @@ func TestAccuracyAfterLearnerKill(t *testing.T) {
 // in a goroutine of its own: it returns errors rather than failing the
 // test; its processes are killed when the test ends.
 func runTakeover(t *testing.T, ctx context.Context, bin string, n, rate int, kill bool) (float64, error) {
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 4})
+	cluster, err := embedded.Start(embedded.Config{Partitions: 4})
 	if err != nil {
 		return 0, err
 	}

@@ -5,7 +5,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// HoldFetches makes the embedded cluster (brokers.Cluster's kfake) hold
+// HoldFetches makes the embedded cluster (embedded.Cluster's kfake) hold
 // every fetch of one partition at offset from or later until release is
 // closed, as a partition reader stuck inside a client would look from the
 // brokers: no error, no records, nothing in the logs of the other

@@ -16,7 +16,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/spf13/cobra"
 
-	"streamer/brokers"
+	"streamer/brokers/embedded"
 	"streamer/service"
 	"streamer/synth"
 )
@@ -92,7 +92,7 @@ latency of each kind. Clients, service and broker share the machine's cores.`,
 // benchHTTP runs the benchmark: broker, service, training, two phases.
 func benchHTTP(ctx context.Context, cfg httpBenchConfig) (httpBenchReport, error) {
 	rep := httpBenchReport{Clients: max(cfg.Clients, 1), GOMAXPROCS: runtime.GOMAXPROCS(0)}
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{Partitions: 1})
+	cluster, err := embedded.Start(embedded.Config{Partitions: 1})
 	if err != nil {
 		return rep, err
 	}

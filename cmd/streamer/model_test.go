@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"streamer/brokers"
+	"streamer/brokers/embedded"
 	"streamer/control"
 	"streamer/publish"
 	"streamer/service"
@@ -72,7 +73,7 @@ func listVersions(t *testing.T, set string) []versionRow {
 // snapshot topics, and returns the --set that names it.
 func modelCluster(t *testing.T, ctx context.Context) (string, service.Config, *brokers.Connection) {
 	t.Helper()
-	cluster, err := brokers.StartCluster(brokers.ClusterConfig{})
+	cluster, err := embedded.Start(embedded.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"streamer/brokers"
+	"streamer/brokers/embedded"
 	"streamer/service"
 )
 
@@ -24,7 +24,8 @@ func newRunCommand() *cobra.Command {
 and model snapshots, re-solves the model as labels arrive, and restores
 itself from its newest snapshot. configs/streamer.yaml documents every key;
 STREAMER_* environment variables and --set key=value override them. It
-stops cleanly on SIGINT or SIGTERM.`,
+stops cleanly on SIGINT or SIGTERM. With kafka.brokers [embedded] it starts an
+in-process broker first and runs the service on it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := conf.load()
@@ -32,6 +33,15 @@ stops cleanly on SIGINT or SIGTERM.`,
 				return err
 			}
 			log := newLogger(cmd.ErrOrStderr(), cfg.Log)
+			if cfg.Brokers().IsEmbedded() {
+				cluster, err := embedded.Start(embedded.Config{Partitions: cfg.Kafka.Partitions, Log: log})
+				if err != nil {
+					return err
+				}
+				defer cluster.Close()
+				cfg.Kafka.Brokers = cluster.Addrs()
+				log.Info("embedded Kafka cluster started", "addrs", cluster.Addrs())
+			}
 			svc, err := service.New(cfg, log)
 			if err != nil {
 				return err
@@ -55,7 +65,7 @@ stops cleanly on SIGINT or SIGTERM.`,
 
 func newBrokerCommand() *cobra.Command {
 	var (
-		cfg brokers.ClusterConfig
+		cfg embedded.Config
 	)
 	cmd := &cobra.Command{
 		Use:   "broker",
@@ -66,7 +76,7 @@ address). Topics are created on first use. It stops on SIGINT or SIGTERM.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Log = slog.New(slog.NewJSONHandler(cmd.ErrOrStderr(), nil))
-			c, err := brokers.StartCluster(cfg)
+			c, err := embedded.Start(cfg)
 			if err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package brokers
+package embedded
 
 import (
 	"bytes"
@@ -42,7 +42,7 @@ func (s *syncBuffer) String() string {
 // get, and read, both partitions.
 func TestSessionKeeperEndsAVanishedJoiner(t *testing.T) {
 	var logs syncBuffer
-	c, err := StartCluster(ClusterConfig{Partitions: 2, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	c, err := Start(Config{Partitions: 2, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package brokers
+package embedded
 
 import (
 	"context"
@@ -7,14 +7,21 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
-// ClusterConfig describes an in-process Kafka-protocol cluster.
-type ClusterConfig struct {
+// Config describes an in-process Kafka-protocol cluster. The zero value
+// is one broker on a free port of 127.0.0.1, topics of one partition
+// created on first use, in memory.
+type Config struct {
 	// Listen is the address of the (single) broker; "" means a free port
 	// on 127.0.0.1. kfake listens on 127.0.0.1 whatever the host.
 	Listen string
@@ -28,7 +35,7 @@ type ClusterConfig struct {
 	// default (about 1 MiB).
 	MaxMessageBytes int
 	// SASL adds a superuser and requires SASL authentication.
-	SASL *SASLConfig
+	SASL *SASL
 	// TLS, when set, makes the broker listen with TLS only.
 	TLS *tls.Config
 	// Log receives what the cluster does on its own (sessions.go); nil
@@ -39,17 +46,25 @@ type ClusterConfig struct {
 	ForgetSessions bool
 }
 
+// SASL is the superuser of a cluster that requires SASL authentication.
+type SASL struct {
+	// Mechanism is "plain", "scram-sha-256" or "scram-sha-512".
+	Mechanism string
+	Username  string
+	Password  string
+}
+
 // Cluster is a running in-process cluster (franz-go's kfake), with a
 // keeper of group sessions that kfake can forget (sessions.go).
 type Cluster struct {
 	*kfake.Cluster
-	self *Connection // the connection of the cluster's own client, closed with it
+	self *kafka.Transport // of the cluster's own client, closed with it
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 }
 
-// StartCluster starts an in-process cluster. Close stops it.
-func StartCluster(cfg ClusterConfig) (*Cluster, error) {
+// Start starts an in-process cluster. Close stops it.
+func Start(cfg Config) (*Cluster, error) {
 	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.AllowAutoTopicCreation()}
 	if cfg.Partitions > 0 {
 		opts = append(opts, kfake.DefaultNumPartitions(cfg.Partitions))
@@ -77,13 +92,12 @@ func StartCluster(cfg ClusterConfig) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start embedded cluster: %w", err)
 	}
-	self, err := cfg.selfConnection(c.ListenAddrs())
+	self, err := cfg.selfTransport()
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
-	client := self.Client()
-	client.Timeout = 5 * time.Second
+	client := &kafka.Client{Addr: kafka.TCP(c.ListenAddrs()...), Transport: self, Timeout: 5 * time.Second}
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -101,26 +115,42 @@ func StartCluster(cfg ClusterConfig) (*Cluster, error) {
 func (c *Cluster) Close() {
 	c.stop()
 	c.wg.Wait()
-	c.self.Close()
+	// Left open, the transport would refresh its metadata from the
+	// cluster's address for the life of the process.
+	c.self.CloseIdleConnections()
 	c.Cluster.Close()
 }
 
-// selfConnection is the cluster's connection to itself, for its own
-// requests, with its TLS (not verified: it talks to itself) and SASL
-// superuser.
-func (cfg ClusterConfig) selfConnection(addrs []string) (*Connection, error) {
-	bc := Config{Brokers: addrs, DialTimeout: 5 * time.Second}
+// Addrs returns the brokers' addresses.
+func (c *Cluster) Addrs() []string { return c.ListenAddrs() }
+
+// selfTransport is the transport of the cluster's requests to itself,
+// with its TLS (not verified: it talks to itself) and SASL superuser.
+func (cfg Config) selfTransport() (*kafka.Transport, error) {
+	tr := &kafka.Transport{ClientID: "streamer", DialTimeout: 5 * time.Second, IdleTimeout: 30 * time.Second}
 	if cfg.TLS != nil {
-		bc.TLS = TLSConfig{Enable: true, InsecureSkipVerify: true}
+		tr.TLS = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the cluster talks to itself
 	}
 	if cfg.SASL != nil {
-		bc.SASL = *cfg.SASL
+		mech, err := cfg.SASL.mechanism()
+		if err != nil {
+			return nil, fmt.Errorf("start embedded cluster: %w", err)
+		}
+		tr.SASL = mech
 	}
-	conn, err := bc.Connect(addrs)
-	if err != nil {
-		return nil, fmt.Errorf("start embedded cluster: %w", err)
+	return tr, nil
+}
+
+func (s SASL) mechanism() (sasl.Mechanism, error) {
+	switch strings.ToLower(s.Mechanism) {
+	case "plain":
+		return plain.Mechanism{Username: s.Username, Password: s.Password}, nil
+	case "scram-sha-256":
+		return scram.Mechanism(scram.SHA256, s.Username, s.Password)
+	case "scram-sha-512":
+		return scram.Mechanism(scram.SHA512, s.Username, s.Password)
 	}
-	return conn, nil
+	return nil, fmt.Errorf("sasl mechanism %q is not plain, scram-sha-256 or scram-sha-512", s.Mechanism)
 }
 
 func listenPort(addr string) (int, error) {
@@ -137,7 +167,7 @@ func listenPort(addr string) (int, error) {
 
 // saslMethod names a mechanism as kfake does.
 func saslMethod(m string) string {
-	switch m {
+	switch strings.ToLower(m) {
 	case "scram-sha-256":
 		return "SCRAM-SHA-256"
 	case "scram-sha-512":
@@ -145,6 +175,3 @@ func saslMethod(m string) string {
 	}
 	return "PLAIN"
 }
-
-// Addrs returns the brokers' addresses.
-func (c *Cluster) Addrs() []string { return c.ListenAddrs() }
