@@ -18,8 +18,8 @@ import (
 
 	"streamer/brokers"
 	"streamer/brokers/embedded"
+	"streamer/config"
 	"streamer/ingest"
-	"streamer/service"
 	"streamer/synth"
 )
 
@@ -209,7 +209,7 @@ func (rep *DrainReport) readChild(ctx context.Context, svc *child) error {
 type benchCluster struct {
 	cluster *embedded.Cluster
 	conn    *brokers.Connection
-	config  service.Config
+	config  config.Config
 	// sets are the --set flags that point a child service at the cluster.
 	sets []string
 }
@@ -227,7 +227,7 @@ func startBenchCluster(ctx context.Context, partitions int, extra []string) (*be
 	bc := &benchCluster{cluster: cluster}
 	bc.sets = slices.Clip(append([]string{"kafka.brokers=" + cluster.Addrs()[0],
 		"log.level=warn", "kafka.partitions=" + strconv.Itoa(partitions)}, extra...))
-	if bc.config, err = service.LoadConfig("", bc.sets); err != nil {
+	if bc.config, err = config.Load("", bc.sets); err != nil {
 		cluster.Close()
 		return nil, err
 	}

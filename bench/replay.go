@@ -10,11 +10,11 @@ import (
 
 	"streamer/brokers"
 	"streamer/brokers/embedded"
+	"streamer/config"
 	"streamer/ingest"
 	"streamer/online"
 	"streamer/pipeline"
 	"streamer/replay"
-	"streamer/service"
 	"streamer/snapshot"
 	"streamer/synth"
 	"streamer/vector"
@@ -58,7 +58,7 @@ func Replay(ctx context.Context, cfg ReplayConfig) (ReplayReport, error) {
 		return rep, err
 	}
 	defer cluster.Close()
-	sc, err := service.LoadConfig("", nil)
+	sc, err := config.Load("", nil)
 	if err != nil {
 		return rep, err
 	}

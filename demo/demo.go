@@ -14,6 +14,7 @@ import (
 
 	"streamer/brokers"
 	"streamer/brokers/embedded"
+	"streamer/config"
 	"streamer/pipeline"
 	"streamer/service"
 	"streamer/synth"
@@ -39,7 +40,7 @@ type Config struct {
 	Seed    uint64
 	// Service is the configuration of the service; its brokers are
 	// replaced by the demo's embedded cluster.
-	Service service.Config
+	Service config.Config
 }
 
 func (c Config) withDefaults() Config {

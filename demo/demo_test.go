@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"streamer/service"
+	"streamer/config"
 	"streamer/synth"
 )
 
 func TestDemo(t *testing.T) {
-	sc, err := service.LoadConfig("", ServiceOverrides())
+	sc, err := config.Load("", ServiceOverrides())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestDemoOfAPartlyLabeledFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := service.LoadConfig("", ServiceOverrides())
+	sc, err := config.Load("", ServiceOverrides())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestDemoOfAPartlyLabeledFile(t *testing.T) {
 // (here it times out while still producing) has stopped and waited for the
 // service when Run returns, and leaves none of its goroutines behind.
 func TestFailedDemoJoinsTheService(t *testing.T) {
-	sc, err := service.LoadConfig("", ServiceOverrides())
+	sc, err := config.Load("", ServiceOverrides())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,11 +17,11 @@ import (
 
 	"streamer/brokers"
 	"streamer/brokers/embedded"
+	"streamer/config"
 	"streamer/ingest"
 	"streamer/offline"
 	"streamer/online"
 	"streamer/pipeline"
-	"streamer/service"
 	"streamer/synth"
 )
 
@@ -29,7 +29,7 @@ var epoch = time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 
 type fixture struct {
 	conn  *brokers.Connection
-	cfg   service.Config
+	cfg   config.Config
 	jsonl string // the same examples as a file
 	ids   []string
 }
@@ -44,7 +44,7 @@ func newFixture(t *testing.T, n int) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(cluster.Close)
-	cfg, err := service.LoadConfig("", []string{
+	cfg, err := config.Load("", []string{
 		"features.dim=16384", "window.max_examples=300", "window.k=5",
 		"schedule.solve_examples=100", "schedule.solve_labels=10",
 	})

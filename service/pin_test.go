@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"streamer/brokers"
+	"streamer/config"
 	"streamer/control"
 	"streamer/snapshot"
 )
@@ -113,7 +114,7 @@ func TestPinAndRollback(t *testing.T) {
 	}
 }
 
-func pin(t *testing.T, ctx context.Context, conn *brokers.Connection, cfg Config, version uint64) {
+func pin(t *testing.T, ctx context.Context, conn *brokers.Connection, cfg config.Config, version uint64) {
 	t.Helper()
 	p := control.Pin{Model: cfg.Model.Name, Pinned: true, Version: version, At: time.Now()}
 	if err := control.Write(ctx, conn, cfg.Kafka.Topics.Control, p); err != nil {

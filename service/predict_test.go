@@ -15,6 +15,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"streamer/config"
 	"streamer/pipeline"
 	"streamer/synth"
 )
@@ -266,7 +267,7 @@ func TestPredictLimitsNameTheirKeys(t *testing.T) {
 		{"limits.max_batch_examples=0", "limits.max_batch_examples"},
 		{"limits.max_request_bytes=1000", "limits.max_request_bytes"},
 	} {
-		if _, err := LoadConfig("", []string{c.set}); err == nil || !strings.Contains(err.Error(), c.key) {
+		if _, err := config.Load("", []string{c.set}); err == nil || !strings.Contains(err.Error(), c.key) {
 			t.Errorf("--set %s: err = %v, want it to name %s", c.set, err, c.key)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/config"
 	"streamer/pipeline"
 	"streamer/snapshot"
 )
@@ -119,16 +120,16 @@ func (s *Service) loadSeed() *snapshot.Snapshot {
 
 // compatible checks that a snapshot's model fits this configuration.
 func (s *Service) compatible(snap *snapshot.Snapshot) error {
-	features, _, _ := s.cfg.snapshotSettings()
+	features, _, _ := s.cfg.SnapshotSettings()
 	switch {
 	case snap.Name != s.cfg.Model.Name:
 		return fmt.Errorf("snapshot of model %q, this is %q", snap.Name, s.cfg.Model.Name)
 	case snap.Features != features:
 		return fmt.Errorf("snapshot features %+v differ from the configuration's %+v", snap.Features, features)
-	case snap.Model.Map == nil && snap.Model.Dim != s.cfg.features():
-		return fmt.Errorf("snapshot model dimension %d, configuration %d", snap.Model.Dim, s.cfg.features())
-	case snap.Model.Map != nil && snap.Model.Map.InputDim() > s.cfg.features():
-		return fmt.Errorf("snapshot kernel map's landmarks of dimension %d, configuration %d", snap.Model.Map.InputDim(), s.cfg.features())
+	case snap.Model.Map == nil && snap.Model.Dim != s.cfg.ModelDim():
+		return fmt.Errorf("snapshot model dimension %d, configuration %d", snap.Model.Dim, s.cfg.ModelDim())
+	case snap.Model.Map != nil && snap.Model.Map.InputDim() > s.cfg.ModelDim():
+		return fmt.Errorf("snapshot kernel map's landmarks of dimension %d, configuration %d", snap.Model.Map.InputDim(), s.cfg.ModelDim())
 	case !snap.Model.Ready():
 		return errors.New("snapshot holds no trained model")
 	}
@@ -151,7 +152,7 @@ func (s *Service) rebuildRanges(ctx context.Context, topic string, rank int, sna
 	// A learner commits nothing: it rebuilds what its snapshot's window
 	// held and goes on from there; kafka.group's offsets are the scorers'.
 	committed := map[int]int64{}
-	if s.cfg.Role != RoleLearner {
+	if s.cfg.Role != config.RoleLearner {
 		if committed, err = s.conn.CommittedOffsets(ctx, s.cfg.Kafka.Group, topic, parts); err != nil {
 			return nil, false, err
 		}
@@ -163,7 +164,7 @@ func (s *Service) rebuildRanges(ctx context.Context, topic string, rank int, sna
 	var out []brokers.Range
 	same := true
 	for _, p := range parts {
-		if s.cfg.Role != RoleLearner {
+		if s.cfg.Role != config.RoleLearner {
 			s.unread.expect(partitionKey{topic, p}, s.groupStart(committed, p, ranges[p]), ranges[p].End)
 		}
 		from, to := s.rebuildRange(topic, p, snap, committed, ranges[p].First)

@@ -15,6 +15,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/config"
 	"streamer/pipeline"
 	"streamer/snapshot"
 	"streamer/synth"
@@ -244,7 +245,7 @@ func TestSeedModelIsOnlyRead(t *testing.T) {
 	if _, err := snapshot.ReadFile(own); err != nil {
 		t.Fatalf("snapshot.file: %v", err)
 	}
-	if _, err := LoadConfig("", []string{"model.seed_file=" + own, "snapshot.file=" + own}); err == nil || !strings.Contains(err.Error(), "model.seed_file") {
+	if _, err := config.Load("", []string{"model.seed_file=" + own, "snapshot.file=" + own}); err == nil || !strings.Contains(err.Error(), "model.seed_file") {
 		t.Fatalf("seed file = snapshot.file: err = %v", err)
 	}
 }

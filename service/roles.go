@@ -5,24 +5,11 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"streamer/config"
 	"streamer/ingest"
 	"streamer/lease"
 	"streamer/pipeline"
 	"streamer/snapshot"
-)
-
-// The roles a process can take (configuration key role).
-const (
-	// RoleAll scores, learns and snapshots in one process.
-	RoleAll = "all"
-	// RoleScorer is one of the replicas of kafka.group on the examples
-	// topic: it follows the snapshot topic and scores with the newest
-	// model; it keeps no window and solves nothing (scorer.go).
-	RoleScorer = "scorer"
-	// RoleLearner reads every partition of examples and labels by direct
-	// assignment, solves and publishes snapshots stamped with its epoch,
-	// while it holds the lease; it publishes no predictions (learner.go).
-	RoleLearner = "learner"
 )
 
 // roles is the state of the scorer and learner roles; it is idle in role
@@ -67,20 +54,20 @@ func (s *Service) waitingReason() string {
 // reads only the examples.
 func (s *Service) groupTopics() []string {
 	t := s.cfg.Kafka.Topics
-	if s.cfg.Role == RoleScorer {
+	if s.cfg.Role == config.RoleScorer {
 		return []string{t.Examples}
 	}
 	return []string{t.Examples, t.Labels}
 }
 
 // learns reports whether the process keeps a window and solves.
-func (s *Service) learns() bool { return s.cfg.Role != RoleScorer }
+func (s *Service) learns() bool { return s.cfg.Role != config.RoleScorer }
 
 // predictExample is the prediction made for a consumed example: a scorer
 // scores with the model in force and learns nothing; the other roles also
 // put the example in the window.
 func (s *Service) predictExample(ex ingest.Example, src pipeline.Source) (pipeline.Prediction, error) {
-	if s.cfg.Role != RoleScorer {
+	if s.cfg.Role != config.RoleScorer {
 		return s.pipe.Example(ex, src)
 	}
 	if !s.roles.partitions[src.Partition] {
@@ -100,7 +87,7 @@ var errNotHolder = errors.New("the lease is not held now (the group rebalances, 
 // role all; for a learner, only while a generation that grants it the
 // lease runs.
 func (s *Service) mayPublish() error {
-	if s.cfg.Role != RoleLearner {
+	if s.cfg.Role != config.RoleLearner {
 		return nil
 	}
 	if t := s.roles.term; t == nil || !t.Held() {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
+	"streamer/config"
 	"streamer/control"
 	"streamer/pipeline"
 	"streamer/publish"
@@ -273,7 +274,7 @@ func TestScorerCatchesUpWhenAPartitionComesBack(t *testing.T) {
 	defer cancel()
 	stream := newStreamWriter(t, addrs, 7)
 	stream.write(t, ctx, 300)
-	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
+	trainSnapshots(t, ctx, addrs, stream, config.RoleAll, 1)
 	catchUps := func(r *running) float64 { return testutil.ToFloat64(r.svc.metrics.CatchUps) }
 	// Records keep coming while the test waits, so that every partition
 	// has a first record in every generation.

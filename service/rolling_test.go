@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"streamer/config"
 	"sync"
 	"syscall"
 	"testing"
@@ -24,11 +25,11 @@ func TestRollingRestartOfScorers(t *testing.T) {
 	so, conn := startScaleOut(t, ctx)
 	addr := so.addr
 	const group = "rolling"
-	learner := so.start(RoleLearner, "kafka.group="+group)
+	learner := so.start(config.RoleLearner, "kafka.group="+group)
 	so.waitEvent(ctx, learner, "learner leading", time.Minute)
 	var scorers []*process
 	for range 3 {
-		scorers = append(scorers, so.start(RoleScorer, "kafka.group="+group))
+		scorers = append(scorers, so.start(config.RoleScorer, "kafka.group="+group))
 	}
 
 	stop := make(chan struct{})
@@ -58,7 +59,7 @@ func TestRollingRestartOfScorers(t *testing.T) {
 		if s.err != nil {
 			t.Errorf("scorer %d exited with %v\n%s", i, s.err, s.tail(20))
 		}
-		next := so.start(RoleScorer, "kafka.group="+group)
+		next := so.start(config.RoleScorer, "kafka.group="+group)
 		so.waitEvent(ctx, next, "consuming", time.Minute)
 		waitFor(t, "the group stable with three scorers again", time.Minute, func() bool { return watch.StableWith(3) })
 		scorers[i] = next

@@ -15,6 +15,7 @@ import (
 
 	"streamer/brokers"
 	"streamer/brokers/embedded"
+	"streamer/config"
 	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/snapshot"
@@ -168,13 +169,13 @@ func TestScaleOut(t *testing.T) {
 	defer cancel()
 	so, conn := startScaleOut(t, ctx)
 	addr := so.addr
-	active := so.start(RoleLearner)
+	active := so.start(config.RoleLearner)
 	first := so.waitEvent(ctx, active, "learner leading", time.Minute)
-	standby := so.start(RoleLearner)
+	standby := so.start(config.RoleLearner)
 	so.waitEvent(ctx, standby, "lease standby", time.Minute)
 	var scorers []*process
 	for range 3 {
-		scorers = append(scorers, so.start(RoleScorer))
+		scorers = append(scorers, so.start(config.RoleScorer))
 	}
 
 	stop := make(chan struct{})
@@ -219,7 +220,7 @@ func TestScaleOut(t *testing.T) {
 
 	// The new active learner is paused past its session: a new standby
 	// takes over; when the paused one resumes it must find itself fenced.
-	third := so.start(RoleLearner)
+	third := so.start(config.RoleLearner)
 	so.waitEvent(ctx, third, "lease standby", time.Minute)
 	if err := paused.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)

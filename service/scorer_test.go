@@ -14,6 +14,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/config"
 	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/snapshot"
@@ -40,7 +41,7 @@ func trainSnapshots(t *testing.T, ctx context.Context, addrs []string, stream *s
 // model, and what its tests write and read with.
 type trainedScorer struct {
 	stream *streamWriter
-	cfg    Config
+	cfg    config.Config
 	svc    *Service
 	conn   *brokers.Connection
 	newest snapshot.Complete // the newest snapshot when the scorer started
@@ -54,7 +55,7 @@ func startTrainedScorer(t *testing.T, ctx context.Context, addrs []string, seed 
 	t.Helper()
 	stream := newStreamWriter(t, addrs, seed)
 	stream.write(t, ctx, rows)
-	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
+	trainSnapshots(t, ctx, addrs, stream, config.RoleAll, 1)
 	cfg := testConfig(t, addrs, "role=scorer")
 	svc := startService(t, cfg, testLogger(t)).svc
 	select {
@@ -107,7 +108,7 @@ func TestScorerBootstrapsFromCompactedTopic(t *testing.T) {
 	defer cancel()
 	stream := newStreamWriter(t, addrs, 11)
 	stream.write(t, ctx, 200)
-	trainSnapshots(t, ctx, addrs, stream, RoleLearner, 3)
+	trainSnapshots(t, ctx, addrs, stream, config.RoleLearner, 3)
 	cfg := testConfig(t, addrs, "role=scorer")
 	conn := testConnection(t, cfg.Brokers(), addrs)
 	newest, ok, _, err := conn.ReadSnapshots(ctx, cfg.Kafka.Topics.Snapshots, "default")
@@ -154,7 +155,7 @@ func TestScorerPredictsOverHTTPAsOnTheTopic(t *testing.T) {
 	defer cancel()
 	stream := newStreamWriter(t, addrs, 12)
 	stream.write(t, ctx, 200)
-	trainSnapshots(t, ctx, addrs, stream, RoleAll, 1)
+	trainSnapshots(t, ctx, addrs, stream, config.RoleAll, 1)
 	preds := readPredictions(t, ctx, addrs)
 	scorer := startService(t, testConfig(t, addrs, "role=scorer"), testLogger(t)).svc
 	<-scorer.Started()

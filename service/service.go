@@ -13,6 +13,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/config"
 	"streamer/control"
 	"streamer/pipeline"
 	"streamer/publish"
@@ -21,7 +22,7 @@ import (
 
 // Service is the streaming job. Run it once.
 type Service struct {
-	cfg     Config
+	cfg     config.Config
 	log     *slog.Logger
 	metrics *Metrics
 	pipe    *pipeline.Pipeline
@@ -47,7 +48,7 @@ type Service struct {
 }
 
 // New prepares a service; nothing connects before Run.
-func New(cfg Config, log *slog.Logger) (*Service, error) {
+func New(cfg config.Config, log *slog.Logger) (*Service, error) {
 	pcfg, err := cfg.Pipeline()
 	if err != nil {
 		return nil, err
@@ -107,9 +108,9 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	defer func() { stopHTTP(); <-httpDone }()
 	switch s.cfg.Role {
-	case RoleScorer:
+	case config.RoleScorer:
 		return s.runScorer(ctx)
-	case RoleLearner:
+	case config.RoleLearner:
 		return s.runLearner(ctx)
 	}
 	if err := s.prepare(ctx); err != nil {
@@ -170,7 +171,7 @@ func (s *Service) createTopics(ctx context.Context) error {
 	if history, ok := s.historyTopic(); ok {
 		topics = append(topics, history)
 	}
-	if s.cfg.Role != RoleAll {
+	if s.cfg.Role != config.RoleAll {
 		topics = append(topics, brokers.Topic{Name: t.Lease, Partitions: 1})
 	}
 	return s.retry(ctx, "create topics", func() error { return s.conn.EnsureTopics(ctx, topics...) })

@@ -17,12 +17,13 @@ import (
 
 	"streamer/brokers"
 	"streamer/brokers/embedded"
+	"streamer/config"
 	"streamer/pipeline"
 	"streamer/synth"
 )
 
 // testConfig returns a small, fast configuration on the cluster at addrs.
-func testConfig(t *testing.T, addrs []string, extra ...string) Config {
+func testConfig(t *testing.T, addrs []string, extra ...string) config.Config {
 	t.Helper()
 	overrides := append([]string{
 		"http.listen=127.0.0.1:0",
@@ -40,7 +41,7 @@ func testConfig(t *testing.T, addrs []string, extra ...string) Config {
 		"features.dim=16384",
 		"log.level=warn",
 	}, extra...)
-	cfg, err := LoadConfig("", overrides)
+	cfg, err := config.Load("", overrides)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 
 // runService starts a service and returns a function that stops it and
 // returns Run's result.
-func runService(t *testing.T, cfg Config) (*Service, func() error) {
+func runService(t *testing.T, cfg config.Config) (*Service, func() error) {
 	t.Helper()
 	r := startService(t, cfg, testLogger(t))
 	return r.svc, r.stop
@@ -284,7 +285,7 @@ type running struct {
 
 // startService runs a service logging to log until the test stops it (or
 // ends).
-func startService(t *testing.T, cfg Config, log *slog.Logger) *running {
+func startService(t *testing.T, cfg config.Config, log *slog.Logger) *running {
 	t.Helper()
 	svc, err := New(cfg, log)
 	if err != nil {

@@ -106,7 +106,7 @@ func (s *Service) buildSnapshot() *snapshot.Snapshot {
 		// The per-row warm state is rebuilt from the outputs on restore.
 		model.Problems[k] = online.Solution{W: p.W, Temperature: p.Temperature}
 	}
-	features, params, window := s.cfg.snapshotSettings()
+	features, params, window := s.cfg.SnapshotSettings()
 	stats := s.streamCounts()
 	stats.WindowSize, stats.Labeled, stats.Objective = on.Window, on.Labeled, on.Objective
 	snap := &snapshot.Snapshot{

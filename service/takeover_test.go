@@ -8,6 +8,7 @@ import (
 
 	"streamer/brokers"
 	"streamer/brokers/embedded"
+	"streamer/config"
 )
 
 // TestAccuracyAfterLearnerKill runs the same stream twice, each on a
@@ -69,21 +70,21 @@ func runTakeover(t *testing.T, ctx context.Context, bin string, n, rate int, kil
 		}
 		return nil
 	}
-	active, err := start(RoleLearner)
+	active, err := start(config.RoleLearner)
 	if err != nil {
 		return 0, err
 	}
 	if err := wait(active, "learner leading"); err != nil {
 		return 0, err
 	}
-	standby, err := start(RoleLearner)
+	standby, err := start(config.RoleLearner)
 	if err != nil {
 		return 0, err
 	}
 	if err := wait(standby, "lease standby"); err != nil {
 		return 0, err
 	}
-	if _, err := start(RoleScorer); err != nil {
+	if _, err := start(config.RoleScorer); err != nil {
 		return 0, err
 	}
 

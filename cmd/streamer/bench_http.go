@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"streamer/brokers/embedded"
+	"streamer/config"
 	"streamer/service"
 	"streamer/synth"
 )
@@ -97,7 +98,7 @@ func benchHTTP(ctx context.Context, cfg httpBenchConfig) (httpBenchReport, error
 		return rep, err
 	}
 	defer cluster.Close()
-	sc, err := service.LoadConfig("", append([]string{"http.listen=127.0.0.1:0", "log.level=warn", "schedule.solve_interval=1s"}, cfg.Set...))
+	sc, err := config.Load("", append([]string{"http.listen=127.0.0.1:0", "log.level=warn", "schedule.solve_interval=1s"}, cfg.Set...))
 	if err != nil {
 		return rep, err
 	}

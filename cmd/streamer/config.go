@@ -1,9 +1,9 @@
 package main
 
 import (
-	"github.com/spf13/pflag"
+	"streamer/config"
 
-	"streamer/service"
+	"github.com/spf13/pflag"
 )
 
 // configFlags are the --config and --set flags of the commands that read
@@ -20,6 +20,6 @@ func (c *configFlags) register(f *pflag.FlagSet) {
 
 // load reads the configuration: the defaults, the file, the environment,
 // then base (the command's own settings) and the user's --set flags.
-func (c *configFlags) load(base ...string) (service.Config, error) {
-	return service.LoadConfig(c.path, append(base, c.overrides...))
+func (c *configFlags) load(base ...string) (config.Config, error) {
+	return config.Load(c.path, append(base, c.overrides...))
 }

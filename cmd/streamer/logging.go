@@ -3,12 +3,11 @@ package main
 import (
 	"io"
 	"log/slog"
-
-	"streamer/service"
+	"streamer/config"
 )
 
 // newLogger returns the service's structured logger.
-func newLogger(w io.Writer, cfg service.LogConfig) *slog.Logger {
+func newLogger(w io.Writer, cfg config.LogConfig) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.Level))
 	opts := &slog.HandlerOptions{Level: level}

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"streamer/brokers"
+	"streamer/config"
 	"streamer/control"
-	"streamer/service"
 	"streamer/snapshot"
 )
 
@@ -142,7 +142,7 @@ func newModelUnpinCommand() *cobra.Command {
 
 // connectModel loads the configuration and connects to its cluster, which
 // must be a running one.
-func connectModel(conf *configFlags) (service.Config, *brokers.Connection, error) {
+func connectModel(conf *configFlags) (config.Config, *brokers.Connection, error) {
 	cfg, err := conf.load()
 	if err != nil {
 		return cfg, nil, err
@@ -163,7 +163,7 @@ type versionRow struct {
 
 // modelVersions returns the versions of the configured model, the pinned
 // one marked.
-func modelVersions(ctx context.Context, conn *brokers.Connection, cfg service.Config) ([]versionRow, error) {
+func modelVersions(ctx context.Context, conn *brokers.Connection, cfg config.Config) ([]versionRow, error) {
 	entries, _, err := conn.SnapshotHistory(ctx, cfg.Model.Name, cfg.Snapshot.HistoryTopic, cfg.Kafka.Topics.Snapshots)
 	if err != nil {
 		return nil, err

@@ -9,15 +9,15 @@ import (
 
 	"streamer/brokers"
 	"streamer/brokers/embedded"
+	"streamer/config"
 	"streamer/control"
 	"streamer/publish"
-	"streamer/service"
 	"streamer/snapshot"
 )
 
 // publishVersions publishes snapshots of the default model: every version
 // to the history topic, the last also to the snapshot topic.
-func publishVersions(t *testing.T, ctx context.Context, conn *brokers.Connection, cfg service.Config, versions ...uint64) {
+func publishVersions(t *testing.T, ctx context.Context, conn *brokers.Connection, cfg config.Config, versions ...uint64) {
 	t.Helper()
 	var stamps []snapshot.Stamp
 	for _, v := range versions {
@@ -28,7 +28,7 @@ func publishVersions(t *testing.T, ctx context.Context, conn *brokers.Connection
 
 // publishStamps publishes snapshots of the default model of each stamp:
 // all to the history topic, the last also to the snapshot topic.
-func publishStamps(t *testing.T, ctx context.Context, conn *brokers.Connection, cfg service.Config, stamps ...snapshot.Stamp) {
+func publishStamps(t *testing.T, ctx context.Context, conn *brokers.Connection, cfg config.Config, stamps ...snapshot.Stamp) {
 	t.Helper()
 	history := publish.NewSnapshotWriter(conn, cfg.Snapshot.HistoryTopic, publish.WriterConfig{MaxMessageBytes: 1024})
 	defer history.Close()
@@ -71,7 +71,7 @@ func listVersions(t *testing.T, set string) []versionRow {
 
 // modelCluster starts a broker with the default model's history and
 // snapshot topics, and returns the --set that names it.
-func modelCluster(t *testing.T, ctx context.Context) (string, service.Config, *brokers.Connection) {
+func modelCluster(t *testing.T, ctx context.Context) (string, config.Config, *brokers.Connection) {
 	t.Helper()
 	cluster, err := embedded.Start(embedded.Config{})
 	if err != nil {
@@ -79,7 +79,7 @@ func modelCluster(t *testing.T, ctx context.Context) (string, service.Config, *b
 	}
 	t.Cleanup(cluster.Close)
 	set := "kafka.brokers=" + cluster.Addrs()[0]
-	cfg, err := service.LoadConfig("", []string{set})
+	cfg, err := config.Load("", []string{set})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,9 @@ import (
 	"golang.org/x/term"
 
 	"streamer/brokers"
+	"streamer/config"
 	"streamer/control"
 	"streamer/replay"
-	"streamer/service"
 	"streamer/snapshot"
 )
 
@@ -128,7 +128,7 @@ func (fl replayFlags) check() error {
 	return nil
 }
 
-func replayConfig(ctx context.Context, cfg service.Config, fl replayFlags) (replay.Config, *brokers.Connection, error) {
+func replayConfig(ctx context.Context, cfg config.Config, fl replayFlags) (replay.Config, *brokers.Connection, error) {
 	var rc replay.Config
 	bc := cfg.Brokers()
 	if bc.IsEmbedded() {
@@ -161,7 +161,7 @@ func replayConfig(ctx context.Context, cfg service.Config, fl replayFlags) (repl
 	return rc, conn, nil
 }
 
-func pinnedSnapshot(ctx context.Context, conn *brokers.Connection, cfg service.Config, fl replayFlags) (*snapshot.Snapshot, error) {
+func pinnedSnapshot(ctx context.Context, conn *brokers.Connection, cfg config.Config, fl replayFlags) (*snapshot.Snapshot, error) {
 	switch {
 	case fl.snapshotFile != "":
 		return snapshot.ReadFile(fl.snapshotFile)
@@ -195,7 +195,7 @@ func pinnedSnapshot(ctx context.Context, conn *brokers.Connection, cfg service.C
 // snapshotVersion returns the model's snapshot that sel names from the
 // history topic, which keeps every version for its retention, or the
 // snapshot topic, which keeps the newest.
-func snapshotVersion(ctx context.Context, conn *brokers.Connection, cfg service.Config, sel snapshot.Selector) (*snapshot.Snapshot, error) {
+func snapshotVersion(ctx context.Context, conn *brokers.Connection, cfg config.Config, sel snapshot.Selector) (*snapshot.Snapshot, error) {
 	data, err := conn.FindSnapshotVersion(ctx, cfg.Model.Name, sel, cfg.Snapshot.HistoryTopic, cfg.Kafka.Topics.Snapshots)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package service
+package config
 
 import (
 	"strings"
@@ -10,7 +10,7 @@ import (
 // session or rebalance timeout for its partitions, and that wait is not a
 // stall.
 func TestStallTimeoutMustOutlastARejoin(t *testing.T) {
-	cfg, err := LoadConfig("", nil)
+	cfg, err := Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,11 +22,11 @@ func TestStallTimeoutMustOutlastARejoin(t *testing.T) {
 		{"kafka.stall_timeout=10s"}, // the default session timeout
 		{"kafka.stall_timeout=20s", "kafka.rebalance_timeout=30s"},
 	} {
-		if _, err := LoadConfig("", set); err == nil || !strings.Contains(err.Error(), "kafka.stall_timeout") {
+		if _, err := Load("", set); err == nil || !strings.Contains(err.Error(), "kafka.stall_timeout") {
 			t.Errorf("--set %v: err = %v, want it to name kafka.stall_timeout", set, err)
 		}
 	}
-	if _, err := LoadConfig("", []string{"kafka.stall_timeout=11s"}); err != nil {
+	if _, err := Load("", []string{"kafka.stall_timeout=11s"}); err != nil {
 		t.Errorf("kafka.stall_timeout=11s: %v", err)
 	}
 }

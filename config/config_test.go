@@ -1,4 +1,4 @@
-package service
+package config
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 )
 
 func TestDefaultsLoadAndValidate(t *testing.T) {
-	cfg, err := LoadConfig("", nil)
+	cfg, err := Load("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestEnvironmentAndFlagsOverride(t *testing.T) {
 	t.Setenv("STREAMER_KAFKA_BROKERS", "a:9092,b:9092")
 	t.Setenv("STREAMER_WINDOW_MAX_EXAMPLES", "777")
 	t.Setenv("STREAMER_SOLVER_ALGORITHM", "da")
-	cfg, err := LoadConfig("", []string{"window.max_examples=888", "schedule.solve_interval=3s"})
+	cfg, err := Load("", []string{"window.max_examples=888", "schedule.solve_interval=3s"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.yaml")
 	os.WriteFile(good, []byte("window:\n  max_examples: 1234\nkafka:\n  brokers: [x:1]\n"), 0o644)
-	cfg, err := LoadConfig(good, nil)
+	cfg, err := Load(good, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestConfigFile(t *testing.T) {
 	}
 	typo := filepath.Join(dir, "typo.yaml")
 	os.WriteFile(typo, []byte("window:\n  max_exampels: 5\n"), 0o644)
-	if _, err := LoadConfig(typo, nil); err == nil || !strings.Contains(err.Error(), "window.max_exampels") {
+	if _, err := Load(typo, nil); err == nil || !strings.Contains(err.Error(), "window.max_exampels") {
 		t.Fatalf("unknown key: err = %v", err)
 	}
 }
@@ -78,7 +78,7 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"kafka.topics.control=model-snapshots-history", "kafka.topics.control"},
 	}
 	for _, tt := range tests {
-		_, err := LoadConfig("", []string{tt.set})
+		_, err := Load("", []string{tt.set})
 		if err == nil || !strings.Contains(err.Error(), tt.key) {
 			t.Errorf("--set %s: err = %v, want it to name %s", tt.set, err, tt.key)
 		}
@@ -87,7 +87,7 @@ func TestBadValuesNameTheKey(t *testing.T) {
 
 // TestLowerLayerErrorsNameTheKey sets values that only the packages the
 // configuration is given to refuse (anngraph's bounds, online's
-// combinations, ingest's classes): LoadConfig refuses them and names the
+// combinations, ingest's classes): Load refuses them and names the
 // key, not the Go field.
 func TestLowerLayerErrorsNameTheKey(t *testing.T) {
 	tests := []struct {
@@ -107,7 +107,7 @@ func TestLowerLayerErrorsNameTheKey(t *testing.T) {
 		{[]string{"limits.classes=spam,spam"}, "limits.classes:"},
 	}
 	for _, tt := range tests {
-		_, err := LoadConfig("", tt.set)
+		_, err := Load("", tt.set)
 		if err == nil || !strings.Contains(err.Error(), "configuration: "+tt.key) {
 			t.Errorf("--set %v: err = %v, want it to say %q", tt.set, err, tt.key)
 		}
@@ -119,13 +119,13 @@ func TestLowerLayerErrorsNameTheKey(t *testing.T) {
 
 func TestUnknownEnvironmentVariableNamesIt(t *testing.T) {
 	t.Setenv("STREAMER_SOLVER_LAMDA", "1")
-	_, err := LoadConfig("", nil)
+	_, err := Load("", nil)
 	if err == nil || !strings.Contains(err.Error(), "STREAMER_SOLVER_LAMDA") {
 		t.Fatalf("err = %v, want it to name STREAMER_SOLVER_LAMDA", err)
 	}
 	os.Unsetenv("STREAMER_SOLVER_LAMDA")
 	t.Setenv("STREAMER_SOLVER_LAMBDA_U", "0.5") // a key with _ in its name
-	if cfg, err := LoadConfig("", nil); err != nil || cfg.Solver.LambdaU != 0.5 {
+	if cfg, err := Load("", nil); err != nil || cfg.Solver.LambdaU != 0.5 {
 		t.Fatalf("STREAMER_SOLVER_LAMBDA_U: λ_u %v, err %v", cfg.Solver.LambdaU, err)
 	}
 }
@@ -146,7 +146,7 @@ func TestYAMLSyntaxErrorNamesItsLine(t *testing.T) {
 	for i, tt := range tests {
 		path := filepath.Join(dir, fmt.Sprintf("bad%d.yaml", i))
 		os.WriteFile(path, []byte(tt.yaml), 0o644)
-		_, err := LoadConfig(path, nil)
+		_, err := Load(path, nil)
 		if err == nil || !strings.Contains(err.Error(), tt.line) || strings.Count(err.Error(), "line ") != 1 {
 			t.Errorf("%q: err = %v, want %s", tt.yaml, err, tt.line)
 		}
@@ -156,15 +156,15 @@ func TestYAMLSyntaxErrorNamesItsLine(t *testing.T) {
 // TestRole: role defaults to all and is set like any key, by the
 // environment and by --set, which wins.
 func TestRole(t *testing.T) {
-	cfg, err := LoadConfig("", nil)
+	cfg, err := Load("", nil)
 	if err != nil || cfg.Role != RoleAll || cfg.Kafka.Topics.Lease == "" {
 		t.Fatalf("default role %q, lease topic %q, err %v", cfg.Role, cfg.Kafka.Topics.Lease, err)
 	}
 	t.Setenv("STREAMER_ROLE", "scorer")
-	if cfg, err = LoadConfig("", nil); err != nil || cfg.Role != RoleScorer {
+	if cfg, err = Load("", nil); err != nil || cfg.Role != RoleScorer {
 		t.Fatalf("STREAMER_ROLE=scorer: role %q, err %v", cfg.Role, err)
 	}
-	if cfg, err = LoadConfig("", []string{"role=learner"}); err != nil || cfg.Role != RoleLearner {
+	if cfg, err = Load("", []string{"role=learner"}); err != nil || cfg.Role != RoleLearner {
 		t.Fatalf("--set role=learner: role %q, err %v", cfg.Role, err)
 	}
 }
@@ -173,7 +173,7 @@ func TestRole(t *testing.T) {
 // name their role.
 func TestRoleExamplesLoad(t *testing.T) {
 	for file, role := range map[string]string{"scorer.yaml": RoleScorer, "learner.yaml": RoleLearner} {
-		cfg, err := LoadConfig(filepath.Join("..", "configs", file), nil)
+		cfg, err := Load(filepath.Join("..", "configs", file), nil)
 		if err != nil {
 			t.Errorf("configs/%s: %v", file, err)
 			continue
