@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"streamer/configs"
 	"strings"
 
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
+
+	"streamer/configs"
 )
 
 // EnvPrefix prefixes the environment variables that override keys.

@@ -3,8 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
-	"streamer/anngraph"
 	"time"
+
+	"streamer/anngraph"
 )
 
 // Validate checks every value and names the first bad key.

@@ -4,10 +4,11 @@ import (
 	"context"
 	"net"
 	"strconv"
-	"streamer/brokers/embedded"
 	"strings"
 	"testing"
 	"time"
+
+	"streamer/brokers/embedded"
 )
 
 func freePort(t *testing.T) int {

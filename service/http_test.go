@@ -5,10 +5,11 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"streamer/brokers/embedded"
 	"strings"
 	"testing"
 	"time"
+
+	"streamer/brokers/embedded"
 )
 
 func get(t *testing.T, url string) (int, string) {

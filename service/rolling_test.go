@@ -2,11 +2,12 @@ package service
 
 import (
 	"context"
-	"streamer/config"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"streamer/config"
 )
 
 // TestRollingRestartOfScorers restarts three scorer processes one by one

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"streamer/config"
-
 	"github.com/spf13/pflag"
+
+	"streamer/config"
 )
 
 // configFlags are the --config and --set flags of the commands that read

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"log/slog"
+
 	"streamer/config"
 )
 
