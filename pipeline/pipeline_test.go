@@ -248,3 +248,24 @@ func TestScoreLearnsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalReasons: every reason RefusalReason gives is among
+// RefusalReasons, the decoder's first.
+func TestRefusalReasons(t *testing.T) {
+	all := map[string]bool{}
+	for _, r := range RefusalReasons() {
+		all[r] = true
+	}
+	for _, err := range []error{
+		&ingest.DecodeError{Reason: ingest.ReasonMissingID, Err: errors.New("no id")},
+		fmt.Errorf("example: %w", online.ErrIncompatible),
+		errors.New("something else"),
+	} {
+		if r := RefusalReason(err); !all[r] {
+			t.Errorf("RefusalReason(%v) = %q, not among RefusalReasons", err, r)
+		}
+	}
+	if r := RefusalReason(&ingest.DecodeError{Reason: ingest.ReasonMissingID, Err: errors.New("no id")}); r != "missing_id" {
+		t.Errorf("a decode error's reason is %q, want missing_id", r)
+	}
+}

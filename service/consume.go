@@ -10,7 +10,6 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/ingest"
-	"streamer/online"
 	"streamer/pipeline"
 	"streamer/publish"
 )
@@ -290,24 +289,11 @@ func (s *Service) handleExample(rec *record, src pipeline.Source, b *batch) {
 
 // deadLetter queues the dead letter of m with the reason of err.
 func (s *Service) deadLetter(b *batch, topic, kind string, m *kafka.Message, err error) {
-	reason := rejectReason(err)
+	reason := pipeline.RefusalReason(err)
 	s.metrics.DeadLetters.WithLabelValues(kind, reason).Inc()
 	s.deadLetters.Add(1)
 	s.log.Warn("dead letter", "topic", m.Topic, "partition", m.Partition, "offset", m.Offset, "reason", reason, "error", err)
 	b.out = append(b.out, publish.DeadLetter(topic, *m, reason, err))
-}
-
-// rejectReason is the short code of why an input was refused: the
-// dead-letter header dlq-reason, and the reason of a 400 from
-// /v1/predict.
-func rejectReason(err error) string {
-	if r := ingest.ReasonOf(err); r != "" {
-		return string(r)
-	}
-	if errors.Is(err, online.ErrIncompatible) {
-		return "incompatible_vector"
-	}
-	return "rejected"
 }
 
 // publishLoop writes each batch's records and waits for the brokers to

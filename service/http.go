@@ -2,48 +2,31 @@ package service
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
-	"net/http"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"streamer/ingest"
+	"streamer/pipeline"
+	"streamer/service/httpapi"
 )
 
-// serveHTTP serves /metrics, /livez, /readyz and /v1/predict (predict.go)
-// on http.listen until ctx ends. The returned channel is closed once the
-// server has stopped.
-func (s *Service) serveHTTP(ctx context.Context) (<-chan struct{}, error) {
-	ln, err := net.Listen("tcp", s.cfg.HTTP.Listen)
+// listenHTTP listens on http.listen for the endpoints (package httpapi).
+func (s *Service) listenHTTP() (*httpapi.Server, error) {
+	api, err := httpapi.Listen(httpapi.Config{
+		Listen: s.cfg.HTTP.Listen, MaxRequestBytes: s.cfg.Limits.MaxRequestBytes, MaxBatchExamples: s.cfg.Limits.MaxBatchExamples,
+		ShutdownTimeout: s.cfg.Shutdown.Timeout, Registry: s.metrics.Registry, Log: s.log,
+	}, s.endpoints)
 	if err != nil {
-		return nil, fmt.Errorf("http.listen %s: %w", s.cfg.HTTP.Listen, err)
+		return nil, err
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.Registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/livez", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintln(w, "ok")
-	})
-	mux.HandleFunc("/readyz", s.readyz)
-	mux.HandleFunc("/v1/predict", s.predict)
-	// Without an idle timeout, an application's keep-alive connections
-	// would stay open for as long as it keeps them.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
-	s.httpAddr.Store(ln.Addr().String())
-	s.log.Info("http", "listen", ln.Addr().String())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("http server", "error", err)
-		}
-	}()
-	context.AfterFunc(ctx, func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx) //nolint:errcheck // best effort at exit
-	})
-	return done, nil
+	s.httpAddr.Store(api.Addr())
+	s.log.Info("http", "listen", api.Addr())
+	return api, nil
+}
+
+// serveHTTP serves the endpoints until ctx ends, and returns once the
+// server has shut down and every request in flight has been answered.
+func (s *Service) serveHTTP(ctx context.Context, api *httpapi.Server) error {
+	return api.Serve(ctx)
 }
 
 // HTTPAddr returns the address the HTTP endpoint listens on, once Run has
@@ -53,22 +36,36 @@ func (s *Service) HTTPAddr() string {
 	return a
 }
 
-// readyz answers 200 once a model is in force and the consumer has its
-// partitions, 503 with the reason before, and 503 while an input partition
-// is stalled (liveness.go). A 503 also says what failed last, if an
-// operation is being retried. A pinned model (pin.go) is said in the body.
-func (s *Service) readyz(w http.ResponseWriter, _ *http.Request) {
-	if reason := s.notReady(); reason != "" {
-		if r, _ := s.retrying.Load().(string); r != "" {
-			reason += "\nretrying " + r
-		}
-		http.Error(w, reason, http.StatusServiceUnavailable)
-		return
+// endpoints is what the HTTP endpoints ask of the service.
+type endpoints struct{ s *Service }
+
+// Readiness is ready once a model is in force and the consumer has its
+// partitions, not before, nor while an input partition is stalled
+// (liveness.go). A pinned model (pin.go) is said.
+func (e endpoints) Readiness() httpapi.Readiness {
+	s := e.s
+	r := httpapi.Readiness{NotReady: s.notReady()}
+	if r.NotReady != "" {
+		r.Retrying, _ = s.retrying.Load().(string)
+		return r
 	}
-	fmt.Fprintln(w, "ready")
-	if pin := s.pinStatus(); pin != "" {
-		fmt.Fprintln(w, pin)
+	r.Pin = s.pinStatus()
+	return r
+}
+
+// DecodeExample decodes as the consumer does, and checks that the window
+// could take the example.
+func (e endpoints) DecodeExample(raw []byte, received time.Time) (ingest.Example, error) {
+	ex, err := e.s.pipe.DecodeExample(raw, received)
+	if err == nil {
+		err = e.s.pipe.Compatible(ex.Vector)
 	}
+	return ex, err
+}
+
+// Score scores with the model in force, learning nothing.
+func (e endpoints) Score(exs []ingest.Example, src pipeline.Source) ([]pipeline.Prediction, error) {
+	return e.s.pipe.Score(exs, src)
 }
 
 // notReady returns why the service is not ready, "" when it is.

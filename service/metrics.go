@@ -4,7 +4,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"streamer/ingest"
 	"streamer/pipeline"
 )
 
@@ -29,11 +28,6 @@ type Metrics struct {
 	LabelsWaits  *prometheus.CounterVec
 	Snapshots    prometheus.Counter
 	Retries      *prometheus.CounterVec
-	// PredictRequests, PredictExamples and PredictTime measure POST
-	// /v1/predict (predict.go).
-	PredictRequests *prometheus.CounterVec
-	PredictExamples prometheus.Counter
-	PredictTime     prometheus.Histogram
 	// ModelEpoch, SnapshotsIgnored, CatchUps and LeaseHeld are the roles'
 	// (roles.go).
 	ModelEpoch       prometheus.Gauge
@@ -98,19 +92,6 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 			Name: "streamer_broker_retries_total",
 			Help: "Broker operations that failed and were retried, by operation.",
 		}, []string{"op"}),
-		PredictRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "streamer_http_predict_requests_total",
-			Help: "Requests to /v1/predict, by HTTP status (400 and 413: bad input; 503: no model yet).",
-		}, []string{"code"}),
-		PredictExamples: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "streamer_http_predicted_examples_total",
-			Help: "Examples scored for /v1/predict requests answered 200; none of them is learned from.",
-		}),
-		PredictTime: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "streamer_http_predict_duration_seconds",
-			Help:    "Wall time of /v1/predict requests, from the request's headers to the answer written, body read included.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 18),
-		}),
 		ModelEpoch: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "streamer_model_epoch",
 			Help: "Epoch of the model in force (the lease generation of the learner that made it); 0 in role all.",
@@ -165,13 +146,13 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		Help: "Time the learner paused its window inserts behind a backlog so that they took schedule.insert_share of the time.",
 	}, func() float64 { return pipe.Learner().Sampling().Paused.Seconds() })
 	m.Registry.MustRegister(m.Consumed, m.Published, joined, dropped, m.DeadLetters, m.Lag, m.LastProgress, m.Stalled, m.Restarts, m.Unreachable, m.SolveTime, m.Solves, m.LabelsWaits,
-		version, pinned, window, labeled, kept, tooOld, paused, m.Snapshots, accuracy, m.Retries, m.PredictRequests, m.PredictExamples, m.PredictTime,
+		version, pinned, window, labeled, kept, tooOld, paused, m.Snapshots, accuracy, m.Retries,
 		m.ModelEpoch, m.SnapshotsIgnored, m.CatchUps, m.LeaseHeld,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.Restarts.WithLabelValues("stall")
-	for _, r := range append(ingest.Reasons(), "incompatible_vector", "rejected") {
-		m.DeadLetters.WithLabelValues("examples", string(r))
-		m.DeadLetters.WithLabelValues("labels", string(r))
+	for _, r := range pipeline.RefusalReasons() {
+		m.DeadLetters.WithLabelValues("examples", r)
+		m.DeadLetters.WithLabelValues("labels", r)
 	}
 	return m
 }

@@ -21,6 +21,10 @@ import (
 )
 
 // post sends body to url and returns the status and the answer.
+// httpSource is the source of a prediction made for POST /v1/predict: no
+// topic partition, no offset.
+var httpSource = pipeline.Source{Topic: "http", Partition: -1, Offset: -1}
+
 func post(t *testing.T, url, body string) (int, []byte) {
 	t.Helper()
 	code, answer, err := tryPost(url, body)

@@ -17,6 +17,7 @@ import (
 	"streamer/control"
 	"streamer/pipeline"
 	"streamer/publish"
+	"streamer/service/httpapi"
 	"streamer/snapshot"
 )
 
@@ -39,9 +40,11 @@ type Service struct {
 	deadLetters   atomic.Int64
 	httpAddr      atomic.Value   // string
 	started       chan struct{}  // closed once the consumer runs
-	scoring       chan struct{}  // a slot per /v1/predict request read or scored at once
 	roles         roles          // scorer and learner state (roles.go)
 	unread        *unreadRecords // input records on the brokers not read yet (labelwait.go)
+	// endpoints is what the HTTP endpoints ask of the service: the
+	// service itself, but for tests that hold a request in flight.
+	endpoints httpapi.Service
 
 	pin     pinning                 // the pin order obeyed (pin.go)
 	history *publish.SnapshotWriter // of the history topic (history.go); nil without one
@@ -60,10 +63,12 @@ func New(cfg config.Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{
+	s := &Service{
 		cfg: cfg, log: log, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{}),
-		scoring: make(chan struct{}, predictSlots()), unread: newUnreadRecords(),
-	}, nil
+		unread: newUnreadRecords(),
+	}
+	s.endpoints = endpoints{s}
+	return s, nil
 }
 
 // Pipeline returns the core loop, for its statistics.
@@ -98,14 +103,21 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	// Every reader and writer has stopped when Run returns.
 	defer s.conn.Close()
+	api, err := s.listenHTTP()
+	if err != nil {
+		return err
+	}
 	// The HTTP server stops when ctx ends, or when Run returns on its
 	// own (a learner that lost its lease, a failed start).
 	ctx, stopHTTP := context.WithCancel(ctx)
 	defer stopHTTP()
-	httpDone, err := s.serveHTTP(ctx)
-	if err != nil {
-		return err
-	}
+	httpDone := make(chan struct{})
+	go func() {
+		defer close(httpDone)
+		if err := s.serveHTTP(ctx, api); err != nil {
+			s.log.Error("http server", "error", err)
+		}
+	}()
 	defer func() { stopHTTP(); <-httpDone }()
 	switch s.cfg.Role {
 	case config.RoleScorer:

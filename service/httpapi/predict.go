@@ -1,4 +1,4 @@
-package service
+package httpapi
 
 import (
 	"bytes"
@@ -15,9 +15,9 @@ import (
 	"streamer/pipeline"
 )
 
-// httpSource is the source of a prediction made for POST /v1/predict: no
+// source is the source of a prediction made for POST /v1/predict: no
 // topic partition, no offset.
-var httpSource = pipeline.Source{Topic: "http", Partition: -1, Offset: -1}
+var source = pipeline.Source{Topic: "http", Partition: -1, Offset: -1}
 
 // predictBodyTimeout bounds reading a request body, so that a client that
 // sends slowly cannot hold a handler.
@@ -30,7 +30,7 @@ const predictBodyTimeout = 30 * time.Second
 func predictSlots() int { return 4 * runtime.GOMAXPROCS(0) }
 
 // Reasons of a refused request that are about the request, not about one
-// example; the others are the dead letters' (rejectReason).
+// example; the others are the dead letters' (pipeline.RefusalReason).
 const (
 	reasonTooManyExamples  = "too_many_examples"
 	reasonMethodNotAllowed = "method_not_allowed"
@@ -56,17 +56,17 @@ type requestError struct {
 // the reason of each, as the dead letters' dlq-reason header would give
 // it; 413 when the body is over limits.max_request_bytes; 503 before the
 // first model.
-func (s *Service) predict(w http.ResponseWriter, r *http.Request) {
+func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 	received := time.Now()
 	code, scored := s.servePredict(w, r, received)
-	s.metrics.PredictRequests.WithLabelValues(strconv.Itoa(code)).Inc()
-	s.metrics.PredictExamples.Add(float64(scored))
-	s.metrics.PredictTime.Observe(time.Since(received).Seconds())
+	s.metrics.requests.WithLabelValues(strconv.Itoa(code)).Inc()
+	s.metrics.examples.Add(float64(scored))
+	s.metrics.seconds.Observe(time.Since(received).Seconds())
 }
 
 // servePredict answers a request and returns the status and the number of
 // examples scored.
-func (s *Service) servePredict(w http.ResponseWriter, r *http.Request, received time.Time) (int, int) {
+func (s *Server) servePredict(w http.ResponseWriter, r *http.Request, received time.Time) (int, int) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		return refuse(w, http.StatusMethodNotAllowed, requestError{Reason: reasonMethodNotAllowed, Error: r.Method + " /v1/predict: only POST"}), 0
@@ -94,7 +94,7 @@ func (s *Service) servePredict(w http.ResponseWriter, r *http.Request, received 
 	if len(bads) > 0 {
 		return refuse(w, http.StatusBadRequest, bads...), 0
 	}
-	preds, err := s.pipe.Score(exs, httpSource)
+	preds, err := s.svc.Score(exs, source)
 	if err != nil {
 		return refuse(w, http.StatusServiceUnavailable, requestError{Reason: reasonNoModel, Error: err.Error()}), 0
 	}
@@ -104,17 +104,17 @@ func (s *Service) servePredict(w http.ResponseWriter, r *http.Request, received 
 	return answer(w, http.StatusOK, preds[0]), 1
 }
 
-func (s *Service) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	// A connection that cannot take a deadline is left to the server's
 	// own timeouts.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(predictBodyTimeout))
-	return io.ReadAll(http.MaxBytesReader(w, r.Body, int64(s.cfg.Limits.MaxRequestBytes)))
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, int64(s.cfg.MaxRequestBytes)))
 }
 
 // splitBatch returns the examples of a body: the body itself when it is
 // not an array (the decoder says what is wrong with it, if anything), else
 // the array's elements, at most limits.max_batch_examples.
-func (s *Service) splitBatch(body []byte) (raws []json.RawMessage, batch bool, bad *requestError) {
+func (s *Server) splitBatch(body []byte) (raws []json.RawMessage, batch bool, bad *requestError) {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) == 0 {
 		return nil, false, &requestError{Reason: string(ingest.ReasonMalformedJSON), Error: "request body is empty"}
@@ -125,9 +125,9 @@ func (s *Service) splitBatch(body []byte) (raws []json.RawMessage, batch bool, b
 	if err := json.Unmarshal(trimmed, &raws); err != nil {
 		return nil, true, &requestError{Reason: string(ingest.ReasonMalformedJSON), Error: fmt.Sprintf("request body: %v", err)}
 	}
-	if n := len(raws); n > s.cfg.Limits.MaxBatchExamples {
+	if n := len(raws); n > s.cfg.MaxBatchExamples {
 		return nil, true, &requestError{Reason: reasonTooManyExamples,
-			Error: fmt.Sprintf("%d examples, limits.max_batch_examples %d", n, s.cfg.Limits.MaxBatchExamples)}
+			Error: fmt.Sprintf("%d examples, limits.max_batch_examples %d", n, s.cfg.MaxBatchExamples)}
 	}
 	return raws, true, nil
 }
@@ -135,19 +135,16 @@ func (s *Service) splitBatch(body []byte) (raws []json.RawMessage, batch bool, b
 // decodeExamples decodes every example as the consumer would, and checks
 // that the window could take it; an example without a time takes the
 // request's. It returns the reason of each bad one.
-func (s *Service) decodeExamples(raws []json.RawMessage, batch bool, received time.Time) ([]ingest.Example, []requestError) {
+func (s *Server) decodeExamples(raws []json.RawMessage, batch bool, received time.Time) ([]ingest.Example, []requestError) {
 	exs := make([]ingest.Example, 0, len(raws))
 	var bads []requestError
 	for i, raw := range raws {
-		ex, err := s.pipe.DecodeExample(raw, received)
-		if err == nil {
-			err = s.pipe.Compatible(ex.Vector)
-		}
+		ex, err := s.svc.DecodeExample(raw, received)
 		if err == nil {
 			exs = append(exs, ex)
 			continue
 		}
-		bad := requestError{Reason: rejectReason(err), Error: err.Error()}
+		bad := requestError{Reason: pipeline.RefusalReason(err), Error: err.Error()}
 		var de *ingest.DecodeError
 		if errors.As(err, &de) {
 			bad.Field = de.Field
