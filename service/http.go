@@ -1,7 +1,6 @@
 package service
 
 import (
-	"context"
 	"time"
 
 	"streamer/ingest"
@@ -21,12 +20,6 @@ func (s *Service) listenHTTP() (*httpapi.Server, error) {
 	s.httpAddr.Store(api.Addr())
 	s.log.Info("http", "listen", api.Addr())
 	return api, nil
-}
-
-// serveHTTP serves the endpoints until ctx ends, and returns once the
-// server has shut down and every request in flight has been answered.
-func (s *Service) serveHTTP(ctx context.Context, api *httpapi.Server) error {
-	return api.Serve(ctx)
 }
 
 // HTTPAddr returns the address the HTTP endpoint listens on, once Run has

@@ -12,31 +12,25 @@ import (
 	"streamer/brokers"
 	"streamer/lease"
 	"streamer/pipeline"
-	"streamer/publish"
 )
 
 // runLearner runs the learner role: it waits as a standby until it holds
 // the lease, restores the newest snapshot, announces its epoch by
 // publishing the restored model under it, then learns from every
-// partition until ctx ends (it publishes a last snapshot and hands the
-// lease on) or it loses the lease (it stops at once, publishes nothing
-// more and returns an error wrapping errLeaseLost: the process exits, and
-// whoever restarts it makes it a standby again).
-func (s *Service) runLearner(ctx context.Context) error {
+// partition until the run ends (it publishes a last snapshot and hands
+// the lease on) or it loses the lease (it stops at once, publishes nothing
+// more and Run returns an error wrapping errLeaseLost: the process exits,
+// and whoever restarts it makes it a standby again).
+func (s *Service) runLearner(rt *runtime) error {
+	ctx := rt.ctx
 	s.setWaiting("learner: standby, waiting for the lease")
 	if err := s.createTopics(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
+		return startFailure(ctx, err)
 	}
 	s.log.Info("learner standby: waiting for the lease", "topic", s.cfg.Kafka.Topics.Lease, "group", s.leaseGroup())
 	term, err := lease.Campaign(ctx, s.leaseConfig())
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("lease: %w", err)
+		return startFailure(ctx, fmt.Errorf("lease: %w", err))
 	}
 	s.roles.term = term
 	defer s.closeTerm(term)
@@ -44,10 +38,7 @@ func (s *Service) runLearner(ctx context.Context) error {
 	s.setWaiting("learner: restoring the newest snapshot")
 	if s.cfg.Snapshot.Restore {
 		if err := s.retry(ctx, "restore", func() error { return s.restore(ctx) }); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
+			return startFailure(ctx, err)
 		}
 	}
 	if err := s.retry(ctx, "read the control topic", func() error { return s.catchUpPins(ctx) }); err != nil {
@@ -61,7 +52,7 @@ func (s *Service) runLearner(ctx context.Context) error {
 	s.pipe.Learner().SetEpoch(epoch)
 	s.log.Info("learner leading", "epoch", epoch, "generation", term.Generation())
 	s.setWaiting("")
-	return s.learn(ctx, term)
+	return s.stream(rt, s.consumeLeading(term))
 }
 
 func (s *Service) leaseGroup() string { return s.cfg.Kafka.Group + "-lease" }
@@ -83,54 +74,25 @@ func (s *Service) closeTerm(term *lease.Term) {
 	s.metrics.LeaseHeld.Set(0)
 }
 
-// learn reads every partition of the examples and labels topics into the
-// pipeline while the solver solves and publishes snapshots, until ctx
-// ends or the lease is lost.
-func (s *Service) learn(ctx context.Context, term *lease.Term) error {
-	writer := publish.NewRecordWriter(s.conn, s.writerConfig())
-	snaps := publish.NewSnapshotWriter(s.conn, s.cfg.Kafka.Topics.Snapshots, s.writerConfig())
-	s.history = s.newHistoryWriter()
-	drain, stopDrain := drainContext(ctx, s.cfg.Shutdown.Timeout)
-	defer stopDrain()
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	trigger := make(chan struct{}, 1)
-	solveCtx, stopSolver := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		select {
-		case <-term.Lost():
-			stop()
-		case <-runCtx.Done():
+// consumeLeading is the consumer of a learner that holds term: it
+// announces its epoch, then reads every partition of the examples and
+// labels topics into the pipeline, until the run ends or the lease is
+// lost, which ends the run with an error wrapping errLeaseLost.
+func (s *Service) consumeLeading(term *lease.Term) consumer {
+	return func(rt *runtime, _ context.Context, out outputs, trigger chan<- struct{}) {
+		rt.GoBackground("lease", func(ctx context.Context) error {
+			select {
+			case <-term.Lost():
+				return fmt.Errorf("%w: %w", errLeaseLost, term.Err())
+			case <-ctx.Done():
+				return nil
+			}
+		})
+		if err := s.publishSnapshot(rt.ctx, out.snapshots); err != nil && rt.ctx.Err() == nil {
+			s.log.Warn("restored model not announced under the new epoch", "error", err)
 		}
-	})
-	wg.Go(func() { s.solveLoop(solveCtx, trigger, snaps) })
-	wg.Go(func() { s.followPins(solveCtx) })
-	wg.Go(func() {
-		if err := s.pipe.Run(solveCtx, s.insertShare); err != nil {
-			s.log.Error("learner hand-off", "err", err)
-		}
-	})
-	if err := s.publishSnapshot(runCtx, snaps); err != nil && runCtx.Err() == nil {
-		s.log.Warn("restored model not announced under the new epoch", "error", err)
+		s.readPartitions(rt.ctx, out.records, trigger)
 	}
-	s.readPartitions(runCtx, writer, trigger)
-	stop()
-	stopSolver()
-	wg.Wait()
-	lost := term.Err()
-	if lost == nil {
-		s.finalSnapshot(drain, snaps)
-	}
-	s.closeAll(writer, snaps)
-	if s.history != nil {
-		s.closeAll(s.history)
-	}
-	s.logStopped()
-	if lost != nil {
-		return fmt.Errorf("%w: %w", errLeaseLost, lost)
-	}
-	return nil
 }
 
 // readPartitions reads every partition of the examples and labels topics

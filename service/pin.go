@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"streamer/control"
@@ -34,21 +33,22 @@ func (s *Service) catchUpPins(ctx context.Context) error {
 	return nil
 }
 
-// followPins follows the control topic until ctx ends and obeys each new
-// order; a pinned version that could not be loaded is tried again after
-// each snapshot published.
-func (s *Service) followPins(ctx context.Context) {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Go(func() {
-		if err := s.pin.follower.Follow(ctx, s.cfg.Kafka.RetryBackoff); err != nil {
-			s.log.Error("control topic", "error", err)
-		}
+// followPins follows the control topic and obeys each new order, in
+// background members of rt; a pinned version that could not be loaded is
+// tried again after each snapshot published.
+func (s *Service) followPins(rt *runtime) {
+	rt.GoBackground("control topic follower", func(ctx context.Context) error {
+		return s.pin.follower.Follow(ctx, s.cfg.Kafka.RetryBackoff)
 	})
+	rt.GoBackground("pin orders", s.obeyPins)
+}
+
+// obeyPins obeys each new order of the control topic until ctx ends.
+func (s *Service) obeyPins(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-s.pin.follower.Changed():
 		case <-s.pin.retry:
 		}
@@ -56,7 +56,7 @@ func (s *Service) followPins(ctx context.Context) {
 	}
 }
 
-// retryPin asks followPins to load a pinned version it could not find.
+// retryPin asks obeyPins to load a pinned version it could not find.
 func (s *Service) retryPin() {
 	if s.pin.retry == nil || s.pinMissing() == "" {
 		return

@@ -16,19 +16,14 @@ import (
 // and waits for a model before it joins kafka.group on the examples topic,
 // then scores as role all does, while it keeps following the snapshot
 // topic, outside any group, and puts every newer model in force.
-func (s *Service) runScorer(ctx context.Context) error {
+func (s *Service) runScorer(rt *runtime) error {
+	ctx := rt.ctx
 	s.setWaiting("scorer: reading the snapshot topic")
 	if err := s.createTopics(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
+		return startFailure(ctx, err)
 	}
-	followCtx, stopFollowing := context.WithCancel(ctx)
 	caughtUp := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() { s.followSnapshots(followCtx, caughtUp) })
-	defer func() { stopFollowing(); wg.Wait() }()
+	rt.GoBackground("snapshot follower", func(ctx context.Context) error { s.followSnapshots(ctx, caughtUp); return nil })
 	if err := s.retry(ctx, "read the control topic", func() error { return s.catchUpPins(ctx) }); err != nil {
 		return nil // only ctx ends a retry
 	}
@@ -36,7 +31,7 @@ func (s *Service) runScorer(ctx context.Context) error {
 		return nil
 	}
 	s.setWaiting("")
-	return s.stream(ctx)
+	return s.stream(rt, s.consumeGroup)
 }
 
 // awaitModel waits until the follower has read the snapshot topic to the

@@ -30,6 +30,7 @@ type Service struct {
 
 	conn *brokers.Connection
 
+	ran           atomic.Bool // Run was called
 	assigned      atomic.Bool
 	stall         atomic.Value // string: why the input is stalled, "" when it is not
 	retrying      atomic.Value // string: the last failure of an operation retried (retry), "" once it succeeded
@@ -94,10 +95,19 @@ func (s *Service) Status() Status {
 	}
 }
 
+// ErrRunTwice refuses a second call of Run.
+var ErrRunTwice = errors.New("service: Run was called already: a Service runs once")
+
 // Run runs the service until ctx is canceled, then drains in-flight work,
-// flushes, commits and returns nil, within shutdown.timeout. It returns an
-// error when it cannot start.
+// flushes, commits and returns nil, within shutdown.timeout; it returns
+// once every goroutine it started has ended, HTTP requests in flight
+// included. It returns an error when it cannot start, when a goroutine of
+// the service stopped for good (the error names it), or when a learner
+// lost its lease. It runs once: a second call returns ErrRunTwice.
 func (s *Service) Run(ctx context.Context) error {
+	if !s.ran.CompareAndSwap(false, true) {
+		return ErrRunTwice
+	}
 	if err := s.connect(); err != nil {
 		return err
 	}
@@ -107,31 +117,38 @@ func (s *Service) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The HTTP server stops when ctx ends, or when Run returns on its
-	// own (a learner that lost its lease, a failed start).
-	ctx, stopHTTP := context.WithCancel(ctx)
-	defer stopHTTP()
-	httpDone := make(chan struct{})
-	go func() {
-		defer close(httpDone)
-		if err := s.serveHTTP(ctx, api); err != nil {
-			s.log.Error("http server", "error", err)
-		}
-	}()
-	defer func() { stopHTTP(); <-httpDone }()
+	rt := newRuntime(ctx)
+	rt.Go(api.Serve)
+	rt.Go(func(context.Context) error {
+		// The run ends with its role: the HTTP server stops when a learner
+		// lost its lease, or the start failed.
+		defer rt.end()
+		return s.runRole(rt)
+	})
+	return rt.Wait()
+}
+
+// runRole starts the role and streams until the run ends.
+func (s *Service) runRole(rt *runtime) error {
 	switch s.cfg.Role {
 	case config.RoleScorer:
-		return s.runScorer(ctx)
+		return s.runScorer(rt)
 	case config.RoleLearner:
-		return s.runLearner(ctx)
+		return s.runLearner(rt)
 	}
-	if err := s.prepare(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
+	if err := s.prepare(rt.ctx); err != nil {
+		return startFailure(rt.ctx, err)
 	}
-	return s.stream(ctx)
+	return s.stream(rt, s.consumeGroup)
+}
+
+// startFailure is what a role returns when its start failed with err:
+// nothing when the run was ending anyway.
+func startFailure(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // connect builds the connection. The in-process cluster that
@@ -223,51 +240,44 @@ func (s *Service) retry(ctx context.Context, what string, op func() error) error
 	}
 }
 
-// stream runs the consumer, the publisher, the solver and the liveness
-// watch until ctx ends. The consumer group reader is created again when the
-// liveness watch finds a stalled partition.
-func (s *Service) stream(ctx context.Context) error {
-	writer := publish.NewRecordWriter(s.conn, s.writerConfig())
-	snaps := publish.NewSnapshotWriter(s.conn, s.cfg.Kafka.Topics.Snapshots, s.writerConfig())
+// outputs are the writers a role's consumer and solver write with.
+type outputs struct {
+	records   *kafka.Writer           // predictions and dead letters
+	snapshots *publish.SnapshotWriter // of the snapshot topic
+}
+
+// A consumer reads a role's input into the pipeline until rt's context
+// ends, and publishes and commits what it read within drain; it closes
+// s.started once it reads. It may start background members of rt. It
+// sends on trigger when a solve is due.
+type consumer func(rt *runtime, drain context.Context, out outputs, trigger chan<- struct{})
+
+// stream runs what every role runs once started, until the run ends: the
+// role's consumer on the calling goroutine, beside the background members
+// of a role that learns (the re-solves and the window's hand-off) and of
+// every role (the pin follower). Once the consumer has stopped, it stops
+// them, publishes a last snapshot where the role learns and the run did
+// not fail, and closes the writers.
+func (s *Service) stream(rt *runtime, consume consumer) error {
+	out := outputs{
+		records:   publish.NewRecordWriter(s.conn, s.writerConfig()),
+		snapshots: publish.NewSnapshotWriter(s.conn, s.cfg.Kafka.Topics.Snapshots, s.writerConfig()),
+	}
 	s.history = s.newHistoryWriter()
-	drain, stopDrain := drainContext(ctx, s.cfg.Shutdown.Timeout)
+	drain, stopDrain := drainContext(rt.ctx, s.cfg.Shutdown.Timeout)
 	defer stopDrain()
-
 	trigger := make(chan struct{}, 1)
-	restart := make(chan string, 1)
-	solveCtx, stopSolver := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
 	if s.learns() {
-		wg.Go(func() { s.solveLoop(solveCtx, trigger, snaps) })
-		wg.Go(func() {
-			if err := s.pipe.Run(solveCtx, s.insertShare); err != nil {
-				s.log.Error("learner hand-off", "err", err)
-			}
-		})
+		rt.GoBackground("solver", func(ctx context.Context) error { return s.solveLoop(ctx, trigger, out.snapshots) })
+		rt.GoBackground("window hand-off", func(ctx context.Context) error { return s.pipe.Run(ctx, s.insertShare) })
 	}
-	wg.Go(func() { s.watchLiveness(solveCtx, restart) })
-	wg.Go(func() { s.followPins(solveCtx) })
-	close(s.started)
-	s.log.Info("consuming", "group", s.cfg.Kafka.Group, "role", s.cfg.Role, "topics", s.groupTopics())
-
-	for {
-		reader := s.newReader()
-		reason := s.consume(ctx, drain, reader, writer, trigger, restart)
-		// Closing the reader leaves the group, so that the next reader's
-		// join does not wait for this member's session to time out.
-		s.closeAll(reader)
-		if reason == "" || ctx.Err() != nil {
-			break
-		}
-		s.metrics.Restarts.WithLabelValues("stall").Inc()
-		s.log.Warn("consumer reader created again", "reason", reason)
+	s.followPins(rt)
+	consume(rt, drain, out, trigger)
+	rt.stopBackground() // the hand-off stopped: the snapshot knows what it dropped
+	if s.learns() && !rt.failed() {
+		s.finalSnapshot(drain, out.snapshots)
 	}
-	stopSolver()
-	wg.Wait() // the hand-off stopped: the snapshot knows what it dropped
-	if s.learns() {
-		s.finalSnapshot(drain, snaps)
-	}
-	s.closeAll(writer, snaps)
+	s.closeAll(out.records, out.snapshots)
 	if s.history != nil {
 		s.closeAll(s.history)
 	}
@@ -276,6 +286,28 @@ func (s *Service) stream(ctx context.Context) error {
 	}
 	s.logStopped()
 	return nil
+}
+
+// consumeGroup is the consumer of roles all and scorer: a reader in
+// kafka.group, beside the liveness watch, which has the reader created
+// again when it finds a stalled partition.
+func (s *Service) consumeGroup(rt *runtime, drain context.Context, out outputs, trigger chan<- struct{}) {
+	restart := make(chan string, 1)
+	rt.GoBackground("liveness watch", func(ctx context.Context) error { s.watchLiveness(ctx, restart); return nil })
+	close(s.started)
+	s.log.Info("consuming", "group", s.cfg.Kafka.Group, "role", s.cfg.Role, "topics", s.groupTopics())
+	for {
+		reader := s.newReader()
+		reason := s.consume(rt.ctx, drain, reader, out.records, trigger, restart)
+		// Closing the reader leaves the group, so that the next reader's
+		// join does not wait for this member's session to time out.
+		s.closeAll(reader)
+		if reason == "" || rt.ctx.Err() != nil {
+			return
+		}
+		s.metrics.Restarts.WithLabelValues("stall").Inc()
+		s.log.Warn("consumer reader created again", "reason", reason)
+	}
 }
 
 // consume runs one reader: it fetches and publishes until ctx ends, and

@@ -18,8 +18,10 @@ import (
 // (solvePacer), and publishes a snapshot after its first solve, then
 // every every_solves solves or every snapshot.every.
 // Solves run here, beside the consumer, which keeps scoring with the model
-// in force.
-func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps *publish.SnapshotWriter) {
+// in force. A solve or a snapshot that fails is tried again at the next
+// trigger: the loop logs and counts the failure, and returns nil when ctx
+// ends.
+func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps *publish.SnapshotWriter) error {
 	tick := time.NewTicker(s.cfg.Schedule.SolveInterval)
 	defer tick.Stop()
 	sinceSnapshot := 0
@@ -34,14 +36,14 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-trigger:
 		case <-landed:
 		case <-tick.C:
 		}
 		window, _ := s.pipe.Learner().WindowSize()
 		if !s.pace(ctx, pacer.notBefore(window)) || !s.awaitLabels(ctx) {
-			return
+			return nil
 		}
 		start := time.Now()
 		if rows, ok := s.solve(ctx, &lastSkip); ok {

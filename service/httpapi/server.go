@@ -109,7 +109,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	select {
 	case err = <-served:
 		// Failed on its own: Shutdown still closes what it left open.
-		err = fmt.Errorf("http server: %w", err)
+		err = fmt.Errorf("serve http on %s: %w", s.Addr(), err)
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
@@ -121,7 +121,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	if err == nil {
 		// http.Server.Serve returns as soon as Shutdown begins.
 		if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
-			err = fmt.Errorf("http server: %w", serr)
+			err = fmt.Errorf("serve http on %s: %w", s.Addr(), serr)
 		}
 	}
 	// Shutdown waits for the connections to go idle, Close for none:
