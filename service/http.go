@@ -34,7 +34,7 @@ type endpoints struct{ s *Service }
 
 // Readiness is ready once a model is in force and the consumer has its
 // partitions, not before, nor while an input partition is stalled
-// (liveness.go). A pinned model (pin.go) is said.
+// (consumer.Consumer.WatchLiveness). A pinned model (pin.go) is said.
 func (e endpoints) Readiness() httpapi.Readiness {
 	s := e.s
 	r := httpapi.Readiness{NotReady: s.notReady()}
@@ -64,15 +64,14 @@ func (e endpoints) Score(exs []ingest.Example, src pipeline.Source) ([]pipeline.
 // notReady returns why the service is not ready, "" when it is.
 func (s *Service) notReady() string {
 	m, _ := s.pipe.Learner().Scoring() // a pinned model scores without a newest one
-	stall, _ := s.stall.Load().(string)
 	switch waiting := s.waitingReason(); {
 	case waiting != "":
 		return waiting
 	case !m.Ready():
 		return "no model loaded yet"
-	case !s.assigned.Load():
+	case !s.status.Assigned():
 		return "input partitions not assigned yet"
 	default:
-		return stall
+		return s.status.Stall()
 	}
 }

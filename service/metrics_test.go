@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/segmentio/kafka-go"
+	"streamer/pipeline"
 
-	"streamer/publish"
+	"github.com/segmentio/kafka-go"
 )
 
 // gauge returns the value of the unlabeled metric name in s's registry.
@@ -30,13 +30,28 @@ func gauge(t *testing.T, s *Service, name string) float64 {
 	return 0
 }
 
-// handleAll decodes and handles msgs in order, as the consumer does, into
-// a batch that is never published.
+// handleAll decodes msgs and hands them to the pipeline in order, as the
+// consumer does, which refuses what does not decode.
 func handleAll(s *Service, msgs ...kafka.Message) {
-	b := batch{enc: publish.NewEncoder(0)}
 	for _, m := range msgs {
-		rec := s.decode(m)
-		s.handle(&rec, &b)
+		src := pipeline.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
+		switch m.Topic {
+		case s.cfg.Kafka.Topics.Examples:
+			ex, err := s.pipe.DecodeExample(m.Value, m.Time)
+			if err == nil {
+				_, err = s.pipe.Example(ex, src)
+			}
+			if err != nil {
+				s.pipe.ExampleRefused(src)
+			}
+		case s.cfg.Kafka.Topics.Labels:
+			l, err := s.pipe.DecodeLabel(m.Value)
+			if err != nil {
+				s.pipe.LabelRefused(src)
+				continue
+			}
+			s.pipe.Label(l, src)
+		}
 	}
 }
 

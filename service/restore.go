@@ -165,7 +165,7 @@ func (s *Service) rebuildRanges(ctx context.Context, topic string, rank int, sna
 	same := true
 	for _, p := range parts {
 		if s.cfg.Role != config.RoleLearner {
-			s.unread.expect(partitionKey{topic, p}, s.groupStart(committed, p, ranges[p]), ranges[p].End)
+			s.backlog.Expect(topic, p, s.groupStart(committed, p, ranges[p]), ranges[p].End)
 		}
 		from, to := s.rebuildRange(topic, p, snap, committed, ranges[p].First)
 		same = same && to == snapshotNext(snap, topic, p, to)

@@ -60,16 +60,19 @@ func (s *Service) groupTopics() []string {
 	return []string{t.Examples, t.Labels}
 }
 
+// partitionKey names one input partition.
+type partitionKey struct {
+	topic     string
+	partition int
+}
+
 // learns reports whether the process keeps a window and solves.
 func (s *Service) learns() bool { return s.cfg.Role != config.RoleScorer }
 
-// predictExample is the prediction made for a consumed example: a scorer
-// scores with the model in force and learns nothing; the other roles also
-// put the example in the window.
-func (s *Service) predictExample(ex ingest.Example, src pipeline.Source) (pipeline.Prediction, error) {
-	if s.cfg.Role != config.RoleScorer {
-		return s.pipe.Example(ex, src)
-	}
+// scoreExample is a scorer's prediction of a consumed example: it scores
+// with the model in force and learns nothing (the other roles also put
+// the example in the window).
+func (s *Service) scoreExample(ex ingest.Example, src pipeline.Source) (pipeline.Prediction, error) {
 	if !s.roles.partitions[src.Partition] {
 		s.catchUpOnAssignment(src.Partition)
 	}

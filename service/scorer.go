@@ -9,6 +9,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/service/consumer"
 	"streamer/snapshot"
 )
 
@@ -94,7 +95,10 @@ func (s *Service) followSnapshots(ctx context.Context, caughtUp chan<- struct{})
 			return
 		case err != nil:
 			s.log.Warn("snapshot topic read failed; retrying", "error", err)
-			sleep(ctx, s.cfg.Kafka.RetryBackoff)
+			select {
+			case <-ctx.Done():
+			case <-time.After(s.cfg.Kafka.RetryBackoff):
+			}
 			continue
 		}
 		if err := asm.Add(snapshotRecord(m)); err != nil {
@@ -160,7 +164,7 @@ func (s *Service) snapshotReader(topic string) *kafka.Reader {
 		Brokers: s.conn.Addrs, Dialer: s.conn.Dialer, Topic: topic, Partition: 0,
 		MinBytes: 1, MaxBytes: max(2*s.cfg.Kafka.MaxMessageBytes, 1<<20), MaxWait: brokers.FetchMaxWait,
 		ReadBackoffMin: 50 * time.Millisecond, ReadBackoffMax: time.Second,
-		ErrorLogger: s.readerErrorLogger(),
+		ErrorLogger: consumer.ReaderErrorLogger(s.log),
 	})
 	r.SetOffset(kafka.FirstOffset) //nolint:errcheck // a new reader without a group accepts any offset
 	return r

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"streamer/control"
 	"streamer/pipeline"
 	"streamer/publish"
+	"streamer/service/consumer"
 	"streamer/service/httpapi"
 	"streamer/snapshot"
 )
@@ -30,19 +30,20 @@ type Service struct {
 
 	conn *brokers.Connection
 
-	ran           atomic.Bool // Run was called
-	assigned      atomic.Bool
-	stall         atomic.Value // string: why the input is stalled, "" when it is not
+	ran           atomic.Bool  // Run was called
 	retrying      atomic.Value // string: the last failure of an operation retried (retry), "" once it succeeded
 	snapshots     atomic.Int64
 	restored      atomic.Uint64                  // version of the snapshot restored from, 0 if none
 	rebuilt       atomic.Int64                   // examples replayed into the window at restore
 	countedBefore atomic.Pointer[snapshot.Stats] // the stream's counts at the snapshot restored from, nil if none
-	deadLetters   atomic.Int64
-	httpAddr      atomic.Value   // string
-	started       chan struct{}  // closed once the consumer runs
-	roles         roles          // scorer and learner state (roles.go)
-	unread        *unreadRecords // input records on the brokers not read yet (labelwait.go)
+	httpAddr      atomic.Value                   // string
+	started       chan struct{}                  // closed once the consumer runs
+	roles         roles                          // scorer and learner state (roles.go)
+
+	backlog  *consumer.Backlog  // input records on the brokers not read yet
+	schedule *consumer.Schedule // of the solves and the window's inserts, by the backlog
+	status   consumer.Status    // what the consumers tell
+	consumer *consumer.Consumer // of the role, once Run has connected
 	// endpoints is what the HTTP endpoints ask of the service: the
 	// service itself, but for tests that hold a request in flight.
 	endpoints httpapi.Service
@@ -64,10 +65,8 @@ func New(cfg config.Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{
-		cfg: cfg, log: log, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{}),
-		unread: newUnreadRecords(),
-	}
+	s := &Service{cfg: cfg, log: log, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{}), backlog: consumer.NewBacklog()}
+	s.schedule = &consumer.Schedule{Config: cfg, Backlog: s.backlog, Metrics: s.metrics.Metrics, Log: log}
 	s.endpoints = endpoints{s}
 	return s, nil
 }
@@ -91,7 +90,7 @@ type Status struct {
 func (s *Service) Status() Status {
 	return Status{
 		Pipeline: s.pipe.Stats(), Snapshots: s.snapshots.Load(), RestoredVersion: s.restored.Load(),
-		Rebuilt: s.rebuilt.Load(), DeadLetters: s.deadLetters.Load(),
+		Rebuilt: s.rebuilt.Load(), DeadLetters: s.status.DeadLetters(),
 	}
 }
 
@@ -113,6 +112,7 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	// Every reader and writer has stopped when Run returns.
 	defer s.conn.Close()
+	s.consumer = s.newConsumer()
 	api, err := s.listenHTTP()
 	if err != nil {
 		return err
@@ -246,11 +246,11 @@ type outputs struct {
 	snapshots *publish.SnapshotWriter // of the snapshot topic
 }
 
-// A consumer reads a role's input into the pipeline until rt's context
+// An input reads a role's input into the pipeline until rt's context
 // ends, and publishes and commits what it read within drain; it closes
 // s.started once it reads. It may start background members of rt. It
 // sends on trigger when a solve is due.
-type consumer func(rt *runtime, drain context.Context, out outputs, trigger chan<- struct{})
+type input func(rt *runtime, drain context.Context, out outputs, trigger chan<- struct{})
 
 // stream runs what every role runs once started, until the run ends: the
 // role's consumer on the calling goroutine, beside the background members
@@ -258,7 +258,7 @@ type consumer func(rt *runtime, drain context.Context, out outputs, trigger chan
 // every role (the pin follower). Once the consumer has stopped, it stops
 // them, publishes a last snapshot where the role learns and the run did
 // not fail, and closes the writers.
-func (s *Service) stream(rt *runtime, consume consumer) error {
+func (s *Service) stream(rt *runtime, consume input) error {
 	out := outputs{
 		records:   publish.NewRecordWriter(s.conn, s.writerConfig()),
 		snapshots: publish.NewSnapshotWriter(s.conn, s.cfg.Kafka.Topics.Snapshots, s.writerConfig()),
@@ -269,7 +269,7 @@ func (s *Service) stream(rt *runtime, consume consumer) error {
 	trigger := make(chan struct{}, 1)
 	if s.learns() {
 		rt.GoBackground("solver", func(ctx context.Context) error { return s.solveLoop(ctx, trigger, out.snapshots) })
-		rt.GoBackground("window hand-off", func(ctx context.Context) error { return s.pipe.Run(ctx, s.insertShare) })
+		rt.GoBackground("window hand-off", func(ctx context.Context) error { return s.pipe.Run(ctx, s.schedule.InsertShare) })
 	}
 	s.followPins(rt)
 	consume(rt, drain, out, trigger)
@@ -288,64 +288,27 @@ func (s *Service) stream(rt *runtime, consume consumer) error {
 	return nil
 }
 
-// consumeGroup is the consumer of roles all and scorer: a reader in
-// kafka.group, beside the liveness watch, which has the reader created
-// again when it finds a stalled partition.
+// consumeGroup is the input of roles all and scorer: a reader in
+// kafka.group (consumer.Group), beside the liveness watch, which has the
+// reader created again when it finds a stalled partition.
 func (s *Service) consumeGroup(rt *runtime, drain context.Context, out outputs, trigger chan<- struct{}) {
 	restart := make(chan string, 1)
-	rt.GoBackground("liveness watch", func(ctx context.Context) error { s.watchLiveness(ctx, restart); return nil })
+	rt.GoBackground("liveness watch", func(ctx context.Context) error { s.consumer.WatchLiveness(ctx, restart); return nil })
 	close(s.started)
 	s.log.Info("consuming", "group", s.cfg.Kafka.Group, "role", s.cfg.Role, "topics", s.groupTopics())
-	for {
-		reader := s.newReader()
-		reason := s.consume(rt.ctx, drain, reader, out.records, trigger, restart)
-		// Closing the reader leaves the group, so that the next reader's
-		// join does not wait for this member's session to time out.
-		s.closeAll(reader)
-		if reason == "" || rt.ctx.Err() != nil {
-			return
-		}
-		s.metrics.Restarts.WithLabelValues("stall").Inc()
-		s.log.Warn("consumer reader created again", "reason", reason)
-	}
+	s.consumer.Group(rt.ctx, drain, out.records, trigger, restart)
 }
 
-// consume runs one reader: it fetches and publishes until ctx ends, and
-// returns "", or until the liveness watch asks for a new reader, and
-// returns its reason. Either way the batches fetched are published and
-// committed first: within drain when ctx ended, within shutdown.timeout
-// when the reader is to be replaced (what is not committed then is
-// consumed again by the next reader).
-func (s *Service) consume(ctx, drain context.Context, r *kafka.Reader, w *kafka.Writer, trigger chan<- struct{}, restart <-chan string) string {
-	fetchCtx, stopFetch := context.WithCancel(ctx)
-	defer stopFetch()
-	publishCtx, stopPublish := context.WithCancel(drain)
-	defer stopPublish()
-	batches := make(chan batch, 4)
-	published := make(chan struct{})
-	var reason string
-	var wg sync.WaitGroup
-	wg.Go(func() { defer close(published); s.publishLoop(publishCtx, r, w, batches) })
-	gens := &generations{r: r}
-	wg.Go(func() { s.watchReader(fetchCtx, gens) })
-	wg.Go(func() {
-		select {
-		case <-fetchCtx.Done():
-			return
-		case reason = <-restart:
-		}
-		stopFetch()
-		select {
-		case <-published:
-		case <-time.After(s.cfg.Shutdown.Timeout):
-			stopPublish()
-		}
-	})
-	s.consumeLoop(fetchCtx, publishCtx, gens, batches, trigger)
-	<-published
-	stopFetch()
-	wg.Wait()
-	return reason
+// newConsumer returns the consumer of the role (package consumer).
+func (s *Service) newConsumer() *consumer.Consumer {
+	c := &consumer.Consumer{
+		Config: s.cfg, Conn: s.conn, Pipeline: s.pipe, Backlog: s.backlog, Metrics: s.metrics.Metrics, Status: &s.status,
+		Log: s.log, Retry: s.retry, Topics: s.groupTopics(),
+	}
+	if s.cfg.Role == config.RoleScorer {
+		c.Predict, c.NewGeneration = s.scoreExample, s.newGeneration
+	}
+	return c
 }
 
 // drainContext returns a context that ends timeout after parent does.
@@ -362,71 +325,6 @@ func (s *Service) writerConfig() publish.WriterConfig {
 		BatchSize:       s.cfg.Kafka.BatchSize,
 		MaxMessageBytes: s.cfg.Kafka.MaxMessageBytes,
 	}
-}
-
-func (s *Service) newReader() *kafka.Reader {
-	start := kafka.FirstOffset
-	if s.cfg.Kafka.Start == "latest" {
-		start = kafka.LastOffset
-	}
-	return kafka.NewReader(kafka.ReaderConfig{
-		Brokers:     s.conn.Addrs,
-		Dialer:      s.conn.Dialer,
-		GroupID:     s.cfg.Kafka.Group,
-		GroupTopics: s.groupTopics(),
-		StartOffset: start,
-		MinBytes:    1,
-		// A fetch must hold the largest record; beyond that, small fetches
-		// keep what the reader buffers bounded.
-		MaxBytes:          max(2*s.cfg.Limits.MaxMessageBytes, 1<<20),
-		MaxWait:           brokers.FetchMaxWait,
-		QueueCapacity:     1000,
-		SessionTimeout:    s.cfg.Kafka.SessionTimeout,
-		RebalanceTimeout:  s.cfg.Kafka.RebalanceTimeout,
-		HeartbeatInterval: s.cfg.Kafka.SessionTimeout / 4,
-		// kafka-go leaves the group after a failed join (a join that
-		// outlived its deadline during a long rebalance) and waits this
-		// long before joining again; its 5s default adds to every rejoin.
-		JoinGroupBackoff: s.cfg.Kafka.RetryBackoff,
-		ReadBackoffMin:   50 * time.Millisecond,
-		ReadBackoffMax:   2 * time.Second,
-		ErrorLogger:      s.readerErrorLogger(),
-	})
-}
-
-// watchReader sets the assignment flag once the reader has joined the
-// group. Lag and liveness are measured from the brokers' side
-// (liveness.go), not from the reader's statistics: kafka-go keeps one lag
-// figure for all partitions, the last any partition reader saw.
-func (s *Service) watchReader(ctx context.Context, gens *generations) {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for gens.count() == 0 {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
-	s.assigned.Store(true)
-}
-
-// generations counts the group generations a reader has joined. kafka-go
-// tells them only as ReaderStats.Rebalances, a counter that each Stats
-// call resets, and counts there also the partition readers it re-creates
-// after a leader moved: a count may be above the generations, never below.
-// The count goes up before the first record of a generation is fetched.
-type generations struct {
-	r  *kafka.Reader
-	mu sync.Mutex
-	n  int64
-}
-
-func (g *generations) count() int64 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.n += g.r.Stats().Rebalances
-	return g.n
 }
 
 // closeAll closes readers and writers, each under close_timeout: kafka-go's

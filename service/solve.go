@@ -8,6 +8,7 @@ import (
 	"streamer/online"
 	"streamer/pipeline"
 	"streamer/publish"
+	"streamer/service/consumer"
 	"streamer/snapshot"
 )
 
@@ -15,7 +16,7 @@ import (
 // arrived, or the learner that enough examples landed in its window, or
 // every solve_interval when the window changed, but, while the examples
 // are backlogged, never sooner than schedule.solve_share allows
-// (solvePacer), and publishes a snapshot after its first solve, then
+// (consumer.SolvePacer), and publishes a snapshot after its first solve, then
 // every every_solves solves or every snapshot.every.
 // Solves run here, beside the consumer, which keeps scoring with the model
 // in force. A solve or a snapshot that fails is tried again at the next
@@ -30,7 +31,7 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 	// snapshot exists, scorers have no model at all and a restart has
 	// nothing to restore.
 	first := true
-	pacer := solvePacer{share: s.cfg.Schedule.SolveShare}
+	pacer := consumer.SolvePacer{Share: s.cfg.Schedule.SolveShare}
 	landed := s.pipe.Learner().LandedDue()
 	lastSkip := "" // why the last solve was skipped, "" after one that ran
 	for {
@@ -42,12 +43,12 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 		case <-tick.C:
 		}
 		window, _ := s.pipe.Learner().WindowSize()
-		if !s.pace(ctx, pacer.notBefore(window)) || !s.awaitLabels(ctx) {
+		if !s.schedule.Pace(ctx, pacer.NotBefore(window)) || !s.schedule.AwaitLabels(ctx) {
 			return nil
 		}
 		start := time.Now()
 		if rows, ok := s.solve(ctx, &lastSkip); ok {
-			pacer.done(time.Since(start), rows, time.Now())
+			pacer.Done(time.Since(start), rows, time.Now())
 			sinceSnapshot++
 		}
 		if sinceSnapshot > 0 && (first || sinceSnapshot >= s.cfg.Snapshot.EverySolves || time.Since(lastSnapshot) >= s.cfg.Snapshot.Every) {

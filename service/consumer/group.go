@@ -1,4 +1,4 @@
-package service
+package consumer
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
+	"streamer/brokers"
 	"streamer/ingest"
 	"streamer/pipeline"
 	"streamer/publish"
@@ -25,6 +26,128 @@ import (
 //
 // Decoding depends on nothing but the record, so it runs beside the
 // pipeline, which must see the records one at a time and in order.
+
+// Group reads the Topics in kafka.group until ctx ends, handing the
+// records to the pipeline, and publishes and commits what it read within
+// drain. It closes its reader and creates another when the liveness watch
+// asks for one on restart (WatchLiveness).
+func (c *Consumer) Group(ctx, drain context.Context, w *kafka.Writer, trigger chan<- struct{}, restart <-chan string) {
+	for {
+		reader := c.newReader()
+		reason := c.consume(ctx, drain, reader, w, trigger, restart)
+		// Closing the reader leaves the group, so that the next reader's
+		// join does not wait for this member's session to time out.
+		c.closeAll(reader)
+		if reason == "" || ctx.Err() != nil {
+			return
+		}
+		c.Metrics.Restarts.WithLabelValues("stall").Inc()
+		c.Log.Warn("consumer reader created again", "reason", reason)
+	}
+}
+
+// consume runs one reader: it fetches and publishes until ctx ends, and
+// returns "", or until the liveness watch asks for a new reader, and
+// returns its reason. Either way the batches fetched are published and
+// committed first: within drain when ctx ended, within shutdown.timeout
+// when the reader is to be replaced (what is not committed then is
+// consumed again by the next reader).
+func (c *Consumer) consume(ctx, drain context.Context, r *kafka.Reader, w *kafka.Writer, trigger chan<- struct{}, restart <-chan string) string {
+	fetchCtx, stopFetch := context.WithCancel(ctx)
+	defer stopFetch()
+	publishCtx, stopPublish := context.WithCancel(drain)
+	defer stopPublish()
+	batches := make(chan batch, 4)
+	published := make(chan struct{})
+	var reason string
+	var wg sync.WaitGroup
+	wg.Go(func() { defer close(published); c.publishLoop(publishCtx, r, w, batches) })
+	gens := &generations{r: r}
+	wg.Go(func() { c.watchReader(fetchCtx, gens) })
+	wg.Go(func() {
+		select {
+		case <-fetchCtx.Done():
+			return
+		case reason = <-restart:
+		}
+		stopFetch()
+		select {
+		case <-published:
+		case <-time.After(c.Config.Shutdown.Timeout):
+			stopPublish()
+		}
+	})
+	c.consumeLoop(fetchCtx, publishCtx, gens, batches, trigger)
+	<-published
+	stopFetch()
+	wg.Wait()
+	return reason
+}
+
+func (c *Consumer) newReader() *kafka.Reader {
+	start := kafka.FirstOffset
+	if c.Config.Kafka.Start == "latest" {
+		start = kafka.LastOffset
+	}
+	return kafka.NewReader(kafka.ReaderConfig{
+		Brokers:     c.Conn.Addrs,
+		Dialer:      c.Conn.Dialer,
+		GroupID:     c.Config.Kafka.Group,
+		GroupTopics: c.Topics,
+		StartOffset: start,
+		MinBytes:    1,
+		// A fetch must hold the largest record; beyond that, small fetches
+		// keep what the reader buffers bounded.
+		MaxBytes:          max(2*c.Config.Limits.MaxMessageBytes, 1<<20),
+		MaxWait:           brokers.FetchMaxWait,
+		QueueCapacity:     1000,
+		SessionTimeout:    c.Config.Kafka.SessionTimeout,
+		RebalanceTimeout:  c.Config.Kafka.RebalanceTimeout,
+		HeartbeatInterval: c.Config.Kafka.SessionTimeout / 4,
+		// kafka-go leaves the group after a failed join (a join that
+		// outlived its deadline during a long rebalance) and waits this
+		// long before joining again; its 5s default adds to every rejoin.
+		JoinGroupBackoff: c.Config.Kafka.RetryBackoff,
+		ReadBackoffMin:   50 * time.Millisecond,
+		ReadBackoffMax:   2 * time.Second,
+		ErrorLogger:      ReaderErrorLogger(c.Log),
+	})
+}
+
+// watchReader sets the assignment flag once the reader has joined the
+// group. Lag and liveness are measured from the brokers' side
+// (liveness.go), not from the reader's statistics: kafka-go keeps one lag
+// figure for all partitions, the last any partition reader saw.
+func (c *Consumer) watchReader(ctx context.Context, gens *generations) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for gens.count() == 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+	c.Status.assigned.Store(true)
+}
+
+// generations counts the group generations a reader has joined. kafka-go
+// tells them only as ReaderStats.Rebalances, a counter that each Stats
+// call resets, and counts there also the partition readers it re-creates
+// after a leader moved: a count may be above the generations, never below.
+// The count goes up before the first record of a generation is fetched.
+type generations struct {
+	r  *kafka.Reader
+	mu sync.Mutex
+	n  int64
+}
+
+func (g *generations) count() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n += g.r.Stats().Rebalances
+	return g.n
+}
 
 // record is a consumed record and what fetchLoop decoded from it.
 type record struct {
@@ -91,7 +214,7 @@ func (b *batch) consumed(m *kafka.Message) {
 // handled; the records fetched and not yet handled are left to be
 // consumed again (with a graph, handling them could wait for many window
 // inserts, long after shutdown began).
-func (s *Service) consumeLoop(ctx, drain context.Context, gens *generations, out chan<- batch, trigger chan<- struct{}) {
+func (c *Consumer) consumeLoop(ctx, drain context.Context, gens *generations, out chan<- batch, trigger chan<- struct{}) {
 	defer close(out)
 	runs := make(chan []record, 2)
 	// Spent runs go back to fetchLoop, and published batches' buffers come
@@ -101,11 +224,11 @@ func (s *Service) consumeLoop(ctx, drain context.Context, gens *generations, out
 	spare := make(chan batch, 4)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { s.fetchLoop(ctx, drain, gens.r, runs, spentRuns) })
-	t := s.cfg.Kafka.Topics
+	wg.Go(func() { c.fetchLoop(ctx, drain, gens.r, runs, spentRuns) })
+	t := c.Config.Kafka.Topics
 	consumed := map[string]prometheus.Counter{
-		t.Examples: s.metrics.Consumed.WithLabelValues(t.Examples),
-		t.Labels:   s.metrics.Consumed.WithLabelValues(t.Labels),
+		t.Examples: c.Metrics.Consumed.WithLabelValues(t.Examples),
+		t.Labels:   c.Metrics.Consumed.WithLabelValues(t.Labels),
 	}
 	var generation int64
 	for run := range runs {
@@ -114,10 +237,12 @@ func (s *Service) consumeLoop(ctx, drain context.Context, gens *generations, out
 			// next start: it is not committed.
 			continue
 		}
-		s.assigned.Store(true)
+		c.Status.assigned.Store(true)
 		if g := gens.count(); g != generation {
 			generation = g
-			s.newGeneration()
+			if c.NewGeneration != nil {
+				c.NewGeneration()
+			}
 		}
 		b := nextBatch(spare, len(run))
 		for i := range run {
@@ -125,8 +250,8 @@ func (s *Service) consumeLoop(ctx, drain context.Context, gens *generations, out
 				break // hand over the records handled so far
 			}
 			consumed[run[i].msg.Topic].Inc()
-			s.handle(&run[i], &b)
-			if s.pipe.Due() {
+			c.handle(&run[i], &b)
+			if c.Pipeline.Due() {
 				select {
 				case trigger <- struct{}{}:
 				default:
@@ -150,7 +275,7 @@ func (s *Service) consumeLoop(ctx, drain context.Context, gens *generations, out
 // runs of at most kafka.batch_size records; a run is handed on earlier when
 // its first record has waited kafka.batch_timeout. It returns when ctx
 // ends, dropping the run it was filling (consumeLoop would not handle it).
-func (s *Service) fetchLoop(ctx, drain context.Context, r *kafka.Reader, runs chan<- []record, spent <-chan []record) {
+func (c *Consumer) fetchLoop(ctx, drain context.Context, r *kafka.Reader, runs chan<- []record, spent <-chan []record) {
 	defer close(runs)
 	var run []record
 	var due runDeadline // of the run being filled
@@ -183,21 +308,21 @@ func (s *Service) fetchLoop(ctx, drain context.Context, r *kafka.Reader, runs ch
 			}
 			continue
 		case err != nil:
-			s.metrics.Retries.WithLabelValues("fetch").Inc()
-			s.log.Warn("fetch failed; retrying", "error", err)
-			sleep(ctx, s.cfg.Kafka.RetryBackoff)
+			c.Metrics.Retries.WithLabelValues("fetch").Inc()
+			c.Log.Warn("fetch failed; retrying", "error", err)
+			sleep(ctx, c.Config.Kafka.RetryBackoff)
 			continue
 		}
 		if len(run) == 0 {
 			select {
 			case run = <-spent:
 			default:
-				run = make([]record, 0, s.cfg.Kafka.BatchSize)
+				run = make([]record, 0, c.Config.Kafka.BatchSize)
 			}
-			due.start(ctx, s.cfg.Kafka.BatchTimeout)
+			due.start(ctx, c.Config.Kafka.BatchTimeout)
 		}
-		run = append(run, s.decode(m))
-		if len(run) >= s.cfg.Kafka.BatchSize && !handOn() {
+		run = append(run, c.decode(m))
+		if len(run) >= c.Config.Kafka.BatchSize && !handOn() {
 			return
 		}
 	}
@@ -220,80 +345,56 @@ func (d *runDeadline) stop() {
 	}
 }
 
-// sleep waits d, and reports false when ctx ended first.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
 // decode decodes a record of the examples or the labels topic.
-func (s *Service) decode(m kafka.Message) record {
+func (c *Consumer) decode(m kafka.Message) record {
 	rec := record{msg: m}
 	switch m.Topic {
-	case s.cfg.Kafka.Topics.Examples:
-		rec.ex, rec.err = s.pipe.DecodeExample(m.Value, m.Time)
-	case s.cfg.Kafka.Topics.Labels:
-		rec.label, rec.err = s.pipe.DecodeLabel(m.Value)
+	case c.Config.Kafka.Topics.Examples:
+		rec.ex, rec.err = c.Pipeline.DecodeExample(m.Value, m.Time)
+	case c.Config.Kafka.Topics.Labels:
+		rec.label, rec.err = c.Pipeline.DecodeLabel(m.Value)
 	}
 	return rec
 }
 
 // handle runs one decoded record through the pipeline.
-func (s *Service) handle(rec *record, b *batch) {
+func (c *Consumer) handle(rec *record, b *batch) {
 	m := &rec.msg
 	b.consumed(m)
-	s.unread.read(m)
+	c.Backlog.Read(m)
 	src := pipeline.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
-	t := s.cfg.Kafka.Topics
+	t := c.Config.Kafka.Topics
 	switch m.Topic {
 	case t.Examples:
-		s.handleExample(rec, src, b)
+		c.handleExample(rec, src, b)
 	case t.Labels:
 		if rec.err != nil {
-			s.pipe.LabelRefused(src)
-			s.deadLetter(b, t.LabelsDLQ, "labels", m, rec.err)
+			c.Pipeline.LabelRefused(src)
+			c.deadLetter(b, t.LabelsDLQ, "labels", m, rec.err)
 			return
 		}
-		s.pipe.Label(rec.label, src)
+		c.Pipeline.Label(rec.label, src)
 	}
 }
 
-func (s *Service) handleExample(rec *record, src pipeline.Source, b *batch) {
-	t := s.cfg.Kafka.Topics
+func (c *Consumer) handleExample(rec *record, src pipeline.Source, b *batch) {
+	t := c.Config.Kafka.Topics
 	err := rec.err
 	var pred pipeline.Prediction
 	if err == nil {
-		pred, err = s.predictExample(rec.ex, src)
+		pred, err = c.predict(rec.ex, src)
 	}
 	var out kafka.Message
 	if err == nil {
 		out, err = b.enc.Prediction(t.Predictions, &pred)
 	}
 	if err != nil {
-		s.pipe.ExampleRefused(src)
-		s.deadLetter(b, t.ExamplesDLQ, "examples", &rec.msg, err)
+		c.Pipeline.ExampleRefused(src)
+		c.deadLetter(b, t.ExamplesDLQ, "examples", &rec.msg, err)
 		return
 	}
 	b.out = append(b.out, out)
 	b.predictions++
-}
-
-// deadLetter queues the dead letter of m with the reason of err.
-func (s *Service) deadLetter(b *batch, topic, kind string, m *kafka.Message, err error) {
-	reason := pipeline.RefusalReason(err)
-	s.metrics.DeadLetters.WithLabelValues(kind, reason).Inc()
-	s.deadLetters.Add(1)
-	s.log.Warn("dead letter", "topic", m.Topic, "partition", m.Partition, "offset", m.Offset, "reason", reason, "error", err)
-	b.out = append(b.out, publish.DeadLetter(topic, *m, reason, err))
 }
 
 // publishLoop writes each batch's records and waits for the brokers to
@@ -303,18 +404,18 @@ func (s *Service) deadLetter(b *batch, topic, kind string, m *kafka.Message, err
 // drain ends; what is not committed then is consumed again on the next
 // start (at least once). It returns once the last offsets handed over are
 // committed, or drain ended.
-func (s *Service) publishLoop(drain context.Context, r *kafka.Reader, w *kafka.Writer, batches <-chan batch) {
+func (c *Consumer) publishLoop(drain context.Context, r *kafka.Reader, w *kafka.Writer, batches <-chan batch) {
 	published := newPublishedOffsets()
 	var wg sync.WaitGroup
-	wg.Go(func() { s.commitLoop(drain, r, published) })
+	wg.Go(func() { c.commitLoop(drain, r, published) })
 	defer wg.Wait()
 	defer published.close()
 	for b := range batches {
 		if len(b.out) > 0 {
-			if err := s.retry(drain, "write", func() error { return w.WriteMessages(drain, b.out...) }); err != nil {
+			if err := c.Retry(drain, "write", func() error { return w.WriteMessages(drain, b.out...) }); err != nil {
 				return
 			}
-			s.metrics.Published.Add(float64(b.predictions))
+			c.Metrics.Published.Add(float64(b.predictions))
 		}
 		published.add(b.last)
 		b.release()
@@ -326,7 +427,7 @@ func (s *Service) publishLoop(drain context.Context, r *kafka.Reader, w *kafka.W
 // partition for all the batches published since the last commit. It
 // returns when publishLoop is done, after a last commit, or when drain
 // ends.
-func (s *Service) commitLoop(drain context.Context, r *kafka.Reader, published *publishedOffsets) {
+func (c *Consumer) commitLoop(drain context.Context, r *kafka.Reader, published *publishedOffsets) {
 	for {
 		select {
 		case <-published.ready:
@@ -335,7 +436,7 @@ func (s *Service) commitLoop(drain context.Context, r *kafka.Reader, published *
 		}
 		last, closed := published.take()
 		if len(last) > 0 {
-			if err := s.retry(drain, "commit", func() error { return r.CommitMessages(drain, last...) }); err != nil {
+			if err := c.Retry(drain, "commit", func() error { return r.CommitMessages(drain, last...) }); err != nil {
 				return
 			}
 		}

@@ -1,4 +1,4 @@
-package service
+package consumer
 
 import (
 	"maps"

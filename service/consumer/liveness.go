@@ -1,4 +1,4 @@
-package service
+package consumer
 
 import (
 	"context"
@@ -9,14 +9,6 @@ import (
 
 	"streamer/brokers"
 )
-
-// partitionKey names one input partition.
-type partitionKey struct {
-	topic     string
-	partition int
-}
-
-func (k partitionKey) String() string { return fmt.Sprintf("%s[%d]", k.topic, k.partition) }
 
 // partitionProgress is what the liveness watch remembers of a partition.
 type partitionProgress struct {
@@ -31,7 +23,7 @@ type partitionProgress struct {
 // that died inside kafka-go, a partition the group gave to a member that is
 // gone). It is used by one goroutine only.
 type liveness struct {
-	s        *Service
+	c        *Consumer
 	progress map[partitionKey]partitionProgress
 	gap      bool // the last check failed: progress could not be seen
 }
@@ -48,18 +40,18 @@ func (st stalled) String() string {
 }
 
 // checkInterval is how often the partitions are measured.
-func (s *Service) checkInterval() time.Duration {
-	return min(max(s.cfg.Kafka.StallTimeout/4, 100*time.Millisecond), 5*time.Second)
+func (c *Consumer) checkInterval() time.Duration {
+	return min(max(c.Config.Kafka.StallTimeout/4, 100*time.Millisecond), 5*time.Second)
 }
 
 // check measures every input partition once, updates the lag, progress and
 // stall metrics, and returns the stalled partitions.
 func (l *liveness) check(ctx context.Context, now time.Time) ([]stalled, error) {
-	s := l.s
+	c := l.c
 	var out []stalled
 	seen := 0
-	for _, topic := range s.groupTopics() {
-		ps, err := s.conn.Positions(ctx, s.cfg.Kafka.Group, topic)
+	for _, topic := range c.Topics {
+		ps, err := c.Conn.Positions(ctx, c.Config.Kafka.Group, topic)
 		if err != nil {
 			l.gap = true
 			return nil, err
@@ -74,7 +66,7 @@ func (l *liveness) check(ctx context.Context, now time.Time) ([]stalled, error) 
 	// No partition known: nothing above went past the transport's metadata
 	// cache, which a broker that is away leaves as it was.
 	if seen == 0 {
-		if err := s.conn.Ping(ctx); err != nil {
+		if err := c.Conn.Ping(ctx); err != nil {
 			l.gap = true
 			return nil, err
 		}
@@ -88,7 +80,7 @@ func (l *liveness) check(ctx context.Context, now time.Time) ([]stalled, error) 
 // observe records one partition's position and reports whether it is
 // stalled.
 func (l *liveness) observe(k partitionKey, p brokers.Position, now time.Time) (stalled, bool) {
-	s := l.s
+	c := l.c
 	lag := l.lag(p)
 	prev, seen := l.progress[k]
 	if !seen || l.gap || p.Committed != prev.committed || lag == 0 {
@@ -97,11 +89,11 @@ func (l *liveness) observe(k partitionKey, p brokers.Position, now time.Time) (s
 	prev.committed = p.Committed
 	l.progress[k] = prev
 	part := strconv.Itoa(k.partition)
-	s.metrics.Lag.WithLabelValues(k.topic, part).Set(float64(lag))
-	s.metrics.LastProgress.WithLabelValues(k.topic, part).Set(float64(prev.at.UnixMilli()) / 1e3)
+	c.Metrics.Lag.WithLabelValues(k.topic, part).Set(float64(lag))
+	c.Metrics.LastProgress.WithLabelValues(k.topic, part).Set(float64(prev.at.UnixMilli()) / 1e3)
 	idle := now.Sub(prev.at)
-	stuck := lag > 0 && idle >= s.cfg.Kafka.StallTimeout
-	s.metrics.Stalled.WithLabelValues(k.topic, part).Set(b2f(stuck))
+	stuck := lag > 0 && idle >= c.Config.Kafka.StallTimeout
+	c.Metrics.Stalled.WithLabelValues(k.topic, part).Set(b2f(stuck))
 	return stalled{key: k, lag: lag, since: idle}, stuck
 }
 
@@ -112,7 +104,7 @@ func (l *liveness) lag(p brokers.Position) int64 {
 	from := p.Committed
 	if from < 0 {
 		from = p.First
-		if l.s.cfg.Kafka.Start == "latest" {
+		if l.c.Config.Kafka.Start == "latest" {
 			from = p.End
 		}
 	}
@@ -126,13 +118,13 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// watchLiveness checks the input partitions every checkInterval until ctx
+// WatchLiveness checks the input partitions of kafka.group every checkInterval until ctx
 // ends. It keeps the stall reason /readyz reports, and asks for a new
 // reader on stalls: at most once per stall_timeout, so that a new reader
 // has the time to join the group and make progress.
-func (s *Service) watchLiveness(ctx context.Context, restart chan<- string) {
-	l := &liveness{s: s, progress: map[partitionKey]partitionProgress{}}
-	tick := time.NewTicker(s.checkInterval())
+func (c *Consumer) WatchLiveness(ctx context.Context, restart chan<- string) {
+	l := &liveness{c: c, progress: map[partitionKey]partitionProgress{}}
+	tick := time.NewTicker(c.checkInterval())
 	defer tick.Stop()
 	var asked, failing time.Time
 	for first := true; ; first = false {
@@ -144,24 +136,24 @@ func (s *Service) watchLiveness(ctx context.Context, restart chan<- string) {
 			}
 		}
 		now := time.Now()
-		cctx, cancel := context.WithTimeout(ctx, max(s.checkInterval(), 5*time.Second))
+		cctx, cancel := context.WithTimeout(ctx, max(c.checkInterval(), 5*time.Second))
 		stalls, err := l.check(cctx, now)
 		cancel()
 		if err != nil {
 			if ctx.Err() == nil {
-				s.metrics.Retries.WithLabelValues("liveness").Inc()
-				s.log.Warn("liveness check failed", "error", err)
-				failing = s.unreachable(failing, now, err)
+				c.Metrics.Retries.WithLabelValues("liveness").Inc()
+				c.Log.Warn("liveness check failed", "error", err)
+				failing = c.unreachable(failing, now, err)
 			}
 			continue
 		}
 		if !failing.IsZero() {
 			failing = time.Time{}
-			s.metrics.Unreachable.Set(0)
-			s.log.Info("liveness check passes again")
+			c.Metrics.Unreachable.Set(0)
+			c.Log.Info("liveness check passes again")
 		}
 		if len(stalls) == 0 {
-			s.stall.Store("")
+			c.Status.stall.Store("")
 			continue
 		}
 		reasons := make([]string, len(stalls))
@@ -169,13 +161,13 @@ func (s *Service) watchLiveness(ctx context.Context, restart chan<- string) {
 			reasons[i] = st.String()
 		}
 		reason := "stalled: " + strings.Join(reasons, "; ")
-		s.stall.Store(reason)
-		if now.Sub(asked) < s.cfg.Kafka.StallTimeout {
+		c.Status.stall.Store(reason)
+		if now.Sub(asked) < c.Config.Kafka.StallTimeout {
 			continue
 		}
 		asked = now
 		for _, st := range stalls {
-			s.log.Warn("partition stalled", "topic", st.key.topic, "partition", st.key.partition, "lag", st.lag, "since", st.since.String())
+			c.Log.Warn("partition stalled", "topic", st.key.topic, "partition", st.key.partition, "lag", st.lag, "since", st.since.String())
 		}
 		select {
 		case restart <- reason:
@@ -191,13 +183,13 @@ func (s *Service) watchLiveness(ctx context.Context, restart chan<- string) {
 // nothing is consumed or published either) or refuse the check, and no
 // stall could be seen. kafka-go's readers and writers reconnect on their
 // own; the next check that succeeds puts the partitions' own state back.
-func (s *Service) unreachable(since, now time.Time, err error) time.Time {
+func (c *Consumer) unreachable(since, now time.Time, err error) time.Time {
 	if since.IsZero() {
 		since = now
 	}
-	if d := now.Sub(since); d >= s.cfg.Kafka.StallTimeout {
-		s.stall.Store(fmt.Sprintf("liveness check failing for %v: %v", d.Round(time.Second), err))
-		s.metrics.Unreachable.Set(1)
+	if d := now.Sub(since); d >= c.Config.Kafka.StallTimeout {
+		c.Status.stall.Store(fmt.Sprintf("liveness check failing for %v: %v", d.Round(time.Second), err))
+		c.Metrics.Unreachable.Set(1)
 	}
 	return since
 }
