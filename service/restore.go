@@ -40,7 +40,7 @@ func (s *Service) restore(ctx context.Context) error {
 	t := s.cfg.Kafka.Topics
 	sameWindow := true
 	var reads []brokers.Range
-	// Examples before labels at equal times, as a replay reads them.
+	// Examples before labels at equal times, as package replay reads them.
 	for rank, topic := range []string{t.Examples, t.Labels} {
 		rs, same, err := s.rebuildRanges(ctx, topic, rank, snap)
 		if err != nil {
@@ -49,7 +49,7 @@ func (s *Service) restore(ctx context.Context) error {
 		reads = append(reads, rs...)
 		sameWindow = sameWindow && same
 	}
-	if err := s.replay(ctx, reads); err != nil {
+	if err := s.rebuildWindow(ctx, reads); err != nil {
 		return err
 	}
 	if snap != nil && snap.Progress != nil {
@@ -205,7 +205,7 @@ func (s *Service) groupStart(committed map[int]int64, p int, r brokers.OffsetRan
 	return r.First
 }
 
-// rebuildRange returns the offsets [from, to) of partition p to replay.
+// rebuildRange returns the offsets [from, to) of partition p to read again.
 //
 // A window that sampled its unlabeled examples (window.sample) spans more
 // records than it holds, and its oldest row may lie far back (a window of
@@ -240,13 +240,13 @@ func (s *Service) rebuildRange(topic string, p int, snap *snapshot.Snapshot, com
 	return from, to
 }
 
-// replay reads the ranges again into the pipeline, every partition at
+// rebuildWindow reads the ranges again into the pipeline, every partition at
 // once, in the order of the records' times (brokers.MergedReader): the
 // window keeps its newest rows by count, and read one partition after the
 // other, a rebuild that read more than the window holds (a restart after a
 // crash, with records handled since the last snapshot) kept only rows of
 // the partitions read last.
-func (s *Service) replay(ctx context.Context, reads []brokers.Range) error {
+func (s *Service) rebuildWindow(ctx context.Context, reads []brokers.Range) error {
 	mr := s.conn.ReadMerged(ctx, reads, 1024)
 	defer mr.Close()
 	n := map[partitionKey]int{}
@@ -258,7 +258,7 @@ func (s *Service) replay(ctx context.Context, reads []brokers.Range) error {
 		if !ok {
 			break
 		}
-		s.replayRecord(m)
+		s.rebuildRecord(m)
 		n[partitionKey{m.Topic, m.Partition}]++
 	}
 	if err := ctx.Err(); err != nil {
@@ -270,9 +270,9 @@ func (s *Service) replay(ctx context.Context, reads []brokers.Range) error {
 	return nil
 }
 
-// replayRecord puts one record read again into the window; bad records
+// rebuildRecord puts one record read again into the window; bad records
 // were dead-lettered the first time and are only passed over.
-func (s *Service) replayRecord(m kafka.Message) {
+func (s *Service) rebuildRecord(m kafka.Message) {
 	src := pipeline.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
 	if m.Topic == s.cfg.Kafka.Topics.Examples {
 		ex, err := s.pipe.DecodeExample(m.Value, m.Time)

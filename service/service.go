@@ -34,7 +34,7 @@ type Service struct {
 	retrying      atomic.Value // string: the last failure of an operation retried (retry), "" once it succeeded
 	snapshots     atomic.Int64
 	restored      atomic.Uint64                  // version of the snapshot restored from, 0 if none
-	rebuilt       atomic.Int64                   // examples replayed into the window at restore
+	rebuilt       atomic.Int64                   // examples read again into the window at restore
 	countedBefore atomic.Pointer[snapshot.Stats] // the stream's counts at the snapshot restored from, nil if none
 	httpAddr      atomic.Value                   // string
 	started       chan struct{}                  // closed once the consumer runs
