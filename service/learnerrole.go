@@ -69,7 +69,7 @@ func (s *Service) closeTerm(term *lease.Term) {
 	s.metrics.LeaseHeld.Set(0)
 }
 
-// consumeLeading is the consumer of a learner that holds term: it
+// consumeLeading is the input of a learner that holds term: it
 // announces its epoch, then reads every partition of the examples and
 // labels topics into the pipeline, until the run ends or the lease is
 // lost, which ends the run with an error wrapping errLeaseLost.

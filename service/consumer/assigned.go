@@ -20,10 +20,10 @@ type Start func(topic string, partition int, r brokers.OffsetRange) int64
 // Assigned reads every partition of the examples and labels topics by
 // direct assignment, each from where start says, and hands the records to
 // the pipeline in order per partition, until ctx ends; it publishes no
-// prediction and commits nothing. It calls opened with the number of
-// partitions once it has opened the first readers, and looks for new
-// partitions (a topic created, partitions added) every
-// partitionWatchInterval.
+// prediction (only the dead letters of labels) and commits nothing. It
+// calls opened with the number of partitions once it has opened the
+// first readers, and looks for new partitions (a topic created,
+// partitions added) every partitionWatchInterval.
 func (c *Consumer) Assigned(ctx context.Context, writer *kafka.Writer, trigger chan<- struct{}, start Start, opened func(partitions int)) {
 	records := make(chan kafka.Message, 256)
 	fetchCtx, stopFetching := context.WithCancel(ctx)
