@@ -9,9 +9,10 @@ import (
 )
 
 // A runtime owns the goroutines of one Run, as goka's processor runs its
-// parts in one errgroup: every goroutine of the service but those inside
-// a consumer (which joins its own) is a member of it, is started with
-// its context and is waited for by Wait.
+// parts in one errgroup: every goroutine of the service is a member of
+// it, started with its context and waited for by Wait, but those a member
+// starts inside itself (a consumer's fetch and publish loops, the HTTP
+// server's), which it joins before it returns.
 //
 // Members come in two kinds. Those of the run (the HTTP server, the role)
 // run until Run's context ends. The background members of a role (the
