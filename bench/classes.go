@@ -9,6 +9,7 @@ import (
 
 	"streamer/anngraph"
 	"streamer/online"
+	"streamer/online/linalg"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -191,7 +192,7 @@ func classBenchWindow(cfg ClassesConfig, rows []vector.Vector, labels []string, 
 	for i := range keys {
 		keys[i] = uint64(first + i)
 	}
-	data := online.TrainData{X: online.NewMatrix(win, cfg.Dim), Labels: labels[first : first+cfg.Rows], Keys: keys, Rows: win}
+	data := online.TrainData{X: linalg.NewMatrix(win, cfg.Dim), Labels: labels[first : first+cfg.Rows], Keys: keys, Rows: win}
 	algo := cmp.Or(cfg.Params.Algorithm, online.DefaultAlgorithm)
 	if !algo.UsesGraph(cfg.Params.LambdaI) && !algo.GrowsGraph() {
 		return data, nil

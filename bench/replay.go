@@ -11,6 +11,7 @@ import (
 	"streamer/brokers"
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/linalg"
 	"streamer/pipeline"
 	"streamer/replay"
 	"streamer/service"
@@ -137,7 +138,7 @@ func benchModel(ctx context.Context, docs []synth.Document, dec ingest.Decoder) 
 	for i, d := range docs {
 		vecs[i], labels[i] = dec.Featurizer.Text(d.Text), d.Label
 	}
-	x := online.NewMatrix(vecs, dec.Featurizer.Dim)
+	x := linalg.NewMatrix(vecs, dec.Featurizer.Dim)
 	m, _, err := online.Train(ctx, online.TrainData{X: x, Labels: labels}, online.Params{Algorithm: online.SVM}, nil)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"streamer/online"
+	"streamer/online/linalg"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -73,7 +74,7 @@ func Solve(ctx context.Context, cfg SolveConfig) (SolveReport, error) {
 		for i := range keys {
 			keys[i] = uint64(first + i)
 		}
-		return online.Problem{X: online.NewMatrix(rows, cfg.Features), Y: y[first : first+cfg.Rows], Keys: keys}
+		return online.Problem{X: linalg.NewMatrix(rows, cfg.Features), Y: y[first : first+cfg.Rows], Keys: keys}
 	}
 	cold, next := window(0), window(replaced)
 	for _, v := range cold.Y {

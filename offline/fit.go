@@ -9,6 +9,7 @@ import (
 	"streamer/anngraph"
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/linalg"
 	"streamer/snapshot"
 	"streamer/vector"
 )
@@ -114,9 +115,9 @@ func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	if err != nil {
 		return nil, err
 	}
-	train := online.TrainData{X: online.NewMatrix(data.rows, data.dim), Labels: data.labels}
+	train := online.TrainData{X: linalg.NewMatrix(data.rows, data.dim), Labels: data.labels}
 	if km != nil {
-		train.X = online.NewMatrix(km.ApplyAll(data.rows), km.Dim())
+		train.X = linalg.NewMatrix(km.ApplyAll(data.rows), km.Dim())
 	}
 	if lap != nil {
 		train.Laplacian, train.Graph = lap, lap

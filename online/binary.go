@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"streamer/online/linalg"
 )
 
 // binary holds what every algorithm needs of one binary problem: the split
@@ -143,7 +144,7 @@ func (b *binary) startWeights(warm *Solution) []float64 {
 // the labeled terms, max(0, 1-|o|)² on the unlabeled rows, the regularizer
 // and the graph term. It expects the labeled terms first in s.terms.
 func (b *binary) transductiveCost(s *newton) float64 {
-	f := s.lambda / 2 * dot(s.w, s.w)
+	f := s.lambda / 2 * linalg.Dot(s.w, s.w)
 	t := s.terms
 	for k := range b.labeled {
 		o := s.o[t.pos[k]]
@@ -162,7 +163,7 @@ func (b *binary) transductiveCost(s *newton) float64 {
 		f += b.par.LambdaU / (2 * float64(u)) * fu
 	}
 	if s.lap != nil {
-		f += s.kappa / 2 * dot(s.bo, s.bo)
+		f += s.kappa / 2 * linalg.Dot(s.bo, s.bo)
 	}
 	return f
 }

@@ -3,8 +3,8 @@ package online
 import (
 	"context"
 	"errors"
+	"streamer/online/linalg"
 
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
@@ -112,7 +112,7 @@ func (b blockCG) met(c *mat.Dense) bool {
 
 // rowRange calls fn on each worker's contiguous share of the rows.
 func (b blockCG) rowRange(fn func(w, lo, hi int)) {
-	parallelRange(b.n, max(1, min(b.workers, b.n)), fn)
+	linalg.ParallelRange(b.n, max(1, min(b.workers, b.n)), fn)
 }
 
 // columns returns the row-major block rows by columns.
@@ -242,18 +242,13 @@ func (b blockCG) cholQR(q []float64) (*mat.Dense, bool) {
 	return mat.DenseCopyOf(&u), true
 }
 
-// general views data as an n × s row-major BLAS matrix.
-func general(data []float64, n, s int) blas64.General {
-	return blas64.General{Rows: n, Cols: s, Stride: s, Data: data}
-}
-
 // householderQR orthonormalizes the columns q by Householder's QR (on a
 // row-major copy, as LAPACK takes it) and returns R.
 func (b blockCG) householderQR(q []float64) *mat.Dense {
 	n, s := b.n, b.s
 	a := make([]float64, n*s)
 	b.toRows(a, q)
-	g := general(a, n, s)
+	g := linalg.General(a, n, s)
 	tau := make([]float64, s)
 	qf, qg := []float64{0}, []float64{0}
 	lapack64.Geqrf(g, tau, qf, -1)

@@ -1,10 +1,6 @@
 package online
 
-import (
-	"math"
-
-	"gonum.org/v1/gonum/floats"
-)
+import "streamer/online/linalg"
 
 // cglsSystem is the weighted, regularized least-squares problem of one
 // Newton step (thesis eq. 6.4, with the graph term of docs/MATH.md):
@@ -51,7 +47,7 @@ type cglsResult struct {
 func (s *newton) cgls(sys cglsSystem, w, o, bo []float64, stop cglsStop, maxIter int) cglsResult {
 	ws := &s.work
 	m := len(sys.cost)
-	z := grow(&ws.z, m)
+	z := linalg.Grow(&ws.z, m)
 	zSum, zSq := s.reduce(m, func(lo, hi int) (sum, sq float64) {
 		for k := lo; k < hi; k++ {
 			z[k] = sys.cost[k] * (sys.target[k] - o[k])
@@ -60,18 +56,18 @@ func (s *newton) cgls(sys cglsSystem, w, o, bo []float64, stop cglsStop, maxIter
 		}
 		return sum, sq
 	})
-	r := grow(&ws.r, len(w))
-	p := grow(&ws.p, len(w))
+	r := linalg.Grow(&ws.r, len(w))
+	p := linalg.Grow(&ws.p, len(w))
 	gNorm2, gamma := s.normalResidual(r, sys.rows, z, zSum, zSq, bo, w, 0, nil)
 	if stop.met(gamma, gNorm2) {
 		return cglsResult{converged: true}
 	}
 	copy(p, r)
 	pp := gamma
-	q := grow(&ws.q, m)
+	q := linalg.Grow(&ws.q, m)
 	var t []float64
 	if s.lap != nil {
-		t = grow(&ws.t, s.lap.FactorRows())
+		t = linalg.Grow(&ws.t, s.lap.FactorRows())
 	}
 	res := cglsResult{}
 	for res.iters < maxIter {
@@ -88,7 +84,7 @@ func (s *newton) cgls(sys cglsSystem, w, o, bo []float64, stop cglsStop, maxIter
 		denom := s.lambda*pp + qc
 		if t != nil {
 			s.lap.MulFactor(t, q)
-			denom += s.kappa * dot(t, t)
+			denom += s.kappa * linalg.Dot(t, t)
 		}
 		alpha := gamma / denom
 		zSum, zSq = s.reduce(m, func(lo, hi int) (sum, sq float64) {
@@ -101,7 +97,7 @@ func (s *newton) cgls(sys cglsSystem, w, o, bo []float64, stop cglsStop, maxIter
 			return sum, sq
 		})
 		if t != nil {
-			axpy(bo, alpha, t)
+			linalg.Axpy(bo, alpha, t)
 		}
 		var gammaNext float64
 		gNorm2, gammaNext = s.normalResidual(r, sys.rows, z, zSum, zSq, bo, w, alpha, p)
@@ -129,7 +125,7 @@ func (s *newton) normalResidual(r []float64, rows []int, z []float64, zSum, zSq 
 	g, gSum := z, zSum
 	gNorm2 = zSq
 	if s.lap != nil {
-		g = grow(&s.work.g, len(z))
+		g = linalg.Grow(&s.work.g, len(z))
 		s.lap.MulFactorTrans(g, bo)
 		gSum, gNorm2 = s.reduce(len(g), func(lo, hi int) (sum, sq float64) {
 			for k := lo; k < hi; k++ {
@@ -155,23 +151,19 @@ func (s *newton) normalResidual(r []float64, rows []int, z []float64, zSum, zSq 
 	return gNorm2, rNorm2
 }
 
-// vectorMinLen is the vector length below which reduce runs on one
-// goroutine: a pass over a shorter vector costs less than starting one.
-const vectorMinLen = 1 << 15
-
 // reduce calls fn on chunks of [0, n), on the matrix's workers when n is at
 // least vectorMinLen, and returns the sums of its two results, added in
 // chunk order (the same for every run on as many workers).
 func (s *newton) reduce(n int, fn func(lo, hi int) (a, b float64)) (float64, float64) {
 	workers := 1
-	if n >= vectorMinLen {
-		workers = matrixWorkers(s.x)
+	if n >= linalg.VectorMinLen {
+		workers = linalg.Workers(s.x)
 	}
 	if workers <= 1 {
 		return fn(0, n)
 	}
 	parts := make([][2]float64, workers)
-	parallelRange(n, workers, func(w, lo, hi int) {
+	linalg.ParallelRange(n, workers, func(w, lo, hi int) {
 		parts[w][0], parts[w][1] = fn(lo, hi)
 	})
 	var a, b float64
@@ -181,19 +173,3 @@ func (s *newton) reduce(n int, fn func(lo, hi int) (a, b float64)) (float64, flo
 	}
 	return a, b
 }
-
-func dot(a, b []float64) float64 { return floats.Dot(a, b) }
-
-// axpy sets dst += a·x.
-func axpy(dst []float64, a float64, x []float64) { floats.AddScaled(dst, a, x) }
-
-// grow returns (*buf)[:n], reallocating when the buffer is too short.
-func grow(buf *[]float64, n int) []float64 {
-	if cap(*buf) < n {
-		*buf = make([]float64, n)
-	}
-	*buf = (*buf)[:n]
-	return *buf
-}
-
-func norm(a []float64) float64 { return math.Sqrt(dot(a, a)) }

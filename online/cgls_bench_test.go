@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"streamer/online/linalg"
 	"streamer/synth"
 )
 
@@ -15,7 +16,7 @@ func BenchmarkCGLS(b *testing.B) {
 	data := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 200000, Seed: 1})
 	const iters = 10
 	for _, workers := range []int{1, 2} {
-		x := NewCSR(data.Rows, 1<<18, workers)
+		x := linalg.NewCSR(data.Rows, 1<<18, workers)
 		var sys cglsSystem
 		for i, y := range data.Labels {
 			if i%3 != 0 {

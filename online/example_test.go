@@ -7,6 +7,7 @@ import (
 
 	"streamer/anngraph"
 	"streamer/online"
+	"streamer/online/linalg"
 	"streamer/vector"
 )
 
@@ -37,7 +38,7 @@ func Example_spectralRegression() {
 	ctx := context.Background()
 
 	sr, _, err := online.Train(ctx, online.TrainData{
-		X: online.NewMatrix(mapped, km.Dim()), Labels: labels, Graph: graph,
+		X: linalg.NewMatrix(mapped, km.Dim()), Labels: labels, Graph: graph,
 	}, online.Params{Algorithm: online.SR}, nil)
 	if err != nil {
 		panic(err)
@@ -52,7 +53,7 @@ func Example_spectralRegression() {
 		}
 	}
 	svm, _, err := online.Train(ctx, online.TrainData{
-		X: online.NewMatrix(labeled, km.Dim()), Labels: names,
+		X: linalg.NewMatrix(labeled, km.Dim()), Labels: names,
 	}, online.Params{Algorithm: online.SVM}, nil)
 	if err != nil {
 		panic(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"streamer/anngraph"
+	"streamer/online/linalg"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -84,7 +85,7 @@ func g50cError(t *testing.T, xs []vector.Vector, ys []float64, p Params, graph L
 	t.Helper()
 	r := rand.New(rand.NewPCG(11, 5))
 	dim := xs[0].NNZ()
-	x := NewVectorRows(xs, dim, 1)
+	x := linalg.NewVectorRows(xs, dim, 1)
 	var errs, total int
 	for range 10 {
 		y := make([]float64, len(xs))

@@ -2,10 +2,10 @@ package online
 
 import (
 	"math"
+	"streamer/online/linalg"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack/lapack64"
 )
 
@@ -30,7 +30,7 @@ const gramRebuild = 4
 // step changes the active set on a few rows, a TSVM switch on a few pairs,
 // and annealing λ_u rescales the unlabeled rows' costs.
 type gram struct {
-	x       *Dense
+	x       *linalg.Dense
 	d1      int       // columns plus the bias
 	h       []float64 // upper triangle of X̃ᵀCX̃ at cost, d1 × d1 row-major
 	cost    []float64 // the cost per position that h holds
@@ -46,15 +46,15 @@ type gram struct {
 
 // newGram returns the direct solver for x, or nil when x is too wide for
 // it or not dense.
-func newGram(x Matrix) *gram {
-	d, ok := x.(*Dense)
+func newGram(x linalg.Matrix) *gram {
+	d, ok := x.(*linalg.Dense)
 	if !ok || d.Cols()+1 > directMaxCols {
 		return nil
 	}
 	return newDenseGram(d)
 }
 
-func newDenseGram(x *Dense) *gram {
+func newDenseGram(x *linalg.Dense) *gram {
 	d1 := x.Cols() + 1
 	return &gram{x: x, d1: d1, h: make([]float64, d1*d1), factor: make([]float64, d1*d1)}
 }
@@ -79,7 +79,7 @@ func (g *gram) solve(s *newton, cost, target, w []float64) bool {
 	g.update(s, cost)
 	copy(g.factor, g.h)
 	if g.graph != nil {
-		axpy(g.factor, s.kappa, g.graph.matrix())
+		linalg.Axpy(g.factor, s.kappa, g.graph.matrix())
 	}
 	for j := range g.d1 {
 		g.factor[j*g.d1+j] += s.lambda
@@ -89,7 +89,7 @@ func (g *gram) solve(s *newton, cost, target, w []float64) bool {
 		g.cost = g.cost[:0] // form h again next time
 		return false
 	}
-	g.z = grow(&g.z, len(cost))
+	g.z = linalg.Grow(&g.z, len(cost))
 	for p, c := range cost {
 		g.z[p] = c * target[p]
 	}
@@ -130,8 +130,8 @@ func (g *gram) update(s *newton, cost []float64) {
 			g.neg = g.appendRow(g.neg, s.matrixRow(p), math.Sqrt(-delta), -1)
 		}
 	}
-	addOuter(g.h, g.d1, 1, g.pos)
-	addOuter(g.h, g.d1, -1, g.neg)
+	linalg.AddOuter(g.h, g.d1, 1, g.pos)
+	linalg.AddOuter(g.h, g.d1, -1, g.neg)
 	if !fresh {
 		g.updates += changed
 	}
@@ -145,42 +145,11 @@ const gramBlock = 64
 // adding buf's rows to h with sign alpha when it holds gramBlock rows.
 func (g *gram) appendRow(buf []float64, row int, a, alpha float64) []float64 {
 	if len(buf) == gramBlock*g.d1 {
-		addOuter(g.h, g.d1, alpha, buf)
+		linalg.AddOuter(g.h, g.d1, alpha, buf)
 		buf = buf[:0]
 	}
 	for _, v := range g.x.Row(row) {
 		buf = append(buf, a*v)
 	}
 	return append(buf, a)
-}
-
-// addOuter adds alpha·Σ_r a_r a_rᵀ to the upper triangle of the d1 × d1
-// row-major h, a_r the rows of rows; four rows at a time, so that each row
-// of h is loaded and stored once per four.
-func addOuter(h []float64, d1 int, alpha float64, rows []float64) {
-	n := len(rows) / d1
-	r := 0
-	for ; r+4 <= n; r += 4 {
-		addOuter4(h, d1, alpha, rows[r*d1:(r+4)*d1])
-	}
-	for ; r < n; r++ {
-		a := rows[r*d1 : (r+1)*d1]
-		for i := range d1 {
-			floats.AddScaled(h[i*d1+i:(i+1)*d1], alpha*a[i], a[i:])
-		}
-	}
-}
-
-// addOuter4Go is addOuter of four rows, without assembly.
-func addOuter4Go(h []float64, d1 int, alpha float64, rows []float64) {
-	a0, a1, a2, a3 := rows[:d1], rows[d1:2*d1], rows[2*d1:3*d1], rows[3*d1:4*d1]
-	for i := range d1 {
-		c0, c1, c2, c3 := alpha*a0[i], alpha*a1[i], alpha*a2[i], alpha*a3[i]
-		hi := h[i*d1+i : (i+1)*d1]
-		b0, b1, b2, b3 := a0[i:], a1[i:], a2[i:], a3[i:]
-		b0, b1, b2, b3 = b0[:len(hi)], b1[:len(hi)], b2[:len(hi)], b3[:len(hi)]
-		for j := range hi {
-			hi[j] += c0*b0[j] + c1*b1[j] + c2*b2[j] + c3*b3[j]
-		}
-	}
 }

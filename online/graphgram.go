@@ -1,6 +1,9 @@
 package online
 
-import "sync"
+import (
+	"streamer/online/linalg"
+	"sync"
+)
 
 // directGraphMaxCols is the widest dense problem (columns plus the bias)
 // whose Newton systems with the graph term are solved directly. With the
@@ -22,7 +25,7 @@ const graphGramBlock = 64
 // only, by the window's binary problems.
 type graphGram struct {
 	once sync.Once
-	x    *Dense
+	x    *linalg.Dense
 	lap  Laplacian
 	g    []float64 // d1 × d1, row-major, symmetric
 }
@@ -30,8 +33,8 @@ type graphGram struct {
 // newGraphGram returns the shared X̃ᵀMX̃ of x and lap, or nil when x is
 // not dense, too wide for the direct solver, or has fewer rows than
 // columns.
-func newGraphGram(x Matrix, lap Laplacian) *graphGram {
-	d, ok := x.(*Dense)
+func newGraphGram(x linalg.Matrix, lap Laplacian) *graphGram {
+	d, ok := x.(*linalg.Dense)
 	if !ok || lap == nil || d.Cols()+1 > directGraphMaxCols || d.Rows() < d.Cols()+1 {
 		return nil
 	}
@@ -60,7 +63,7 @@ func (gg *graphGram) form() {
 	}
 	for lo := 0; lo < d1; lo += graphGramBlock {
 		width := min(graphGramBlock, d1-lo)
-		parallelRange(width, workers, func(w, first, last int) {
+		linalg.ParallelRange(width, workers, func(w, first, last int) {
 			col, mcol, bo := bufs[w].col, bufs[w].mcol, bufs[w].bo
 			for j := first; j < last; j++ {
 				gg.column(col, lo+j)
@@ -71,13 +74,13 @@ func (gg *graphGram) form() {
 				}
 			}
 		})
-		gg.x.mulTransBlock(xtmx[:d*width], mx[:n*width], width)
+		gg.x.MulTransBlock(xtmx[:d*width], mx[:n*width], width)
 		for j := range d {
 			copy(gg.g[j*d1+lo:j*d1+lo+width], xtmx[j*width:(j+1)*width])
 		}
 		bias := gg.g[d*d1+lo : d*d1+lo+width]
 		for i := range n {
-			axpy(bias, 1, mx[i*width:(i+1)*width])
+			linalg.Axpy(bias, 1, mx[i*width:(i+1)*width])
 		}
 	}
 }
@@ -95,6 +98,6 @@ func (gg *graphGram) column(dst []float64, j int) {
 		return
 	}
 	for i := range dst {
-		dst[i] = gg.x.values[i*d+j]
+		dst[i] = gg.x.Row(i)[j]
 	}
 }

@@ -2,6 +2,8 @@ package online
 
 import (
 	"math"
+	"streamer/online/internal/onlinetest"
+	"streamer/online/linalg"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -11,10 +13,10 @@ import (
 // (two blocks here, the second narrower), against the product of the dense
 // matrices, for both Laplacians.
 func TestGraphGramMatchesDense(t *testing.T) {
-	rows, _ := randomProblem(3, 90, graphGramBlock+6, 10)
+	rows, _ := onlinetest.RandomProblem(3, 90, graphGramBlock+6, 10)
 	for _, normalized := range []bool{false, true} {
 		lap := exactKNNLaplacian(rows, 5, normalized)
-		x := NewDense(rows, dimOf(rows), 2)
+		x := linalg.NewDense(rows, dimOf(rows), 2)
 		got := newGraphGram(x, lap).matrix()
 		n, d1 := x.Rows(), x.Cols()+1
 		xh := mat.NewDense(n, d1, nil)
@@ -39,18 +41,18 @@ func TestGraphGramMatchesDense(t *testing.T) {
 // TestGraphGramOnlyForNarrowDenseWindows checks where the direct solver
 // with the graph term applies.
 func TestGraphGramOnlyForNarrowDenseWindows(t *testing.T) {
-	rows, _ := randomProblem(4, 30, 5, 10)
+	rows, _ := onlinetest.RandomProblem(4, 30, 5, 10)
 	lap := exactKNNLaplacian(rows, 3, true)
-	if newGraphGram(NewDense(rows, 5, 1), lap) == nil {
+	if newGraphGram(linalg.NewDense(rows, 5, 1), lap) == nil {
 		t.Error("no graph Gram for a narrow dense window")
 	}
-	if newGraphGram(NewVectorRows(rows, 5, 1), lap) != nil {
+	if newGraphGram(linalg.NewVectorRows(rows, 5, 1), lap) != nil {
 		t.Error("a graph Gram for rows that are not packed dense")
 	}
-	if newGraphGram(NewDense(rows, 5, 1), nil) != nil {
+	if newGraphGram(linalg.NewDense(rows, 5, 1), nil) != nil {
 		t.Error("a graph Gram without a graph")
 	}
-	few := NewDense(rows[:5], 5, 1)
+	few := linalg.NewDense(rows[:5], 5, 1)
 	if newGraphGram(few, exactKNNLaplacian(rows[:5], 2, true)) != nil {
 		t.Error("a graph Gram for a window with fewer rows than columns")
 	}

@@ -2,7 +2,6 @@ package online
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -123,67 +122,6 @@ func laplacianFromWeights(w *mat.Dense, normalized bool) *factorLaplacian {
 		scale = float64(n)
 	}
 	return &factorLaplacian{b: b, scale: scale}
-}
-
-// randomProblem returns a small dense problem with l labeled rows of n and
-// a separable-ish structure.
-func randomProblem(seed uint64, n, d, l int) ([]vector.Vector, []float64) {
-	r := rand.New(rand.NewPCG(seed, 99))
-	truth := make([]float64, d)
-	for j := range truth {
-		truth[j] = r.NormFloat64()
-	}
-	rows := make([]vector.Vector, n)
-	y := make([]float64, n)
-	for i := range rows {
-		x := make([]float64, d)
-		for j := range x {
-			x[j] = r.NormFloat64()
-		}
-		rows[i] = vector.Dense(x)
-		if i < l {
-			y[i] = 1
-			if vector.DenseDot(x, truth)+0.3*r.NormFloat64() < 0 {
-				y[i] = -1
-			}
-		}
-	}
-	return rows, y
-}
-
-// sparseProblem is like randomProblem with sparse non-negative rows.
-func sparseProblem(seed uint64, n, d, nnz, l int) ([]vector.Vector, []float64) {
-	r := rand.New(rand.NewPCG(seed, 7))
-	truth := make([]float64, d)
-	for j := range truth {
-		truth[j] = r.NormFloat64()
-	}
-	rows := make([]vector.Vector, n)
-	y := make([]float64, n)
-	for i := range rows {
-		dense := make([]float64, d)
-		for range nnz {
-			dense[r.IntN(d)] = r.Float64()
-		}
-		var idx []int32
-		var val []float64
-		for j, v := range dense {
-			if v != 0 {
-				idx = append(idx, int32(j))
-				val = append(val, v)
-			}
-		}
-		v := vector.Sparse(idx, val)
-		v.Normalize()
-		rows[i] = v
-		if i < l {
-			y[i] = 1
-			if v.DotDense(truth) < 0 {
-				y[i] = -1
-			}
-		}
-	}
-	return rows, y
 }
 
 // rbfKernelMap maps rows by the product's Nyström map with every row a

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/linalg"
 	"streamer/vector"
 )
 
@@ -737,7 +738,7 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 	if km != nil {
 		rows, features = l.mapped.rows(km, view), km.Dim()
 	}
-	data := TrainData{X: NewMatrix(rows, features), Labels: labels, Keys: view.keys, Rows: rows}
+	data := TrainData{X: linalg.NewMatrix(rows, features), Labels: labels, Keys: view.keys, Rows: rows}
 	if lap != nil { // a nil *anngraph.Laplacian must not become a non-nil interface
 		data.Laplacian, data.Graph = lap, lap
 	}

@@ -1,5 +1,7 @@
 package online
 
+import "streamer/online/linalg"
+
 // breakpoint is a step δ at which term k enters or leaves the active set.
 type breakpoint struct {
 	delta float64
@@ -54,9 +56,9 @@ func (s *newton) lineSearch(w, wBar, o, oBar, bo, boBar []float64) float64 {
 	}
 	s.work.breakpoints = bps
 	// The breakpoints in increasing δ, ties by term, until φ' crosses zero.
-	next := newMinHeap(bps, breakpoint.before)
+	next := linalg.NewMinHeap(bps, breakpoint.before)
 	for next.Len() > 0 {
-		bp := next.pop()
+		bp := next.PopMin()
 		if L+bp.delta*(R-L) >= 0 {
 			break
 		}

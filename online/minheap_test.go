@@ -3,6 +3,7 @@ package online
 import (
 	"math/rand/v2"
 	"slices"
+	"streamer/online/linalg"
 	"testing"
 )
 
@@ -30,9 +31,9 @@ func TestMinHeapPopsInOrder(t *testing.T) {
 			}
 			return 0
 		})
-		h := newMinHeap(bps, breakpoint.before)
+		h := linalg.NewMinHeap(bps, breakpoint.before)
 		for k := range want {
-			if got := h.pop(); got.delta != want[k].delta || got.term != want[k].term {
+			if got := h.PopMin(); got.delta != want[k].delta || got.term != want[k].term {
 				t.Fatalf("n %d: pop %d gave %+v, want %+v", n, k, got, want[k])
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"streamer/online/linalg"
 	"streamer/vector"
 )
 
@@ -58,7 +59,7 @@ func (m *Model) Ready() bool { return m != nil && len(m.Classes) >= 2 && len(m.P
 // Scores sets dst[c] to the output of class c for x and returns dst (grown
 // when too short). For a binary model the scores are -o and o.
 func (m *Model) Scores(x vector.Vector, dst []float64) []float64 {
-	dst = grow(&dst, len(m.Classes))
+	dst = linalg.Grow(&dst, len(m.Classes))
 	if m.folded != nil {
 		m.foldedScores(x, dst)
 		return dst
@@ -190,7 +191,7 @@ func (m *Model) calibrations() int {
 
 // TrainData is a window of rows for a multi-class solve.
 type TrainData struct {
-	X Matrix
+	X linalg.Matrix
 	// Labels holds each row's class name, "" for an unlabeled row.
 	Labels []string
 	// Keys identify rows across windows for warm starts (see Problem.Keys).
@@ -249,7 +250,7 @@ func trainWith(ctx context.Context, data TrainData, params Params, classes []str
 		st.Algorithm = SR
 		return m, st, err
 	}
-	m := &Model{Classes: classes, Dim: newColumnSpace(data.X).features}
+	m := &Model{Classes: classes, Dim: linalg.NewColumnSpace(data.X).Features}
 	nprob := len(classes)
 	if m.Binary() {
 		nprob = 1

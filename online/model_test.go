@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"streamer/online/internal/onlinetest"
+	"streamer/online/linalg"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -39,7 +41,7 @@ func accuracy(m *Model, xs []vector.Vector, truth []string) float64 {
 func TestTrainOneVersusRest(t *testing.T) {
 	xs, labels, truth := threeClusters(300, 30)
 	for _, a := range []Algorithm{RLS, SVM, TSVM, DA} {
-		m, st, err := Train(context.Background(), TrainData{X: NewVectorRows(xs, 10, 1), Labels: labels}, Params{Algorithm: a, Lambda: 0.1}, nil)
+		m, st, err := Train(context.Background(), TrainData{X: linalg.NewVectorRows(xs, 10, 1), Labels: labels}, Params{Algorithm: a, Lambda: 0.1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +58,7 @@ func TestTrainNeedsTwoClasses(t *testing.T) {
 	xs, _, _ := threeClusters(20, 0)
 	labels := make([]string, 20)
 	labels[0], labels[1] = "a", "a"
-	_, _, err := Train(context.Background(), TrainData{X: NewVectorRows(xs, 10, 1), Labels: labels}, Params{}, nil)
+	_, _, err := Train(context.Background(), TrainData{X: linalg.NewVectorRows(xs, 10, 1), Labels: labels}, Params{}, nil)
 	if err != ErrOneClass {
 		t.Fatalf("err = %v, want ErrOneClass", err)
 	}
@@ -72,7 +74,7 @@ func TestClassAppearsLater(t *testing.T) {
 			early[i] = l
 		}
 	}
-	x := NewVectorRows(xs, 10, 1)
+	x := linalg.NewVectorRows(xs, 10, 1)
 	params := Params{Algorithm: TSVM, Lambda: 0.1}
 	binary, _, err := Train(context.Background(), TrainData{X: x, Labels: early}, params, nil)
 	if err != nil {
@@ -94,7 +96,7 @@ func TestClassAppearsLater(t *testing.T) {
 }
 
 func TestBinaryScoresAreMirrored(t *testing.T) {
-	xs, ys := randomProblem(5, 80, 4, 30)
+	xs, ys := onlinetest.RandomProblem(5, 80, 4, 30)
 	labels := make([]string, len(ys))
 	for i, y := range ys {
 		switch y {
@@ -104,7 +106,7 @@ func TestBinaryScoresAreMirrored(t *testing.T) {
 			labels[i] = "ham"
 		}
 	}
-	m, _, err := Train(context.Background(), TrainData{X: NewVectorRows(xs, 4, 1), Labels: labels}, Params{Algorithm: SVM}, nil)
+	m, _, err := Train(context.Background(), TrainData{X: linalg.NewVectorRows(xs, 4, 1), Labels: labels}, Params{Algorithm: SVM}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +159,7 @@ func TestBinaryPositiveClass(t *testing.T) {
 				labels[i] = "-1"
 			}
 		}
-		m, _, err := Train(context.Background(), TrainData{X: NewVectorRows(xs, 5, 1), Labels: labels},
+		m, _, err := Train(context.Background(), TrainData{X: linalg.NewVectorRows(xs, 5, 1), Labels: labels},
 			Params{Algorithm: TSVM, Lambda: 0.1, R: 0.3}, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"streamer/anngraph"
+	"streamer/online/linalg"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -34,7 +35,7 @@ func denseMultiClass(seed uint64, n, dim, classes int, labeled float64) (rows []
 func BenchmarkTrainDenseMultiClass(b *testing.B) {
 	xs, labels, _ := denseMultiClass(1, 1800, 64, 10, 0.05)
 	lap := annLaplacian(b, xs, anngraph.Config{K: 10, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{Normalized: true})
-	data := TrainData{X: NewMatrix(xs, 64), Labels: labels, Laplacian: lap, Graph: lap}
+	data := TrainData{X: linalg.NewMatrix(xs, 64), Labels: labels, Laplacian: lap, Graph: lap}
 	for _, p := range []Params{{Algorithm: SVM}, {Algorithm: TSVM}, {Algorithm: DA}, {Algorithm: LapSVM, LambdaI: 1}} {
 		b.Run(string(p.Algorithm), func(b *testing.B) {
 			var st TrainStats
@@ -69,7 +70,7 @@ func BenchmarkTrainSparseSR(b *testing.B) {
 			}
 		}
 		lap := annLaplacian(b, rows, anngraph.Config{K: 10, Metric: anngraph.Cosine, Seed: 1}, anngraph.LaplacianConfig{Normalized: true})
-		return TrainData{X: NewMatrix(rows, 1<<16), Labels: labels, Keys: keys, Rows: rows, Laplacian: lap, Graph: lap}
+		return TrainData{X: linalg.NewMatrix(rows, 1<<16), Labels: labels, Keys: keys, Rows: rows, Laplacian: lap, Graph: lap}
 	}
 	first, next := window(0), window(slide)
 	params := Params{Algorithm: SR}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/linalg"
 	"streamer/vector"
 )
 
@@ -100,7 +101,7 @@ func TestMultiClassStreamTSVMNotBelowSupervised(t *testing.T) {
 func TestOneVersusRestLambdaU(t *testing.T) {
 	const classes = 4
 	xs, labels, _ := denseMultiClass(3, 400, 8, classes, 0.1)
-	x := NewMatrix(xs, 8)
+	x := linalg.NewMatrix(xs, 8)
 	params := Params{Algorithm: TSVM, LambdaU: 0.4}
 	m, _, err := Train(context.Background(), TrainData{X: x, Labels: labels}, params, nil)
 	if err != nil {
@@ -148,7 +149,7 @@ func TestWarmStartWithNoActiveRow(t *testing.T) {
 		}
 		xs[i] = vector.Dense(x)
 	}
-	for _, x := range []Matrix{NewDense(xs, 6, 1), NewVectorRows(xs, 6, 1), NewCSR(xs, 6, 1)} {
+	for _, x := range []linalg.Matrix{linalg.NewDense(xs, 6, 1), linalg.NewVectorRows(xs, 6, 1), linalg.NewCSR(xs, 6, 1)} {
 		prob := Problem{X: x, Y: y}
 		for _, a := range []Algorithm{SVM, TSVM} {
 			cold, err := Solve(context.Background(), prob, Params{Algorithm: a}, nil)

@@ -1,6 +1,9 @@
 package online
 
-import "math"
+import (
+	"math"
+	"streamer/online/linalg"
+)
 
 // Tolerances are the stopping rules of the finite Newton method. The zero
 // value means the defaults of SVMlin and the thesis (§6.2.3).
@@ -61,7 +64,7 @@ func (t Tolerances) withDefaults() Tolerances {
 // regularized with the rest. κ = λ_I/s; the graph term needs outputs on all
 // rows, so with it every row is an output position.
 type newton struct {
-	x      Matrix
+	x      linalg.Matrix
 	d      int // columns of x; weights have d+1 entries
 	lambda float64
 	lap    Laplacian
@@ -135,19 +138,19 @@ func (s *newton) mulTransVec(dst []float64, rows []int, z []float64) {
 // setWeights makes w (copied) the current point and computes its outputs.
 func (s *newton) setWeights(w []float64) {
 	s.w = append(s.w[:0], w...)
-	s.o = grow(&s.o, s.positions())
+	s.o = linalg.Grow(&s.o, s.positions())
 	s.mulVec(s.o, s.rows, s.w)
 	if s.lap != nil {
-		s.bo = grow(&s.bo, s.lap.FactorRows())
+		s.bo = linalg.Grow(&s.bo, s.lap.FactorRows())
 		s.lap.MulFactor(s.bo, s.o)
 	}
 }
 
 // objective returns J at the current point.
 func (s *newton) objective() float64 {
-	f := s.lambda/2*dot(s.w, s.w) + s.terms.value(s.o)
+	f := s.lambda/2*linalg.Dot(s.w, s.w) + s.terms.value(s.o)
 	if s.lap != nil {
-		f += s.kappa / 2 * dot(s.bo, s.bo)
+		f += s.kappa / 2 * linalg.Dot(s.bo, s.bo)
 	}
 	return f
 }
@@ -166,10 +169,10 @@ func (s *newton) gradient(dst []float64) {
 	if s.lap != nil {
 		bt := make([]float64, n)
 		s.lap.MulFactorTrans(bt, s.bo)
-		axpy(g, s.kappa, bt)
+		linalg.Axpy(g, s.kappa, bt)
 	}
 	s.mulTransVec(dst, s.rows, g)
-	axpy(dst, s.lambda, s.w)
+	linalg.Axpy(dst, s.lambda, s.w)
 }
 
 // minimize runs finite Newton steps from the current point. A warm run
@@ -246,8 +249,8 @@ func (s *newton) minimize(warm bool) runStats {
 func (s *newton) newtonSystem() cglsSystem {
 	ws := &s.work
 	n := s.positions()
-	cost := grow(&ws.cost, n)
-	target := grow(&ws.target, n)
+	cost := linalg.Grow(&ws.cost, n)
+	target := linalg.Grow(&ws.target, n)
 	s.terms.aggregate(s.o, cost, target)
 	if s.lap != nil {
 		ws.prodOut = append(ws.prodOut[:0], s.o...)
@@ -276,11 +279,11 @@ func (s *newton) newtonSystem() cglsSystem {
 // point (CGLS seeding, thesis §6.2.1).
 func (s *newton) trialPoint() (wBar, oBar, boBar []float64) {
 	ws := &s.work
-	wBar = append(grow(&ws.wBar, 0), s.w...)
+	wBar = append(linalg.Grow(&ws.wBar, 0), s.w...)
 	ws.wBar = wBar
-	oBar = grow(&ws.oBar, len(s.o))
+	oBar = linalg.Grow(&ws.oBar, len(s.o))
 	if s.lap != nil {
-		boBar = append(grow(&ws.boBar, 0), s.bo...)
+		boBar = append(linalg.Grow(&ws.boBar, 0), s.bo...)
 		ws.boBar = boBar
 	}
 	return wBar, oBar, boBar
@@ -304,7 +307,7 @@ func (s *newton) completeOutputs(oBar, wBar []float64) {
 	for _, p := range ws.restPos {
 		ws.restRows = append(ws.restRows, s.matrixRow(p))
 	}
-	out := grow(&ws.restOut, len(ws.restPos))
+	out := linalg.Grow(&ws.restOut, len(ws.restPos))
 	s.mulVec(out, ws.restRows, wBar)
 	for k, p := range ws.restPos {
 		oBar[p] = out[k]

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 
+	"streamer/online/linalg"
 	"streamer/vector"
 )
 
@@ -266,7 +267,7 @@ func (km *KernelMap) landmarkDots(i int, dots []float64) []float64 {
 	if km.index != nil {
 		return km.products(km.Landmarks[i], dots)
 	}
-	dots = grow(&dots, len(km.Landmarks))
+	dots = linalg.Grow(&dots, len(km.Landmarks))
 	for j := i + 1; j < len(km.Landmarks); j++ {
 		dots[j] = dotClipped(km.Landmarks[i], km.Landmarks[j])
 	}
@@ -276,7 +277,7 @@ func (km *KernelMap) landmarkDots(i int, dots []float64) []float64 {
 // products sets dots[i] to x·z_i for each landmark and returns dots (grown
 // when too short): through the index for a sparse x over sparse landmarks.
 func (km *KernelMap) products(x vector.Vector, dots []float64) []float64 {
-	dots = grow(&dots, len(km.Landmarks))
+	dots = linalg.Grow(&dots, len(km.Landmarks))
 	if km.index != nil && !x.IsDense() {
 		km.index.products(x, dots)
 		return dots
@@ -320,7 +321,7 @@ func (km *KernelMap) Apply(x vector.Vector) vector.Vector {
 		if km.upper {
 			lo = i
 		}
-		axpy(out[lo:], k, km.Projection[i*r+lo:(i+1)*r])
+		linalg.Axpy(out[lo:], k, km.Projection[i*r+lo:(i+1)*r])
 	}
 	return vector.Dense(out)
 }
@@ -396,7 +397,7 @@ func (km *KernelMap) fold(problems []Solution) *packedWeights {
 			return nil
 		}
 		for i := range m {
-			pw.w[i*p+k] = dot(km.Projection[i*r:(i+1)*r], s.W[:r])
+			pw.w[i*p+k] = linalg.Dot(km.Projection[i*r:(i+1)*r], s.W[:r])
 		}
 		pw.bias[k] = s.W[r]
 	}
@@ -410,7 +411,7 @@ func (km *KernelMap) ApplyAll(rows []vector.Vector) []vector.Vector {
 	if len(rows)*len(km.Landmarks) > 1<<16 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	parallelRange(len(rows), workers, func(_, lo, hi int) {
+	linalg.ParallelRange(len(rows), workers, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			out[i] = km.Apply(rows[i])
 		}

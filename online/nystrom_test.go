@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"streamer/anngraph"
+	"streamer/online/internal/onlinetest"
+	"streamer/online/linalg"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -20,7 +22,7 @@ import (
 // every row is a landmark, for dense and sparse rows.
 func TestKernelMapIsExactOnLandmarks(t *testing.T) {
 	dense, _ := synth.Gaussians(3, 40, 5, 1)
-	sparse, _ := sparseProblem(7, 40, 60, 5, 10)
+	sparse, _ := onlinetest.SparseProblem(7, 40, 60, 5, 10)
 	for name, rows := range map[string][]vector.Vector{"dense": dense, "sparse": sparse} {
 		km, err := NewKernelMap(rows, 0.3)
 		if err != nil {
@@ -136,7 +138,7 @@ func rotateColumns(p []float64, r int) []float64 {
 // rows and landmarks sharing some features and not others, and that a
 // restored map indexes its landmarks as well.
 func TestLandmarkIndexGivesTheDots(t *testing.T) {
-	rows, _ := sparseProblem(9, 80, 50, 6, 10)
+	rows, _ := onlinetest.SparseProblem(9, 80, 50, 6, 10)
 	rows = append(rows, vector.Sparse([]int32{49, 60, 900}, []float64{1, -2, 3}), vector.Sparse(nil, nil))
 	km, err := NewKernelMap(rows[:30], 0)
 	if err != nil {
@@ -302,7 +304,7 @@ func TestLapSVMOverKernelMapIsKernelLapSVM(t *testing.T) {
 				t.Fatalf("map of rank %d over %d rows: the kernel matrix lost directions", km.Rank, len(rows))
 			}
 			phi := km.ApplyAll(rows)
-			sol, err := Solve(context.Background(), Problem{X: NewVectorRows(phi, km.Rank, 1), Y: y, Laplacian: lap}, params, nil)
+			sol, err := Solve(context.Background(), Problem{X: linalg.NewVectorRows(phi, km.Rank, 1), Y: y, Laplacian: lap}, params, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -401,7 +403,7 @@ func denseKernelLapSVM(t *testing.T, rows []vector.Vector, y []float64, gamma fl
 func TestFoldedScoresAreMappedScores(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	dense, _ := synth.Clusters(synth.ClusterConfig{Points: 60, Dim: 6, Clusters: 3, Seed: 4})
-	sparse, _ := sparseProblem(8, 60, 40, 5, 10)
+	sparse, _ := onlinetest.SparseProblem(8, 60, 40, 5, 10)
 	for name, rows := range map[string][]vector.Vector{"dense": dense, "sparse": sparse} {
 		km, err := NewKernelMap(rows[:25], 0)
 		if err != nil {
@@ -440,7 +442,7 @@ func TestFoldedScoresAreMappedScores(t *testing.T) {
 // map from several goroutines at once, as the service's scorers do: the
 // buffers they share give each row the scores it gets alone.
 func TestFoldedSparseScoresConcurrently(t *testing.T) {
-	rows, _ := sparseProblem(10, 200, 60, 6, 10)
+	rows, _ := onlinetest.SparseProblem(10, 200, 60, 6, 10)
 	km, err := NewKernelMap(rows[:40], 0)
 	if err != nil {
 		t.Fatal(err)

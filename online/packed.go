@@ -1,6 +1,9 @@
 package online
 
-import "streamer/vector"
+import (
+	"streamer/online/linalg"
+	"streamer/vector"
+)
 
 // packedWeights holds the weights of a model's problems feature-major:
 // the p weights of feature j side by side. Scoring a sparse row with p
@@ -46,7 +49,7 @@ func (pw *packedWeights) outputs(x vector.Vector, dim int, z []float64) {
 		return
 	}
 	x = clipSparse(x, dim)
-	rowBlockDot(z, pw.w, p, x.Indices, x.Values)
+	linalg.RowBlockDot(z, pw.w, p, x.Indices, x.Values)
 	for k, b := range pw.bias {
 		z[k] += b
 	}

@@ -1,6 +1,9 @@
 package online
 
-import "math"
+import (
+	"math"
+	"streamer/online/linalg"
+)
 
 // Platt maps a classifier output o to a probability 1/(1 + exp(A·o + B))
 // (Platt 1999), fitted on labeled outputs.
@@ -158,10 +161,10 @@ func calibrate(m *Model, data TrainData) []Platt {
 	out := make([]float64, len(rows))
 	ys := make([]float64, len(rows))
 	cal := make([]Platt, len(m.Problems))
-	space := newColumnSpace(data.X)
+	space := linalg.NewColumnSpace(data.X)
 	d := data.X.Cols()
 	for k := range m.Problems {
-		w := space.compact(m.Problems[k].W)
+		w := space.Compact(m.Problems[k].W)
 		data.X.MulVec(out, rows, w[:d])
 		pos := m.Classes[problemClass(m, k)]
 		for j, i := range rows {

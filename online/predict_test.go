@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"streamer/online/linalg"
 	"streamer/vector"
 )
 
@@ -113,7 +114,7 @@ func TestTrainedProbabilityAgreesWithTheDecision(t *testing.T) {
 	}
 	for name, ls := range map[string][]string{"binary": binary, "one versus rest": labels} {
 		t.Run(name, func(t *testing.T) {
-			m, _, err := Train(context.Background(), TrainData{X: NewVectorRows(xs, 10, 1), Labels: ls}, Params{Algorithm: SVM}, nil)
+			m, _, err := Train(context.Background(), TrainData{X: linalg.NewVectorRows(xs, 10, 1), Labels: ls}, Params{Algorithm: SVM}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

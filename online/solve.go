@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"streamer/online/linalg"
 	"strings"
 	"time"
 )
@@ -174,7 +175,7 @@ func (p Params) Validate() error {
 
 // Problem is one binary problem over a window of rows.
 type Problem struct {
-	X Matrix
+	X linalg.Matrix
 	// Y holds +1 or -1 for a labeled row and 0 for an unlabeled one.
 	Y []float64
 	// Keys identify rows across windows, so that a warm start can hand a
@@ -248,13 +249,13 @@ func Solve(ctx context.Context, prob Problem, params Params, warm *Solution) (*S
 	if err != nil {
 		return nil, err
 	}
-	space := newColumnSpace(prob.X)
+	space := linalg.NewColumnSpace(prob.X)
 	if warm != nil {
-		if len(warm.W) != space.features+1 {
+		if len(warm.W) != space.Features+1 {
 			warm = nil
 		} else {
 			w := *warm
-			w.W = space.compact(warm.W)
+			w.W = space.Compact(warm.W)
 			warm = &w
 		}
 	}
@@ -272,7 +273,7 @@ func Solve(ctx context.Context, prob Problem, params Params, warm *Solution) (*S
 	if err != nil {
 		return nil, err
 	}
-	sol.W = space.expand(sol.W)
+	sol.W = space.Expand(sol.W)
 	sol.Stats.Seconds = time.Since(start).Seconds()
 	return sol, nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"streamer/online/internal/onlinetest"
+	"streamer/online/linalg"
 	"streamer/vector"
 )
 
@@ -29,12 +31,12 @@ type testCase struct {
 }
 
 func (tc testCase) problem() Problem {
-	var x Matrix = NewVectorRows(tc.rows, dimOf(tc.rows), 1)
+	var x linalg.Matrix = linalg.NewVectorRows(tc.rows, dimOf(tc.rows), 1)
 	if tc.csr {
-		x = NewCSR(tc.rows, dimOf(tc.rows)+3, 1)
+		x = linalg.NewCSR(tc.rows, dimOf(tc.rows)+3, 1)
 	}
 	if tc.packed {
-		x = NewDense(tc.rows, dimOf(tc.rows)+2, 1)
+		x = linalg.NewDense(tc.rows, dimOf(tc.rows)+2, 1)
 	}
 	p := Problem{X: x, Y: tc.y}
 	if tc.graph {
@@ -56,8 +58,8 @@ func dimOf(rows []vector.Vector) int {
 }
 
 func testCases() []testCase {
-	dense, dy := randomProblem(1, 60, 5, 20)
-	sparse, sy := sparseProblem(2, 80, 30, 6, 25)
+	dense, dy := onlinetest.RandomProblem(1, 60, 5, 20)
+	sparse, sy := onlinetest.SparseProblem(2, 80, 30, 6, 25)
 	base := Params{Lambda: 0.05, LambdaU: 0.5}
 	with := func(a Algorithm) Params { p := base; p.Algorithm = a; return p }
 	withGraph := func(a Algorithm) Params { p := with(a); p.LambdaI = 0.3; return p }
@@ -199,7 +201,7 @@ func TestInnerSolutionMatchesDenseSolve(t *testing.T) {
 				t.Fatalf("finite Newton did not converge: %+v", st)
 			}
 			want := denseSolve(s)
-			if rel := relDiff(s.w, want); rel > 1e-6 {
+			if rel := onlinetest.RelDiff(s.w, want); rel > 1e-6 {
 				t.Fatalf("relative difference to the dense solve %.3g", rel)
 			}
 			ref := *s
@@ -262,15 +264,6 @@ func denseSolve(s *newton) []float64 {
 	return w.RawVector().Data
 }
 
-func relDiff(a, b []float64) float64 {
-	var num, den float64
-	for i := range a {
-		num += (a[i] - b[i]) * (a[i] - b[i])
-		den += b[i] * b[i]
-	}
-	return math.Sqrt(num / den)
-}
-
 func TestSolutionsAreOptimal(t *testing.T) {
 	for _, tc := range testCases() {
 		t.Run(tc.name, func(t *testing.T) {
@@ -282,7 +275,7 @@ func TestSolutionsAreOptimal(t *testing.T) {
 			s := reconstruct(t, tc, prob, sol)
 			grad := make([]float64, len(s.w))
 			s.gradient(grad)
-			if g := norm(grad); g > 1e-5*math.Max(1, norm(sol.W)) {
+			if g := linalg.Norm(grad); g > 1e-5*math.Max(1, linalg.Norm(sol.W)) {
 				t.Fatalf("‖∇J‖ = %.3g at the solution", g)
 			}
 			if tc.params.Algorithm == TSVM {
@@ -301,7 +294,7 @@ func TestSolutionsAreOptimal(t *testing.T) {
 func reconstruct(t *testing.T, tc testCase, prob Problem, sol *Solution) *newton {
 	t.Helper()
 	s := fixedLabels(t, tc, prob, func(_, row int) float64 { return sol.Unlabeled[prob.key(row)] })
-	s.setWeights(newColumnSpace(prob.X).compact(sol.W))
+	s.setWeights(linalg.NewColumnSpace(prob.X).Compact(sol.W))
 	return s
 }
 
@@ -358,7 +351,7 @@ func TestWarmStartFromOptimumReturnsAtOnce(t *testing.T) {
 			if st.CGLSIters > 0 || st.Switches > 0 {
 				t.Fatalf("warm start from the optimum worked: %+v (cold: %+v)", st, sol.Stats)
 			}
-			if rel := relDiff(again.W, sol.W); rel > 1e-9 {
+			if rel := onlinetest.RelDiff(again.W, sol.W); rel > 1e-9 {
 				t.Fatalf("weights moved by %.3g", rel)
 			}
 		})
@@ -366,8 +359,8 @@ func TestWarmStartFromOptimumReturnsAtOnce(t *testing.T) {
 }
 
 func TestSolveRejectsBadInput(t *testing.T) {
-	rows, y := randomProblem(3, 10, 3, 4)
-	x := NewVectorRows(rows, 3, 1)
+	rows, y := onlinetest.RandomProblem(3, 10, 3, 4)
+	x := linalg.NewVectorRows(rows, 3, 1)
 	tests := []struct {
 		name   string
 		prob   Problem
@@ -393,70 +386,13 @@ func TestSolveRejectsBadInput(t *testing.T) {
 }
 
 func TestSolveStopsOnCancel(t *testing.T) {
-	rows, y := randomProblem(4, 50, 4, 10)
+	rows, y := onlinetest.RandomProblem(4, 50, 4, 10)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, a := range []Algorithm{TSVM, DA} {
-		_, err := Solve(ctx, Problem{X: NewVectorRows(rows, 4, 1), Y: y}, Params{Algorithm: a}, nil)
+		_, err := Solve(ctx, Problem{X: linalg.NewVectorRows(rows, 4, 1), Y: y}, Params{Algorithm: a}, nil)
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: err = %v, want context.Canceled", a, err)
-		}
-	}
-}
-
-// TestCSRMatchesVectorRows checks the compact matrices' products against
-// the feature-space ones on rows whose values are float32 numbers, which
-// CSR stores exactly (it rounds others to them).
-func TestCSRMatchesVectorRows(t *testing.T) {
-	rows, _ := sparseProblem(9, 300, 500, 20, 0)
-	rows = append(rows, vector.Dense([]float64{1, 2, 3}))
-	for _, r := range rows {
-		for k, x := range r.Values {
-			r.Values[k] = float64(float32(x))
-		}
-	}
-	v := NewVectorRows(rows, 600, 2)
-	for _, c := range []interface {
-		Matrix
-		ColumnMap
-	}{NewCSR(rows, 600, 2), NewDense(rows, 600, 2)} {
-		matchesVectorRows(t, rows, v, c)
-	}
-}
-
-// matchesVectorRows checks c's products over its columns against v's over
-// the feature space.
-func matchesVectorRows(t *testing.T, rows []vector.Vector, v *VectorRows, c Matrix) {
-	t.Helper()
-	space := newColumnSpace(c)
-	w := make([]float64, 601)
-	for j := range w {
-		w[j] = math.Cos(float64(j))
-	}
-	wc := space.compact(w)
-	subset := []int{3, 1, 299, 300, 7}
-	for _, sel := range [][]int{nil, subset} {
-		n := len(rows)
-		if sel != nil {
-			n = len(sel)
-		}
-		a, b := make([]float64, n), make([]float64, n)
-		v.MulVec(a, sel, w)
-		c.MulVec(b, sel, wc[:c.Cols()])
-		if relDiff(b, a) > 1e-14 {
-			t.Fatalf("%T: MulVec differs", c)
-		}
-		z := make([]float64, n)
-		for k := range z {
-			z[k] = math.Sin(float64(k))
-		}
-		ta := make([]float64, 600)
-		tb := make([]float64, c.Cols())
-		v.MulTransVec(ta, sel, z)
-		c.MulTransVec(tb, sel, z)
-		tb = space.expand(append(tb, 0))[:600]
-		if relDiff(tb, ta) > 1e-14 {
-			t.Fatalf("%T: MulTransVec differs", c)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"streamer/online/linalg"
 	"streamer/vector"
 )
 
@@ -166,7 +167,7 @@ func trainSR(ctx context.Context, data TrainData, params Params, classes []strin
 		return nil, TrainStats{}, fmt.Errorf("sr eigenvectors: %w", err)
 	}
 	responses := p.responses(aff, eig.Vectors, nev)
-	m := &Model{Classes: classes, Dim: newColumnSpace(data.X).features, Problems: make([]Solution, nev)}
+	m := &Model{Classes: classes, Dim: linalg.NewColumnSpace(data.X).Features, Problems: make([]Solution, nev)}
 	if err := p.regressions(ctx, m, responses, prev, factor); err != nil {
 		return nil, TrainStats{}, err
 	}
@@ -472,7 +473,7 @@ func fillFromNeighbours(aff *srAffinity, x *mat.Dense, known []bool) {
 		js, ws := aff.neighbours(i)
 		for k, j := range js {
 			if known[j] {
-				axpy(row, ws[k]*aff.invSqrt[j], x.RawRowView(int(j)))
+				linalg.Axpy(row, ws[k]*aff.invSqrt[j], x.RawRowView(int(j)))
 				total += ws[k]
 			}
 		}
@@ -576,7 +577,7 @@ func (p *srProblem) centroids(rows []int, z [][]float64) [][]float64 {
 		if cs[c] == nil {
 			cs[c] = make([]float64, len(z[j]))
 		}
-		axpy(cs[c], 1, z[j])
+		linalg.Axpy(cs[c], 1, z[j])
 		count[c]++
 	}
 	for c := range cs {
@@ -600,11 +601,11 @@ func labeledEmbedding(m *Model, data TrainData) ([]int, [][]float64) {
 	for j := range z {
 		z[j] = make([]float64, len(m.Problems))
 	}
-	space := newColumnSpace(data.X)
+	space := linalg.NewColumnSpace(data.X)
 	d := data.X.Cols()
 	out := make([]float64, len(rows))
 	for k := range m.Problems {
-		w := space.compact(m.Problems[k].W)
+		w := space.Compact(m.Problems[k].W)
 		data.X.MulVec(out, rows, w[:d])
 		for j := range rows {
 			z[j][k] = out[j] + w[d]

@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"streamer/anngraph"
+	"streamer/online/internal/onlinetest"
+	"streamer/online/linalg"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -32,7 +34,7 @@ func srData(t testing.TB, n, dim, c int, labeledFrac float64, seed uint64) (Trai
 		}
 	}
 	lap := annLaplacian(t, xs, anngraph.Config{K: 8, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{})
-	return TrainData{X: NewMatrix(xs, dim), Labels: labels, Laplacian: lap, Graph: lap}, truth, lap
+	return TrainData{X: linalg.NewMatrix(xs, dim), Labels: labels, Laplacian: lap, Graph: lap}, truth, lap
 }
 
 // TestTopEigenMatchesDense checks LOBPCG's eigenpairs of the SR affinity
@@ -274,7 +276,7 @@ func rdaReference(data TrainData, class []int, c int, deg []float64, alpha float
 	for i := range u0 {
 		u0[i] = math.Sqrt(deg[i])
 	}
-	scale := 1 / math.Sqrt(dot(u0, u0))
+	scale := 1 / math.Sqrt(linalg.Dot(u0, u0))
 	for i := range u0 {
 		u0[i] *= scale
 	}
@@ -398,7 +400,7 @@ func TestSRWarmStartAfterSlide(t *testing.T) {
 			keys = append(keys, uint64(i))
 		}
 		lap := annLaplacian(t, rows, anngraph.Config{K: 8, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{})
-		return TrainData{X: NewMatrix(rows, 8), Labels: full.Labels[lo:hi], Keys: keys, Laplacian: lap, Graph: lap}
+		return TrainData{X: linalg.NewMatrix(rows, 8), Labels: full.Labels[lo:hi], Keys: keys, Laplacian: lap, Graph: lap}
 	}
 	params := Params{Algorithm: SR}
 	first, _, err := Train(context.Background(), window(0, 900), params, nil)
@@ -522,7 +524,7 @@ func sparseSRWindow(t *testing.T, text synth.SparseText, lo, hi int) TrainData {
 		labels = append(labels, label)
 	}
 	lap := annLaplacian(t, rows, anngraph.Config{K: 10, Metric: anngraph.Cosine, Exhaustive: true}, anngraph.LaplacianConfig{})
-	return TrainData{X: NewMatrix(rows, 1<<12), Labels: labels, Keys: keys, Laplacian: lap, Graph: lap, Rows: rows}
+	return TrainData{X: linalg.NewMatrix(rows, 1<<12), Labels: labels, Keys: keys, Laplacian: lap, Graph: lap, Rows: rows}
 }
 
 // TestSRDualsReproduceTheWeights checks the warm state of a sparse SR
@@ -627,8 +629,8 @@ func TestSRSparseWarmStartOnUnchangedWindow(t *testing.T) {
 // weights, the objective reported is the optimum's, and the same system solved one column at a time (the fallback
 // when the block breaks down) lands within the same bound.
 func TestRidgeBlockBoundsTheOutputs(t *testing.T) {
-	rows, _ := sparseProblem(3, 80, 400, 6, 0)
-	x := NewCSR(rows, 400, 1)
+	rows, _ := onlinetest.SparseProblem(3, 80, 400, 6, 0)
+	x := linalg.NewCSR(rows, 400, 1)
 	r := rand.New(rand.NewPCG(3, 4))
 	const responses, gamma, alpha = 3, 0.7, 1e-3
 	ys := make([][]float64, responses)
@@ -664,7 +666,7 @@ func TestRidgeBlockBoundsTheOutputs(t *testing.T) {
 		s.setWeights(denseSolve(s))
 		best[k], optimum[k] = s.o, s.objective()
 	}
-	d, space := x.Cols(), newColumnSpace(x)
+	d, space := x.Cols(), linalg.NewColumnSpace(x)
 	// within checks compact weights w[k] (bias last); ‖√C t‖² is Σ y²,
 	// as √C·t is y on every row.
 	within := func(name string, eps float64, w [][]float64) {
@@ -696,7 +698,7 @@ func TestRidgeBlockBoundsTheOutputs(t *testing.T) {
 		}
 		w := make([][]float64, responses)
 		for k := range w {
-			w[k] = space.compact(sols[k].W)
+			w[k] = space.Compact(sols[k].W)
 		}
 		within("block", eps, w)
 		iters[eps] = sols[0].Stats.CGLSIters
@@ -743,8 +745,8 @@ func TestRidgeBlockBoundsTheOutputs(t *testing.T) {
 // B − A·V equal to the projected system's residual, and the bias
 // direction is in the projected operator's null space.
 func TestBiasDeflationKeepsTheResidual(t *testing.T) {
-	rows, _ := sparseProblem(4, 60, 300, 6, 0)
-	x := NewCSR(rows, 300, 1)
+	rows, _ := onlinetest.SparseProblem(4, 60, 300, 6, 0)
+	x := linalg.NewCSR(rows, 300, 1)
 	const s = 3
 	r := rand.New(rand.NewPCG(4, 5))
 	scale := make([]float64, len(rows))
@@ -785,7 +787,7 @@ func TestBiasDeflationKeepsTheResidual(t *testing.T) {
 		}
 	}
 	d.apply(av, z)
-	if got, ref := norm(av), norm(d.w); got > 1e-9*ref {
+	if got, ref := linalg.Norm(av), linalg.Norm(d.w); got > 1e-9*ref {
 		t.Errorf("the projected operator maps the bias direction to norm %.3g, A to %.3g", got, ref)
 	}
 }
@@ -793,7 +795,7 @@ func TestBiasDeflationKeepsTheResidual(t *testing.T) {
 // checkDualsGiveWeights checks that the compact weights w[k] (bias last)
 // of every response are the rows summed with their dual coefficients
 // (duals n × responses), the bias the coefficients' sum.
-func checkDualsGiveWeights(t *testing.T, x *CSR, duals []float64, w [][]float64) {
+func checkDualsGiveWeights(t *testing.T, x *linalg.CSR, duals []float64, w [][]float64) {
 	t.Helper()
 	n, r := x.Rows(), len(w)
 	c := make([]float64, n)
@@ -884,7 +886,7 @@ func TestRidgeBlockOnDenseMatchesSparse(t *testing.T) {
 		}
 	}
 	params := Params{Lambda: 1e-2, SRGamma: 0.5, Tolerances: Tolerances{Spectral: 1e-9}}
-	weights := func(x Matrix) [][]float64 {
+	weights := func(x linalg.Matrix) [][]float64 {
 		p := &srProblem{data: TrainData{X: x}, params: params, class: class}
 		sols, err := p.ridgeBlock(context.Background(), ys, nil)
 		if err != nil {
@@ -896,9 +898,9 @@ func TestRidgeBlockOnDenseMatchesSparse(t *testing.T) {
 		}
 		return w
 	}
-	dense, sparse := weights(NewDense(rows, d, 1)), weights(NewCSR(rows, d, 1))
+	dense, sparse := weights(linalg.NewDense(rows, d, 1)), weights(linalg.NewCSR(rows, d, 1))
 	for k := range dense {
-		if !closeSlices(dense[k], sparse[k], 1e-6) {
+		if !onlinetest.CloseSlices(dense[k], sparse[k], 1e-6) {
 			t.Errorf("response %d: dense weights %v, sparse %v", k, dense[k][:4], sparse[k][:4])
 		}
 	}

@@ -3,6 +3,7 @@ package online
 import (
 	"gonum.org/v1/gonum/mat"
 
+	"streamer/online/linalg"
 	"streamer/vector"
 )
 
@@ -31,7 +32,7 @@ type srGram struct {
 // updated when it can be, else summed from every row. The result can be
 // updated by the next solve only when the window's rows and keys are
 // known.
-func (p *srProblem) gramFor(x *Dense, scale []float64, prev *srGram) *srGram {
+func (p *srProblem) gramFor(x *linalg.Dense, scale []float64, prev *srGram) *srGram {
 	d := x.Cols() + 1
 	// Rows are matched across solves by key: without keys (or rows) the
 	// sum cannot be updated, and is not kept for it.
@@ -41,7 +42,7 @@ func (p *srProblem) gramFor(x *Dense, scale []float64, prev *srGram) *srGram {
 	}
 	next := &srGram{keys: p.keysOf(), rows: rows, scale: scale}
 	if rows != nil && prev != nil && prev.rows != nil && prev.g.SymmetricDim() == d && prev.updates < srGramRefresh {
-		if g, ok := prev.updated(next, d, x.workers); ok {
+		if g, ok := prev.updated(next, d, x.Workers()); ok {
 			next.g, next.updates = g, prev.updates+1
 			return next
 		}
@@ -106,9 +107,9 @@ func (g *srGram) fillPicked(picked []int) func(k int, dst []float64) {
 }
 
 // summedGram returns X̃ᵀCX̃ summed over every row of x (row scales √C).
-func summedGram(x *Dense, scale []float64) *mat.SymDense {
+func summedGram(x *linalg.Dense, scale []float64) *mat.SymDense {
 	d := x.Cols() + 1
-	return rowsGram(d, x.Rows(), x.workers, func(i int, dst []float64) {
+	return rowsGram(d, x.Rows(), x.Workers(), func(i int, dst []float64) {
 		floatsScaleTo(dst[:d-1], scale[i], x.Row(i))
 		dst[d-1] = scale[i]
 	})
@@ -123,7 +124,7 @@ func rowsGram(d, count, workers int, fill func(k int, dst []float64)) *mat.SymDe
 	blocks := (count + size - 1) / size
 	workers = max(1, min(workers, blocks))
 	grams := make([]*mat.SymDense, workers)
-	parallelRange(blocks, workers, func(w, lo, hi int) {
+	linalg.ParallelRange(blocks, workers, func(w, lo, hi int) {
 		g := mat.NewSymDense(d, nil)
 		a := mat.NewDense(size, d, nil)
 		for blk := lo; blk < hi; blk++ {

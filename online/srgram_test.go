@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"streamer/online/linalg"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -30,7 +31,7 @@ func TestSRGramUpdateMatchesSum(t *testing.T) {
 				labels[i] = "a"
 			}
 		}
-		data := TrainData{X: NewDense(rows, dim, 0), Labels: labels, Keys: keys}
+		data := TrainData{X: linalg.NewDense(rows, dim, 0), Labels: labels, Keys: keys}
 		if withRows {
 			data.Rows = rows
 		}
@@ -46,11 +47,11 @@ func TestSRGramUpdateMatchesSum(t *testing.T) {
 	var prev *srGram
 	for solve := range 12 {
 		p, scale := problem(solve*step, solve, true)
-		got := p.gramFor(p.data.X.(*Dense), scale, prev)
+		got := p.gramFor(p.data.X.(*linalg.Dense), scale, prev)
 		if solve > 0 && got.updates != solve {
 			t.Fatalf("solve %d: %d updates since the sum, want %d", solve, got.updates, solve)
 		}
-		want := summedGram(p.data.X.(*Dense), scale)
+		want := summedGram(p.data.X.(*linalg.Dense), scale)
 		if d := symDistance(got.g, want); d > 1e-9 {
 			t.Fatalf("solve %d: updated Gram differs from the sum by %g", solve, d)
 		}
@@ -64,21 +65,21 @@ func TestSRGramUpdateMatchesSum(t *testing.T) {
 		mapped[i] = vector.Dense(slices.Clone(mapped[i].Values))
 		mapped[i].Values[0] *= 2
 	}
-	p.data.Rows, p.data.X = mapped, NewDense(mapped, dim, 0)
-	if d := symDistance(p.gramFor(p.data.X.(*Dense), scale, prev).g, summedGram(p.data.X.(*Dense), scale)); d > 1e-9 {
+	p.data.Rows, p.data.X = mapped, linalg.NewDense(mapped, dim, 0)
+	if d := symDistance(p.gramFor(p.data.X.(*linalg.Dense), scale, prev).g, summedGram(p.data.X.(*linalg.Dense), scale)); d > 1e-9 {
 		t.Errorf("rows mapped again under the same keys: the Gram differs from the sum by %g", d)
 	}
 	p, scale = problem(12*step+n/2, 12, true)
-	if g := p.gramFor(p.data.X.(*Dense), scale, prev); g.updates != 0 {
+	if g := p.gramFor(p.data.X.(*linalg.Dense), scale, prev); g.updates != 0 {
 		t.Errorf("half the rows changed, but the Gram was updated (%d updates)", g.updates)
 	}
 	p, scale = problem(13*step, 13, false)
-	if g := p.gramFor(p.data.X.(*Dense), scale, prev); g.updates != 0 || g.rows != nil {
+	if g := p.gramFor(p.data.X.(*linalg.Dense), scale, prev); g.updates != 0 || g.rows != nil {
 		t.Errorf("a window without its rows was updated (%d updates) or kept for updates", g.updates)
 	}
 	p, scale = problem(13*step, 13, true)
 	p.data.Keys = nil
-	if g := p.gramFor(p.data.X.(*Dense), scale, prev); g.updates != 0 || g.rows != nil {
+	if g := p.gramFor(p.data.X.(*linalg.Dense), scale, prev); g.updates != 0 || g.rows != nil {
 		t.Errorf("a window without keys was updated (%d updates) or kept for updates", g.updates)
 	}
 }
@@ -113,7 +114,7 @@ func TestSRSharedRidgeObjective(t *testing.T) {
 	if !ok {
 		t.Fatal("the shared path refused a dense window")
 	}
-	x, scale := data.X.(*Dense), p.rowScales()
+	x, scale := data.X.(*linalg.Dense), p.rowScales()
 	for k, sol := range sols {
 		w := sol.W
 		var f float64
@@ -124,7 +125,7 @@ func TestSRSharedRidgeObjective(t *testing.T) {
 			e := scale[i]*(vectorDot(x.Row(i), w)+w[x.Cols()]) - ys[k][i]
 			f += e * e
 		}
-		f = (f + p.params.Lambda*dot(w, w)) / 2
+		f = (f + p.params.Lambda*linalg.Dot(w, w)) / 2
 		if got := sol.Stats.Objective; math.Abs(got-f) > 1e-9*f {
 			t.Errorf("response %d: reported objective %v, over the rows %v", k, got, f)
 		}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"streamer/online/linalg"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -142,10 +143,10 @@ func (a *srAffinity) MulBlock(dst, src *mat.Dense) {
 // (rowBlockDot), then the label block as its rank-c sum.
 func (a *srAffinity) mulW(dst, src *mat.Dense) {
 	in := src.RawMatrix()
-	parallelRange(a.n, a.workers, func(_, lo, hi int) {
+	linalg.ParallelRange(a.n, a.workers, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			js, ws := a.neighbours(i)
-			rowBlockDot(dst.RawRowView(i), in.Data, in.Stride, js, ws)
+			linalg.RowBlockDot(dst.RawRowView(i), in.Data, in.Stride, js, ws)
 		}
 	})
 	_, b := src.Dims()
@@ -153,10 +154,10 @@ func (a *srAffinity) mulW(dst, src *mat.Dense) {
 	for k, m := range a.members {
 		clear(sum)
 		for _, i := range m {
-			axpy(sum, 1, src.RawRowView(int(i)))
+			linalg.Axpy(sum, 1, src.RawRowView(int(i)))
 		}
 		for _, i := range m {
-			axpy(dst.RawRowView(int(i)), a.invL[k], sum)
+			linalg.Axpy(dst.RawRowView(int(i)), a.invL[k], sum)
 		}
 	}
 }
@@ -170,7 +171,7 @@ func (a *srAffinity) trivialVector() []float64 {
 			u[i] = 1 / s
 		}
 	}
-	if nrm := norm(u); nrm > 0 {
+	if nrm := linalg.Norm(u); nrm > 0 {
 		for i := range u {
 			u[i] /= nrm
 		}

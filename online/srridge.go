@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"streamer/online/linalg"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -39,7 +40,7 @@ type sharedFactor struct {
 // changed when prev kept it (srGram); nil for other windows. The caller
 // owns the goroutine and waits for it (wait) before returning.
 func (p *srProblem) startFactor(prev *Model) *sharedFactor {
-	x, ok := p.data.X.(*Dense)
+	x, ok := p.data.X.(*linalg.Dense)
 	if !ok || x.Cols()+1 > srGramMaxCols {
 		return nil
 	}
@@ -83,17 +84,17 @@ func (p *srProblem) ridgeShared(ys [][]float64, f *sharedFactor) ([]Solution, bo
 		return nil, false
 	}
 	p.gram = f.gram
-	x := p.data.X.(*Dense)
+	x := p.data.X.(*linalg.Dense)
 	rhs := p.rightHandSides(x, ys, f.scale)
 	var a mat.Dense
 	if err := f.chol.SolveTo(&a, rhs); err != nil {
 		return nil, false
 	}
-	space := newColumnSpace(x)
+	space := linalg.NewColumnSpace(x)
 	sols := make([]Solution, len(ys))
 	for k, y := range ys {
 		w, b := mat.Col(nil, k, &a), mat.Col(nil, k, rhs)
-		sols[k] = Solution{W: space.expand(w)}
+		sols[k] = Solution{W: space.Expand(w)}
 		sols[k].Stats = Stats{Objective: ridgeOptimum(y, f.scale, w, b), NewtonSteps: 1, Runs: 1}
 	}
 	return sols, true
@@ -110,7 +111,7 @@ func ridgeOptimum(y, scale, w, b []float64) float64 {
 			yy += v * v
 		}
 	}
-	return (yy - dot(w, b)) / 2
+	return (yy - linalg.Dot(w, b)) / 2
 }
 
 // rowScales returns √C per row: 1 labeled, γ unlabeled.
@@ -128,7 +129,7 @@ func (p *srProblem) rowScales() []float64 {
 // rightHandSides returns X̃ᵀ√C·Y (d × r; the unlabeled targets y/γ
 // scaled by √C = γ are y again; rows of scale 0 add nothing): Xᵀ(√C·Y)
 // by x's transposed block product, with the bias row Σ_i √C_i·y_i.
-func (p *srProblem) rightHandSides(x *Dense, ys [][]float64, scale []float64) *mat.Dense {
+func (p *srProblem) rightHandSides(x *linalg.Dense, ys [][]float64, scale []float64) *mat.Dense {
 	n, d, r := x.Rows(), x.Cols()+1, len(ys)
 	t := make([]float64, n*r)
 	out := make([]float64, d*r)
@@ -139,7 +140,7 @@ func (p *srProblem) rightHandSides(x *Dense, ys [][]float64, scale []float64) *m
 			bias[k] += t[i*r+k]
 		}
 	}
-	x.mulTransBlock(out[:(d-1)*r], t, r)
+	x.MulTransBlock(out[:(d-1)*r], t, r)
 	return mat.NewDense(d, r, out)
 }
 
@@ -214,7 +215,7 @@ func (p *srProblem) solveDual(ctx context.Context, op *dualRidge, v, rhs, tol []
 	if defl != nil {
 		apply, b = defl.apply, defl.project(rhs)
 	}
-	cg := blockCG{apply: apply, n: op.n, s: op.s, tol: tol, maxIter: maxIter, workers: matrixWorkers(op.matrix)}
+	cg := blockCG{apply: apply, n: op.n, s: op.s, tol: tol, maxIter: maxIter, workers: linalg.Workers(op.matrix)}
 	iters, _, err := cg.solve(ctx, v, b)
 	if defl != nil {
 		defl.complete(v, rhs)
@@ -250,7 +251,7 @@ type biasDeflation struct {
 func newBiasDeflation(op *dualRidge) *biasDeflation {
 	d := &biasDeflation{op: op, z: op.scale, w: make([]float64, op.n)}
 	newDualRidge(op.matrix, op.scale, op.alpha, 1).apply(d.w, d.z)
-	if d.e = dot(d.z, d.w); !(d.e > 0) {
+	if d.e = linalg.Dot(d.z, d.w); !(d.e > 0) {
 		return nil
 	}
 	return d
@@ -302,7 +303,7 @@ func solveColumns(ctx context.Context, op *dualRidge, v, rhs, tol []float64, max
 		for i := range n {
 			col[i], b[i] = v[i*s+k], rhs[i*s+k]
 		}
-		cg := blockCG{apply: one.apply, n: n, s: 1, tol: tol[k : k+1], maxIter: maxIter, workers: matrixWorkers(op.matrix)}
+		cg := blockCG{apply: one.apply, n: n, s: 1, tol: tol[k : k+1], maxIter: maxIter, workers: linalg.Workers(op.matrix)}
 		it, ok, err := cg.solve(ctx, col, b)
 		if err != nil {
 			return iters, false, fmt.Errorf("response %d: %w", k+1, err)
@@ -318,8 +319,8 @@ func solveColumns(ctx context.Context, op *dualRidge, v, rhs, tol []float64, max
 // dualRidge applies K̂ + αI to n × s blocks, K̂·P = S·X̃·(X̃ᵀ·S·P) with
 // S = diag(scale) and X̃ = [X 1]: two block products with X.
 type dualRidge struct {
-	matrix Matrix
-	x      blockMatrix
+	matrix linalg.Matrix
+	x      linalg.BlockMatrix
 	n, d   int
 	scale  []float64
 	alpha  float64
@@ -327,9 +328,9 @@ type dualRidge struct {
 	sp, u  []float64 // S·P (n × s) and X̃ᵀ·S·P ((d+1) × s)
 }
 
-func newDualRidge(x Matrix, scale []float64, alpha float64, s int) *dualRidge {
+func newDualRidge(x linalg.Matrix, scale []float64, alpha float64, s int) *dualRidge {
 	n, d := x.Rows(), x.Cols()
-	return &dualRidge{matrix: x, x: blockProducts(x), n: n, d: d, scale: scale, alpha: alpha, s: s,
+	return &dualRidge{matrix: x, x: linalg.BlockProducts(x), n: n, d: d, scale: scale, alpha: alpha, s: s,
 		sp: make([]float64, n*s), u: make([]float64, (d+1)*s)}
 }
 
@@ -337,7 +338,7 @@ func newDualRidge(x Matrix, scale []float64, alpha float64, s int) *dualRidge {
 func (r *dualRidge) apply(dst, p []float64) {
 	s := r.s
 	r.weightsTo(r.u, p)
-	r.x.mulBlock(dst, r.u, s)
+	r.x.MulBlock(dst, r.u, s)
 	bias := r.u[r.d*s:]
 	for i := range r.n {
 		out, in := dst[i*s:(i+1)*s], p[i*s:(i+1)*s]
@@ -366,7 +367,7 @@ func (r *dualRidge) weightsTo(dst, v []float64) {
 			bias[k] += sp[k]
 		}
 	}
-	r.x.mulTransBlock(dst[:r.d*s], r.sp, s)
+	r.x.MulTransBlock(dst[:r.d*s], r.sp, s)
 }
 
 // solutions returns each response's weights over the feature space,
@@ -375,8 +376,8 @@ func (r *dualRidge) solutions(v, rhs []float64) []Solution {
 	s, d := r.s, r.d
 	a := r.weights(v)
 	out := make([]float64, r.n*s)
-	r.x.mulBlock(out, a, s)
-	space := newColumnSpace(r.matrix)
+	r.x.MulBlock(out, a, s)
+	space := linalg.NewColumnSpace(r.matrix)
 	sols := make([]Solution, s)
 	for k := range sols {
 		w := make([]float64, d+1)
@@ -388,8 +389,8 @@ func (r *dualRidge) solutions(v, rhs []float64) []Solution {
 			e := r.scale[i]*(out[i*s+k]+w[d]) - rhs[i*s+k]
 			loss += e * e
 		}
-		sols[k] = Solution{W: space.expand(w)}
-		sols[k].Stats = Stats{Objective: (r.alpha*dot(w, w) + loss) / 2, NewtonSteps: 1, Runs: 1}
+		sols[k] = Solution{W: space.Expand(w)}
+		sols[k].Stats = Stats{Objective: (r.alpha*linalg.Dot(w, w) + loss) / 2, NewtonSteps: 1, Runs: 1}
 	}
 	return sols
 }

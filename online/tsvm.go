@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"streamer/online/linalg"
 )
 
 const (
@@ -121,20 +122,20 @@ func (b *binary) switchLabels(s *newton) int {
 			minus = append(minus, termOutput{-o, k})
 		}
 	}
-	lowest := newMinHeap(plus, termOutput.less)   // lowest output first
-	highest := newMinHeap(minus, termOutput.less) // highest output first
+	lowest := linalg.NewMinHeap(plus, termOutput.less)   // lowest output first
+	highest := linalg.NewMinHeap(minus, termOutput.less) // highest output first
 	maxSwitch := b.par.MaxSwitch
 	if maxSwitch == 0 {
 		maxSwitch = max(1, len(b.unlabeled)/2)
 	}
 	n := 0
 	for ; n < maxSwitch && lowest.Len() > 0 && highest.Len() > 0; n++ {
-		p, m := lowest.items[0], highest.items[0]
+		p, m := lowest.Min(), highest.Min()
 		if p.o >= -m.o {
 			break
 		}
-		lowest.pop()
-		highest.pop()
+		lowest.PopMin()
+		highest.PopMin()
 		t.y[p.k], t.y[m.k] = -1, 1
 	}
 	return n

@@ -1,4 +1,4 @@
-package online
+package linalg
 
 import (
 	"cmp"
@@ -60,7 +60,7 @@ func NewCSR(rows []vector.Vector, features, workers int) *CSR {
 		}
 		m.indptr[i+1] = len(m.values)
 	}
-	parallelRange(len(rows), workers, func(_, lo, hi int) {
+	ParallelRange(len(rows), workers, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			sortRow(m.indices[m.indptr[i]:m.indptr[i+1]], m.values[m.indptr[i]:m.indptr[i+1]])
 		}
@@ -162,7 +162,7 @@ func (m *CSR) MulVec(dst []float64, rows []int, w []float64) {
 	if rows != nil {
 		count = len(rows)
 	}
-	balancedRange(count, m.split(count), func(_, lo, hi int) {
+	BalancedRange(count, m.split(count), func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			i := k
 			if rows != nil {
@@ -220,42 +220,42 @@ func (m *CSR) rowAdd(acc []float64, i int, a float64) {
 
 // columnSpace maps weights between a matrix's columns and its feature
 // space; for a matrix without a ColumnMap the two are the same.
-type columnSpace struct {
-	columns  []int32
-	features int
+type ColumnSpace struct {
+	Columns  []int32
+	Features int
 }
 
-func newColumnSpace(x Matrix) columnSpace {
+func NewColumnSpace(x Matrix) ColumnSpace {
 	if cm, ok := x.(ColumnMap); ok {
-		return columnSpace{columns: cm.Columns(), features: cm.Features()}
+		return ColumnSpace{Columns: cm.Columns(), Features: cm.Features()}
 	}
-	return columnSpace{features: x.Cols()}
+	return ColumnSpace{Features: x.Cols()}
 }
 
 // compact returns the weights (bias last) of feature-space weights w over
 // the matrix's columns.
-func (s columnSpace) compact(w []float64) []float64 {
-	if s.columns == nil {
+func (s ColumnSpace) Compact(w []float64) []float64 {
+	if s.Columns == nil {
 		return w
 	}
-	c := make([]float64, len(s.columns)+1)
-	for k, j := range s.columns {
+	c := make([]float64, len(s.Columns)+1)
+	for k, j := range s.Columns {
 		c[k] = w[j]
 	}
-	c[len(s.columns)] = w[s.features]
+	c[len(s.Columns)] = w[s.Features]
 	return c
 }
 
 // expand returns the feature-space weights of column weights c; features
 // absent from the matrix get weight 0, their exact optimum under ‖w‖².
-func (s columnSpace) expand(c []float64) []float64 {
-	if s.columns == nil {
+func (s ColumnSpace) Expand(c []float64) []float64 {
+	if s.Columns == nil {
 		return c
 	}
-	w := make([]float64, s.features+1)
-	for k, j := range s.columns {
+	w := make([]float64, s.Features+1)
+	for k, j := range s.Columns {
 		w[j] = c[k]
 	}
-	w[s.features] = c[len(s.columns)]
+	w[s.Features] = c[len(s.Columns)]
 	return w
 }

@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package online
+package linalg
 
 // addOuter4 adds alpha·Σ_k a_k a_kᵀ over the four rows of rows (4·d1
 // values) to the upper triangle of h.

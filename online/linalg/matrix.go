@@ -1,9 +1,8 @@
-package online
+package linalg
 
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"streamer/vector"
 )
@@ -23,7 +22,7 @@ type Matrix interface {
 
 // matrixWorkers returns how many goroutines x's products use (1 for a
 // matrix that does not say).
-func matrixWorkers(x Matrix) int {
+func Workers(x Matrix) int {
 	if p, ok := x.(interface{ Workers() int }); ok {
 		return p.Workers()
 	}
@@ -100,7 +99,7 @@ func (m *VectorRows) MulVec(dst []float64, rows []int, w []float64) {
 	if rows != nil {
 		count = len(rows)
 	}
-	balancedRange(count, m.split(count), func(_, lo, hi int) {
+	BalancedRange(count, m.split(count), func(_, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			dst[k] = m.row(rows, k).DotDense(w)
 		}
@@ -118,80 +117,12 @@ func (m *VectorRows) MulTransVec(dst []float64, rows []int, z []float64) {
 	})
 }
 
-// transProduct sets dst to the sum of add over workers contiguous chunks of
-// [0, count), the same chunks on every run: each worker clears its own
-// accumulator (the first uses dst itself) and adds its chunk into it, then
-// the others' accumulators are added into dst, on every worker for a long
-// dst, each over its own span. For a given number of workers the sums keep
-// one order, which replays rely on.
-func transProduct(dst []float64, count, workers int, scratch *sync.Pool, add func(acc []float64, lo, hi int)) {
-	if workers == 1 {
-		clear(dst)
-		add(dst, 0, count)
-		return
-	}
-	bufs := make([]*[]float64, workers)
-	parallelRange(count, workers, func(w, lo, hi int) {
-		bufs[w] = &dst
-		if w != 0 {
-			bufs[w] = scratch.Get().(*[]float64)
-		}
-		clear(*bufs[w])
-		add(*bufs[w], lo, hi)
-	})
-	if bufs[0] == nil {
-		clear(dst)
-	}
-	reducers := 1
-	if len(dst) >= vectorMinLen {
-		reducers = workers
-	}
-	parallelRange(len(dst), reducers, func(_, lo, hi int) {
-		for _, b := range bufs[1:] {
-			if b != nil {
-				axpy(dst[lo:hi], 1, (*b)[lo:hi])
-			}
-		}
-	})
-	for _, b := range bufs[1:] {
-		if b != nil {
-			scratch.Put(b)
-		}
-	}
-}
-
 func (m *VectorRows) addTrans(acc []float64, rows []int, z []float64, lo, hi int) {
 	for k := lo; k < hi; k++ {
 		if z[k] != 0 {
 			m.row(rows, k).AddScaledTo(acc, z[k])
 		}
 	}
-}
-
-// parallelRange calls fn(w, lo, hi) on worker w's contiguous chunk of
-// [0, n), for w < workers, and waits for all of them.
-func parallelRange(n, workers int, fn func(w, lo, hi int)) {
-	if workers <= 1 || n < 2 {
-		fn(0, 0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := chunk(n, workers, w)
-		if lo == hi {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(w, lo, hi)
-		}()
-	}
-	wg.Wait()
-}
-
-func chunk(n, workers, w int) (lo, hi int) {
-	return n * w / workers, n * (w + 1) / workers
 }
 
 // NewMatrix returns the matrix of rows that suits them: a Dense one when
@@ -212,42 +143,4 @@ func NewMatrix(rows []vector.Vector, features int) Matrix {
 		return NewDense(rows, features, 0)
 	}
 	return NewCSR(rows, features, 0)
-}
-
-// balanceChunks is how many chunks per worker balancedRange cuts a range
-// into: enough that a worker slowed down (by the other core's memory
-// traffic, or by another process) hands its share to the others.
-const balanceChunks = 16
-
-// balancedRange calls fn(w, lo, hi) on chunks of [0, n) that workers
-// goroutines take in turn until none is left; worker w calls fn only from
-// its own goroutine, possibly several times, and perhaps never. It waits
-// for all of them.
-func balancedRange(n, workers int, fn func(w, lo, hi int)) {
-	if workers <= 1 || n < 2 {
-		fn(0, 0, n)
-		return
-	}
-	chunks := min(n, workers*balanceChunks)
-	var next atomic.Int64
-	take := func(w int) {
-		for {
-			c := int(next.Add(1) - 1)
-			if c >= chunks {
-				return
-			}
-			lo, hi := chunk(n, chunks, c)
-			fn(w, lo, hi)
-		}
-	}
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			take(w)
-		}()
-	}
-	take(0)
-	wg.Wait()
 }

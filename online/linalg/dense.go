@@ -1,4 +1,4 @@
-package online
+package linalg
 
 import (
 	"runtime"
@@ -95,7 +95,7 @@ func (m *Dense) MulVec(dst []float64, rows []int, w []float64) {
 		return
 	}
 	w = w[:m.cols]
-	balancedRange(count, m.split(count), func(_, lo, hi int) {
+	BalancedRange(count, m.split(count), func(_, lo, hi int) {
 		if rows == nil {
 			blas64.Gemv(blas.NoTrans, 1, m.block(lo, hi), blas64.Vector{N: m.cols, Inc: 1, Data: w},
 				0, blas64.Vector{N: hi - lo, Inc: 1, Data: dst[lo:hi]})

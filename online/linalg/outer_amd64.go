@@ -1,4 +1,4 @@
-package online
+package linalg
 
 import "golang.org/x/sys/cpu"
 

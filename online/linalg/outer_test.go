@@ -1,4 +1,4 @@
-package online
+package linalg
 
 import (
 	"math"
@@ -34,7 +34,7 @@ func TestAddOuter(t *testing.T) {
 				}
 			}
 			got := append([]float64(nil), start...)
-			addOuter(got, d1, alpha, rows)
+			AddOuter(got, d1, alpha, rows)
 			checkOuter(t, "addOuter", d1, n, got, want)
 			if n%4 == 0 {
 				got = append(got[:0], start...)
@@ -67,6 +67,6 @@ func BenchmarkAddOuter(b *testing.B) {
 	}
 	h := make([]float64, d1*d1)
 	for b.Loop() {
-		addOuter(h, d1, 1, rows)
+		AddOuter(h, d1, 1, rows)
 	}
 }
