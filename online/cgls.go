@@ -152,7 +152,7 @@ func (s *newton) normalResidual(r []float64, rows []int, z []float64, zSum, zSq 
 }
 
 // reduce calls fn on chunks of [0, n), on the matrix's workers when n is at
-// least vectorMinLen, and returns the sums of its two results, added in
+// least VectorMinLen, and returns the sums of its two results, added in
 // chunk order (the same for every run on as many workers).
 func (s *newton) reduce(n int, fn func(lo, hi int) (a, b float64)) (float64, float64) {
 	workers := 1

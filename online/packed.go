@@ -37,7 +37,7 @@ func packWeights(problems []Solution, dim int) *packedWeights {
 // outputs sets z[k] to problem k's output for x, as output does: features
 // at dim and beyond are left out. A sparse row's products are summed as
 // output sums them, in order and then the bias, six problems at a time
-// in registers (rowBlockDot).
+// in registers (RowBlockDot).
 func (pw *packedWeights) outputs(x vector.Vector, dim int, z []float64) {
 	p := pw.p
 	z = z[:p]

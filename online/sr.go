@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"streamer/online/eigen"
 	"streamer/online/linalg"
 	"streamer/vector"
 )
@@ -191,15 +192,15 @@ func trainSR(ctx context.Context, data TrainData, params Params, classes []strin
 // and returns the block whose first columns are those the responses come
 // from (responseCount says how many, pickResponses which), aligned with
 // the warm start's, and their number.
-func (p *srProblem) eigenvectors(aff *srAffinity, nev int, prev *Model) (eigenResult, int, error) {
+func (p *srProblem) eigenvectors(aff *srAffinity, nev int, prev *Model) (eigen.Result, int, error) {
 	n := aff.Dim()
 	block := min(nev+srGuard, n-1)
 	if block < nev {
-		return eigenResult{}, 0, fmt.Errorf("%d rows are too few for %d classes", n, nev+1)
+		return eigen.Result{}, 0, fmt.Errorf("%d rows are too few for %d classes", n, nev+1)
 	}
 	u0 := aff.trivialVector()
 	warm, whole := p.warmBlock(aff, prev, block)
-	var res eigenResult
+	var res eigen.Result
 	var err error
 	if n <= srDenseMax {
 		res = denseTopEigen(aff, u0, block)
@@ -246,7 +247,7 @@ func (p *srProblem) responseCount(values []float64, nev int) int {
 // another, and taking it in place of a labeled class's direction loses
 // that class. When fewer than picked columns carry labels, the leading
 // label-free ones fill in.
-func (p *srProblem) pickResponses(res *eigenResult, nev, picked int) {
+func (p *srProblem) pickResponses(res *eigen.Result, nev, picked int) {
 	v := res.Vectors
 	order, carrying := p.responseOrder(v, nev)
 	if carrying >= picked && order[picked-1] == picked-1 {
@@ -316,9 +317,9 @@ func (p *srProblem) labeledMass(v *mat.Dense, k int) float64 {
 // Only the whole last block (whole: no row new to the window) is checked
 // before its first round: a start with rows filled in, or a cold one, is
 // not a solution yet, and the check would cost as much as five products.
-func (p *srProblem) iterativeEigen(aff *srAffinity, u0 []float64, nev, block int, warm *mat.Dense, whole bool) (eigenResult, error) {
+func (p *srProblem) iterativeEigen(aff *srAffinity, u0 []float64, nev, block int, warm *mat.Dense, whole bool) (eigen.Result, error) {
 	needed := func(x *mat.Dense, theta []float64) int { return p.neededVectors(x, theta, nev) }
-	check := eigenSettings{Tol: p.params.Tolerances.Spectral, MaxIter: -1, Needed: needed}
+	check := eigen.Settings{Tol: p.params.Tolerances.Spectral, MaxIter: -1, Needed: needed}
 	seed, done := warm, 0
 	if seed == nil {
 		seed = p.labelBlock(aff, block)
@@ -329,7 +330,7 @@ func (p *srProblem) iterativeEigen(aff *srAffinity, u0 []float64, nev, block int
 		}
 	}
 	for ; ; done += srOrthoEvery {
-		res, err := topEigen(aff, u0, nev, block, seed, check)
+		res, err := eigen.TopEigen(aff, u0, nev, block, seed, check)
 		if err != nil || res.Converged {
 			return res, err
 		}
@@ -337,7 +338,7 @@ func (p *srProblem) iterativeEigen(aff *srAffinity, u0 []float64, nev, block int
 			seed = diffuse(aff, u0, res.Vectors, srOrthoEvery)
 		}
 		if done == srDiffusions || seed == nil {
-			return topEigen(aff, u0, nev, block, res.Vectors, eigenSettings{Tol: check.Tol, Needed: needed})
+			return eigen.TopEigen(aff, u0, nev, block, res.Vectors, eigen.Settings{Tol: check.Tol, Needed: needed})
 		}
 	}
 }
@@ -345,7 +346,7 @@ func (p *srProblem) iterativeEigen(aff *srAffinity, u0 []float64, nev, block int
 // denseTopEigen solves the eigenproblem of S densely, with the trivial
 // vector pushed to the bottom of the spectrum (S - 3·u0u0ᵀ; S's spectrum
 // lies in [-1, 1]).
-func denseTopEigen(aff *srAffinity, u0 []float64, block int) eigenResult {
+func denseTopEigen(aff *srAffinity, u0 []float64, block int) eigen.Result {
 	s := aff.dense()
 	n := aff.Dim()
 	for i := range n {
@@ -361,7 +362,7 @@ func denseTopEigen(aff *srAffinity, u0 []float64, block int) eigenResult {
 	var vecs mat.Dense
 	eig.VectorsTo(&vecs)
 	x := mat.NewDense(n, block, nil)
-	res := eigenResult{Values: make([]float64, block), Vectors: x, Converged: true}
+	res := eigen.Result{Values: make([]float64, block), Vectors: x, Converged: true}
 	for k := range block {
 		src := n - 1 - k
 		res.Values[k] = vals[src]
@@ -408,9 +409,9 @@ func (p *srProblem) labelBlock(aff *srAffinity, block int) *mat.Dense {
 // changed.
 func diffuse(aff *srAffinity, u0 []float64, x *mat.Dense, products int) *mat.Dense {
 	n, block := x.Dims()
-	fillRandom(x, 1)
+	eigen.FillRandom(x, 1)
 	for done := 0; done < products; done += srOrthoEvery {
-		if x = orthonormalBasis(x, u0, nil); x == nil || colsOf(x) < block {
+		if x = eigen.OrthonormalBasis(x, u0, nil); x == nil || blockCols(x) < block {
 			return nil
 		}
 		y := mat.NewDense(n, block, nil)
@@ -685,4 +686,10 @@ func (m *Model) centroidScores(z, dst []float64) {
 			dst[c] = worst - 1
 		}
 	}
+}
+
+// blockCols returns the number of columns of the block m.
+func blockCols(m *mat.Dense) int {
+	_, c := m.Dims()
+	return c
 }

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"streamer/anngraph"
+	"streamer/online/eigen"
 	"streamer/online/internal/onlinetest"
 	"streamer/online/linalg"
 	"streamer/synth"
@@ -61,7 +62,7 @@ func TestTopEigenMatchesDense(t *testing.T) {
 			}
 			aff := newSRAffinity(lap, p.class, len(classes), tt.delta, 5)
 			nev := len(classes) - 1
-			got, err := topEigen(aff, aff.trivialVector(), nev, nev+srGuard, nil, eigenSettings{Tol: 1e-9, MaxIter: 2000})
+			got, err := eigen.TopEigen(aff, aff.trivialVector(), nev, nev+srGuard, nil, eigen.Settings{Tol: 1e-9, MaxIter: 2000})
 			if err != nil || !got.Converged {
 				t.Fatalf("not converged (%v) after %d iterations", err, got.Iters)
 			}
@@ -165,11 +166,9 @@ func TestSREigensolverSolvesTheResponses(t *testing.T) {
 			t.Errorf("seed %d: the responses' subspace differs from the dense one by %v", seed, d)
 		}
 		needed := p.neededVectors(got.Vectors, got.Values, nev)
-		r := mat.NewDense(aff.Dim(), len(got.Values), nil)
 		ax := mat.NewDense(aff.Dim(), len(got.Values), nil)
 		aff.MulBlock(ax, got.Vectors)
-		residuals(r, got.Vectors, ax, got.Values)
-		norms := colNorms(r)
+		norms := residualNorms(got.Vectors, ax, got.Values)
 		for k, norm := range norms[:needed] {
 			if norm > tol {
 				t.Errorf("seed %d: column %d of the %d needed has residual %v > %v", seed, k, needed, norm, tol)
@@ -280,7 +279,7 @@ func rdaReference(data TrainData, class []int, c int, deg []float64, alpha float
 	for i := range u0 {
 		u0[i] *= scale
 	}
-	v := orthonormalBasis(ind, u0, nil)
+	v := eigen.OrthonormalBasis(ind, u0, nil)
 	_, nev := v.Dims()
 	y := mat.NewDense(n, nev, nil)
 	for i := range n {
@@ -950,14 +949,31 @@ func TestSRPicksResponsesThatCarryLabels(t *testing.T) {
 		}
 		return v
 	}
-	res := eigenResult{Vectors: block(0, 1, 2), Values: []float64{1, 0.9, 0.8}}
+	res := eigen.Result{Vectors: block(0, 1, 2), Values: []float64{1, 0.9, 0.8}}
 	p.pickResponses(&res, 3, 2)
 	if !mat.Equal(res.Vectors, block(1, 2, 0)) || !slices.Equal(res.Values, []float64{0.9, 0.8, 1}) {
 		t.Errorf("picked %v, values %v; want columns 1, 2, 0", mat.Formatted(res.Vectors), res.Values)
 	}
-	res = eigenResult{Vectors: block(1, 2, 0), Values: []float64{0.9, 0.8, 1}}
+	res = eigen.Result{Vectors: block(1, 2, 0), Values: []float64{0.9, 0.8, 1}}
 	p.pickResponses(&res, 3, 2)
 	if !mat.Equal(res.Vectors, block(1, 2, 0)) {
 		t.Errorf("a block whose leading columns carry labels was reordered: %v", mat.Formatted(res.Vectors))
 	}
+}
+
+// residualNorms returns the norm of each column of A·x - x·diag(θ).
+func residualNorms(x, ax *mat.Dense, theta []float64) []float64 {
+	n, b := x.Dims()
+	norms := make([]float64, b)
+	for i := range n {
+		xi, axi := x.RawRowView(i), ax.RawRowView(i)
+		for k := range b {
+			e := axi[k] - theta[k]*xi[k]
+			norms[k] += e * e
+		}
+	}
+	for k := range norms {
+		norms[k] = math.Sqrt(norms[k])
+	}
+	return norms
 }

@@ -28,7 +28,7 @@ type WeightedGraph interface {
 // window's k) weighted δ·s(i, j), without the edges that join two labeled
 // rows of different classes, plus the label block
 // Σ_k (1/l_k) 1_k 1_kᵀ, which is applied as that rank-c sum and never
-// stored as edges. As a blockOperator it is S = D^{-1/2} W D^{-1/2}.
+// stored as edges. As a Operator it is S = D^{-1/2} W D^{-1/2}.
 type srAffinity struct {
 	n int
 	// The kNN edges as a symmetric sparse matrix: row i's neighbours are
@@ -122,7 +122,7 @@ func (a *srAffinity) degrees() []float64 {
 	return d
 }
 
-// Dim implements blockOperator.
+// Dim implements Operator.
 func (a *srAffinity) Dim() int { return a.n }
 
 // MulBlock sets dst = D^{-1/2} W D^{-1/2} src.
@@ -140,7 +140,7 @@ func (a *srAffinity) MulBlock(dst, src *mat.Dense) {
 }
 
 // mulW sets dst = W·src: the kNN part gathered row by row in parallel
-// (rowBlockDot), then the label block as its rank-c sum.
+// (RowBlockDot), then the label block as its rank-c sum.
 func (a *srAffinity) mulW(dst, src *mat.Dense) {
 	in := src.RawMatrix()
 	linalg.ParallelRange(a.n, a.workers, func(_, lo, hi int) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"streamer/online/eigen"
 	"streamer/online/linalg"
 
 	"gonum.org/v1/gonum/floats"
@@ -215,12 +216,12 @@ func (p *srProblem) solveDual(ctx context.Context, op *dualRidge, v, rhs, tol []
 	if defl != nil {
 		apply, b = defl.apply, defl.project(rhs)
 	}
-	cg := blockCG{apply: apply, n: op.n, s: op.s, tol: tol, maxIter: maxIter, workers: linalg.Workers(op.matrix)}
-	iters, _, err := cg.solve(ctx, v, b)
+	cg := eigen.BlockCG{Apply: apply, N: op.n, S: op.s, Tol: tol, MaxIter: maxIter, Workers: linalg.Workers(op.matrix)}
+	iters, _, err := cg.Solve(ctx, v, b)
 	if defl != nil {
 		defl.complete(v, rhs)
 	}
-	if !errors.Is(err, errBlockBreakdown) {
+	if !errors.Is(err, eigen.ErrBlockBreakdown) {
 		return iters, err
 	}
 	more, _, err := solveColumns(ctx, op, v, rhs, tol, maxIter)
@@ -303,8 +304,8 @@ func solveColumns(ctx context.Context, op *dualRidge, v, rhs, tol []float64, max
 		for i := range n {
 			col[i], b[i] = v[i*s+k], rhs[i*s+k]
 		}
-		cg := blockCG{apply: one.apply, n: n, s: 1, tol: tol[k : k+1], maxIter: maxIter, workers: linalg.Workers(op.matrix)}
-		it, ok, err := cg.solve(ctx, col, b)
+		cg := eigen.BlockCG{Apply: one.apply, N: n, S: 1, Tol: tol[k : k+1], MaxIter: maxIter, Workers: linalg.Workers(op.matrix)}
+		it, ok, err := cg.Solve(ctx, col, b)
 		if err != nil {
 			return iters, false, fmt.Errorf("response %d: %w", k+1, err)
 		}

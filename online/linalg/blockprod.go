@@ -5,7 +5,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
-// blockMatrix is implemented by matrices that multiply a block of s vectors
+// BlockMatrix is implemented by matrices that multiply a block of s vectors
 // at once, stored row-major (entry (i, j) at i·s + j), as block CG asks:
 // one pass over the stored values serves every vector. (On 20,000 text
 // rows a product of 12 vectors costs as much as 12 single products: the
@@ -14,13 +14,13 @@ import (
 // of the rows, added in order), so the products are the same on every
 // run.
 type BlockMatrix interface {
-	// mulBlock sets dst (Rows × s) = X·p for p (Cols × s).
+	// MulBlock sets dst (Rows × s) = X·p for p (Cols × s).
 	MulBlock(dst, p []float64, s int)
-	// mulTransBlock sets dst (Cols × s) = Xᵀ·z for z (Rows × s).
+	// MulTransBlock sets dst (Cols × s) = Xᵀ·z for z (Rows × s).
 	MulTransBlock(dst, z []float64, s int)
 }
 
-// blockProducts returns x's block products: its own, or column by column
+// BlockProducts returns x's block products: its own, or column by column
 // through MulVec and MulTransVec for a matrix without them.
 func BlockProducts(x Matrix) BlockMatrix {
 	if b, ok := x.(BlockMatrix); ok {
@@ -57,7 +57,7 @@ func sparseRowsBlock(dst, src []float64, s int, ptr []int, idx []int32, vals []f
 	}
 }
 
-// rowBlockDot sets out to the products of the sparse row (idx, vals) with
+// RowBlockDot sets out to the products of the sparse row (idx, vals) with
 // the first len(out) columns of the row-major block src whose rows start
 // stride values apart, as sparseRowsBlock says.
 func RowBlockDot[V float32 | float64](out, src []float64, stride int, idx []int32, vals []V) {
@@ -155,7 +155,7 @@ func (m *CSR) transpose() *cscIndex {
 				next[j]++
 			}
 		}
-		t.chunks = nnzChunks(t.colptr, m.workers*BalanceChunks)
+		t.chunks = nnzChunks(t.colptr, m.workers*balanceChunks)
 		m.trans = t
 	})
 	return m.trans
@@ -169,7 +169,7 @@ func (m *Dense) MulBlock(dst, p []float64, s int) {
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, m.block(0, m.n), General(p, m.cols, s), 0, General(dst, m.n, s))
 }
 
-// mulTransBlock sums, on each of m's workers over its contiguous share of
+// MulTransBlock sums, on each of m's workers over its contiguous share of
 // the rows, z_ik·x_i into column k's sum (SIMD axpys as long as a row),
 // adds the shares in order and writes the sums by rows of dst. gonum's
 // Gemm with the transposed rows as first factor took 2.4 times as long
@@ -229,7 +229,7 @@ func (columnProducts) each(dst, src []float64, s, out, in int, mul func(out, in 
 	}
 }
 
-// general views data as an n × s row-major BLAS matrix.
+// General views data as an n × s row-major BLAS matrix.
 func General(data []float64, n, s int) blas64.General {
 	return blas64.General{Rows: n, Cols: s, Stride: s, Data: data}
 }

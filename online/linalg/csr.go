@@ -218,13 +218,14 @@ func (m *CSR) rowAdd(acc []float64, i int, a float64) {
 	}
 }
 
-// columnSpace maps weights between a matrix's columns and its feature
+// ColumnSpace maps weights between a matrix's columns and its feature
 // space; for a matrix without a ColumnMap the two are the same.
 type ColumnSpace struct {
 	Columns  []int32
 	Features int
 }
 
+// NewColumnSpace returns the column space of x.
 func NewColumnSpace(x Matrix) ColumnSpace {
 	if cm, ok := x.(ColumnMap); ok {
 		return ColumnSpace{Columns: cm.Columns(), Features: cm.Features()}

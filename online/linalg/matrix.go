@@ -20,7 +20,7 @@ type Matrix interface {
 	MulTransVec(dst []float64, rows []int, z []float64)
 }
 
-// matrixWorkers returns how many goroutines x's products use (1 for a
+// Workers returns how many goroutines x's products use (1 for a
 // matrix that does not say).
 func Workers(x Matrix) int {
 	if p, ok := x.(interface{ Workers() int }); ok {

@@ -2,7 +2,7 @@ package linalg
 
 import "container/heap"
 
-// minHeap hands out items least first, by a strict order less: a partial
+// MinHeap hands out items least first, by a strict order less: a partial
 // sort for the loops that stop after the first few (label switching, the
 // exact line search). Building it costs O(n) and each pop O(log n), where
 // sorting cost O(n log n) for loops that mostly took a handful: the sorts
@@ -13,7 +13,7 @@ type MinHeap[T any] struct {
 	less  func(a, b T) bool
 }
 
-// newMinHeap arranges items (in place) into a heap.
+// NewMinHeap arranges items (in place) into a heap.
 func NewMinHeap[T any](items []T, less func(a, b T) bool) *MinHeap[T] {
 	h := &MinHeap[T]{items: items, less: less}
 	heap.Init(h)

@@ -2,7 +2,7 @@ package linalg
 
 import "gonum.org/v1/gonum/floats"
 
-// addOuter adds alpha·Σ_r a_r a_rᵀ to the upper triangle of the d1 × d1
+// AddOuter adds alpha·Σ_r a_r a_rᵀ to the upper triangle of the d1 × d1
 // row-major h, a_r the rows of rows; four rows at a time, so that each row
 // of h is loaded and stored once per four.
 func AddOuter(h []float64, d1 int, alpha float64, rows []float64) {
@@ -19,7 +19,7 @@ func AddOuter(h []float64, d1 int, alpha float64, rows []float64) {
 	}
 }
 
-// addOuter4Go is addOuter of four rows, without assembly.
+// addOuter4Go is AddOuter of four rows, without assembly.
 func addOuter4Go(h []float64, d1 int, alpha float64, rows []float64) {
 	a0, a1, a2, a3 := rows[:d1], rows[d1:2*d1], rows[2*d1:3*d1], rows[3*d1:4*d1]
 	for i := range d1 {

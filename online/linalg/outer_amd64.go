@@ -2,7 +2,7 @@ package linalg
 
 import "golang.org/x/sys/cpu"
 
-// useFMA selects the assembly kernel (AVX2 with FMA) of addOuter over the
+// useFMA selects the assembly kernel (AVX2 with FMA) of AddOuter over the
 // portable loop; it is read-only after init.
 var useFMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 

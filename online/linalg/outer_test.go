@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestAddOuter holds addOuter (assembly where the CPU has it) and its
+// TestAddOuter holds AddOuter (assembly where the CPU has it) and its
 // portable four-row loop against a plain sum of outer products, for widths
 // that exercise the four-column blocks and every tail, and for row counts
 // with and without a remainder of single rows. Only the upper triangle is

@@ -48,7 +48,7 @@ func transProduct(dst []float64, count, workers int, scratch *sync.Pool, add fun
 	}
 }
 
-// parallelRange calls fn(w, lo, hi) on worker w's contiguous chunk of
+// ParallelRange calls fn(w, lo, hi) on worker w's contiguous chunk of
 // [0, n), for w < workers, and waits for all of them.
 func ParallelRange(n, workers int, fn func(w, lo, hi int)) {
 	if workers <= 1 || n < 2 {
@@ -57,7 +57,7 @@ func ParallelRange(n, workers int, fn func(w, lo, hi int)) {
 	}
 	var wg sync.WaitGroup
 	for w := range workers {
-		lo, hi := Chunk(n, workers, w)
+		lo, hi := chunk(n, workers, w)
 		if lo == hi {
 			continue
 		}
@@ -70,16 +70,18 @@ func ParallelRange(n, workers int, fn func(w, lo, hi int)) {
 	wg.Wait()
 }
 
-func Chunk(n, workers, w int) (lo, hi int) {
+// chunk returns worker w's share [lo, hi) of [0, n) cut into workers
+// contiguous chunks.
+func chunk(n, workers, w int) (lo, hi int) {
 	return n * w / workers, n * (w + 1) / workers
 }
 
-// balanceChunks is how many chunks per worker balancedRange cuts a range
+// balanceChunks is how many chunks per worker BalancedRange cuts a range
 // into: enough that a worker slowed down (by the other core's memory
 // traffic, or by another process) hands its share to the others.
-const BalanceChunks = 16
+const balanceChunks = 16
 
-// balancedRange calls fn(w, lo, hi) on chunks of [0, n) that workers
+// BalancedRange calls fn(w, lo, hi) on chunks of [0, n) that workers
 // goroutines take in turn until none is left; worker w calls fn only from
 // its own goroutine, possibly several times, and perhaps never. It waits
 // for all of them.
@@ -88,7 +90,7 @@ func BalancedRange(n, workers int, fn func(w, lo, hi int)) {
 		fn(0, 0, n)
 		return
 	}
-	chunks := min(n, workers*BalanceChunks)
+	chunks := min(n, workers*balanceChunks)
 	var next atomic.Int64
 	take := func(w int) {
 		for {
@@ -96,7 +98,7 @@ func BalancedRange(n, workers int, fn func(w, lo, hi int)) {
 			if c >= chunks {
 				return
 			}
-			lo, hi := Chunk(n, chunks, c)
+			lo, hi := chunk(n, chunks, c)
 			fn(w, lo, hi)
 		}
 	}

@@ -6,16 +6,17 @@ import (
 	"gonum.org/v1/gonum/floats"
 )
 
-// vectorMinLen is the vector length below which reduce runs on one
+// VectorMinLen is the vector length below which reduce runs on one
 // goroutine: a pass over a shorter vector costs less than starting one.
 const VectorMinLen = 1 << 15
 
+// Dot returns a·b.
 func Dot(a, b []float64) float64 { return floats.Dot(a, b) }
 
-// axpy sets dst += a·x.
+// Axpy sets dst += a·x.
 func Axpy(dst []float64, a float64, x []float64) { floats.AddScaled(dst, a, x) }
 
-// grow returns (*buf)[:n], reallocating when the buffer is too short.
+// Grow returns (*buf)[:n], reallocating when the buffer is too short.
 func Grow(buf *[]float64, n int) []float64 {
 	if cap(*buf) < n {
 		*buf = make([]float64, n)
@@ -24,4 +25,5 @@ func Grow(buf *[]float64, n int) []float64 {
 	return *buf
 }
 
+// Norm returns ‖a‖.
 func Norm(a []float64) float64 { return math.Sqrt(Dot(a, a)) }

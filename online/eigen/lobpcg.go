@@ -1,4 +1,4 @@
-package online
+package eigen
 
 import (
 	"errors"
@@ -8,16 +8,16 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// blockOperator is a symmetric n × n operator applied to a block of
+// Operator is a symmetric n × n operator applied to a block of
 // vectors, each column one vector: dst = A·src. dst and src are n × b.
-type blockOperator interface {
+type Operator interface {
 	Dim() int
 	MulBlock(dst, src *mat.Dense)
 }
 
-// eigenSettings say how topEigen stops. The zero value means the
+// Settings say how TopEigen stops. The zero value means the
 // defaults written beside each field.
-type eigenSettings struct {
+type Settings struct {
 	// Tol is the residual ‖A x - θ x‖ below which a wanted Ritz pair has
 	// converged; 0 means 1e-6 (the operators here have norm ≤ 1).
 	Tol float64
@@ -31,14 +31,14 @@ type eigenSettings struct {
 }
 
 // needed returns how many leading Ritz pairs of x must meet Tol.
-func (s eigenSettings) needed(x *mat.Dense, theta []float64, nev int) int {
+func (s Settings) needed(x *mat.Dense, theta []float64, nev int) int {
 	if s.Needed == nil {
 		return nev
 	}
 	return min(max(s.Needed(x, theta), 1), nev)
 }
 
-func (s eigenSettings) withDefaults() eigenSettings {
+func (s Settings) withDefaults() Settings {
 	if s.Tol <= 0 {
 		s.Tol = 1e-6
 	}
@@ -48,8 +48,8 @@ func (s eigenSettings) withDefaults() eigenSettings {
 	return s
 }
 
-// eigenResult holds the wanted eigenpairs, largest first.
-type eigenResult struct {
+// Result holds the wanted eigenpairs, largest first.
+type Result struct {
 	// Values holds the block's Ritz values, largest first: the nev
 	// wanted ones, then the guard vectors' (not held to the tolerance).
 	Values []float64
@@ -63,7 +63,7 @@ type eigenResult struct {
 // errEigenSize is returned when the problem is too small for the block.
 var errEigenSize = errors.New("eigenproblem smaller than its block")
 
-// topEigen finds the nev largest eigenpairs of the symmetric operator a on
+// TopEigen finds the nev largest eigenpairs of the symmetric operator a on
 // the orthogonal complement of the unit vector deflate (nil: no deflation),
 // by LOBPCG (Knyazev 2001) without preconditioner: each iteration does a
 // Rayleigh–Ritz step over span[X, R, P] — the current block, its residuals
@@ -72,23 +72,23 @@ var errEigenSize = errors.New("eigenproblem smaller than its block")
 // block has nev wanted columns and block-nev guard columns, which speed up
 // convergence when eigenvalues cluster. x0 (n × block, or nil) seeds the
 // block; a seed that already satisfies the tolerance costs no iteration.
-func topEigen(a blockOperator, deflate []float64, nev, block int, x0 *mat.Dense, set eigenSettings) (eigenResult, error) {
+func TopEigen(a Operator, deflate []float64, nev, block int, x0 *mat.Dense, set Settings) (Result, error) {
 	set = set.withDefaults()
 	n := a.Dim()
 	if nev < 1 || block < nev || n <= block {
-		return eigenResult{}, errEigenSize
+		return Result{}, errEigenSize
 	}
 	x := mat.NewDense(n, block, nil)
 	if x0 != nil {
 		x.Copy(x0)
 	}
-	fillRandom(x, 1)
-	x = orthonormalBasis(x, deflate, nil)
+	FillRandom(x, 1)
+	x = OrthonormalBasis(x, deflate, nil)
 	if x == nil || colsOf(x) < block {
 		x = mat.NewDense(n, block, nil)
-		fillRandom(x, 2)
-		if x = orthonormalBasis(x, deflate, nil); x == nil || colsOf(x) < block {
-			return eigenResult{}, errors.New("eigensolver: no basis of the block's size")
+		FillRandom(x, 2)
+		if x = OrthonormalBasis(x, deflate, nil); x == nil || colsOf(x) < block {
+			return Result{}, errors.New("eigensolver: no basis of the block's size")
 		}
 	}
 	ax := mat.NewDense(n, block, nil)
@@ -96,7 +96,7 @@ func topEigen(a blockOperator, deflate []float64, nev, block int, x0 *mat.Dense,
 	theta := rayleighRitz(x, ax, block)
 	var p *mat.Dense
 	r := mat.NewDense(n, block, nil)
-	res := eigenResult{}
+	res := Result{}
 	for {
 		residuals(r, x, ax, theta)
 		if converged(r, set.needed(x, theta, nev), set.Tol) {
@@ -107,7 +107,7 @@ func topEigen(a blockOperator, deflate []float64, nev, block int, x0 *mat.Dense,
 			break
 		}
 		res.Iters++
-		v := orthonormalBasis(joinCols(r, p), deflate, x)
+		v := OrthonormalBasis(joinCols(r, p), deflate, x)
 		basis, av := x, ax
 		if v != nil {
 			// A·x is known: only the new directions need a product.
@@ -206,14 +206,14 @@ func stepDirection(xOld, xNew *mat.Dense) *mat.Dense {
 	return p
 }
 
-// orthonormalBasis returns an orthonormal basis of the span of v's columns
+// OrthonormalBasis returns an orthonormal basis of the span of v's columns
 // after projecting out deflate and the orthonormal columns of against (both
 // may be nil). Columns are projected twice (classical Gram–Schmidt with
 // reorthogonalization) and scaled to unit norm; a column that was (almost)
 // in the projected-out span is dropped. The rest are orthonormalized
 // through the eigendecomposition of their Gram matrix, twice, dropping
 // numerically dependent directions. It returns nil when nothing is left.
-func orthonormalBasis(v *mat.Dense, deflate []float64, against *mat.Dense) *mat.Dense {
+func OrthonormalBasis(v *mat.Dense, deflate []float64, against *mat.Dense) *mat.Dense {
 	if v == nil {
 		return nil
 	}
@@ -339,9 +339,9 @@ func colNorms(m *mat.Dense) []float64 {
 	return norms
 }
 
-// fillRandom fills the all-zero columns of x with seeded uniform values in
+// FillRandom fills the all-zero columns of x with seeded uniform values in
 // [-1, 1), so that a cold or partly warm start is deterministic.
-func fillRandom(x *mat.Dense, seed uint64) {
+func FillRandom(x *mat.Dense, seed uint64) {
 	n, b := x.Dims()
 	norms := colNorms(x)
 	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))

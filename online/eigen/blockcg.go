@@ -1,4 +1,4 @@
-package online
+package eigen
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// errBlockBreakdown is returned when block CG's search directions lose
+// ErrBlockBreakdown is returned when block CG's search directions lose
 // their rank, which exact arithmetic rules out for a positive definite
 // operator; the caller then solves the columns one at a time.
-var errBlockBreakdown = errors.New("block CG: search directions lost rank")
+var ErrBlockBreakdown = errors.New("block CG: search directions lost rank")
 
-// blockCG solves A·X = B for a symmetric positive definite operator A of
+// BlockCG solves A·X = B for a symmetric positive definite operator A of
 // order n and s right-hand sides (n × s blocks, row-major) by block
 // conjugate gradients: one Krylov space shared by every column, s new
 // directions an iteration, so that each column converges in fewer
@@ -33,21 +33,21 @@ var errBlockBreakdown = errors.New("block CG: search directions lost rank")
 // blocks by columns, each n long, so that these steps are s² long vector
 // operations (SIMD) split by rows between the workers, rather than n
 // products of s-long rows; only the products with A see rows.
-type blockCG struct {
-	apply   func(dst, p []float64) // dst = A·p, both n × s row-major
-	n, s    int
-	tol     []float64 // column j is solved when its residual is at most tol[j]
-	maxIter int
-	workers int // goroutines of the vector steps; 0 means one
+type BlockCG struct {
+	Apply   func(dst, p []float64) // dst = A·p, both n × s row-major
+	N, S    int
+	Tol     []float64 // column j is solved when its residual is at most tol[j]
+	MaxIter int
+	Workers int // goroutines of the vector steps; 0 means one
 }
 
 // solve improves x (n × s row-major, the start) in place until every
 // column's residual B − A·x meets tol, and returns the iterations it took
 // and whether it got there within maxIter.
-func (b blockCG) solve(ctx context.Context, x, rhs []float64) (iters int, converged bool, err error) {
-	n, s := b.n, b.s
+func (b BlockCG) Solve(ctx context.Context, x, rhs []float64) (iters int, converged bool, err error) {
+	n, s := b.N, b.S
 	rows := make([]float64, n*s) // the row-major block the operator sees
-	b.apply(rows, x)
+	b.Apply(rows, x)
 	for i := range rows {
 		rows[i] = rhs[i] - rows[i]
 	}
@@ -64,24 +64,24 @@ func (b blockCG) solve(ctx context.Context, x, rhs []float64) (iters int, conver
 
 // iterate runs BCGrQ from the solution xc and the residual q·c (columns),
 // with rows as the row-major scratch block of the products.
-func (b blockCG) iterate(ctx context.Context, xc, q []float64, c *mat.Dense, rows []float64) (iters int, converged bool, err error) {
-	n, s := b.n, b.s
+func (b BlockCG) iterate(ctx context.Context, xc, q []float64, c *mat.Dense, rows []float64) (iters int, converged bool, err error) {
+	n, s := b.N, b.S
 	p := append([]float64(nil), q...)
 	z, tmp, out := make([]float64, n*s), make([]float64, n*s), make([]float64, n*s)
 	ptz := mat.NewSymDense(s, nil)
 	xi, xiC := mat.NewDense(s, s, nil), mat.NewDense(s, s, nil)
 	var chol mat.Cholesky
-	for iters < b.maxIter {
+	for iters < b.MaxIter {
 		if err := ctx.Err(); err != nil {
 			return iters, false, err
 		}
 		iters++
 		b.toRows(rows, p)
-		b.apply(out, rows)
+		b.Apply(out, rows)
 		b.columnsTo(z, out)
 		b.symGram(ptz, p, z)
 		if !chol.Factorize(ptz) || chol.InverseTo(ptz) != nil {
-			return iters, false, errBlockBreakdown
+			return iters, false, ErrBlockBreakdown
 		}
 		xi.Copy(ptz)
 		xiC.Mul(xi, c)
@@ -101,9 +101,9 @@ func (b blockCG) iterate(ctx context.Context, xc, q []float64, c *mat.Dense, row
 
 // met reports whether every column of the residual Q·C is within its
 // tolerance: ‖Q·C e_j‖ = ‖C e_j‖. A norm that is not a number is not.
-func (b blockCG) met(c *mat.Dense) bool {
-	for j := range b.s {
-		if !(mat.Norm(c.ColView(j), 2) <= b.tol[j]) {
+func (b BlockCG) met(c *mat.Dense) bool {
+	for j := range b.S {
+		if !(mat.Norm(c.ColView(j), 2) <= b.Tol[j]) {
 			return false
 		}
 	}
@@ -111,19 +111,19 @@ func (b blockCG) met(c *mat.Dense) bool {
 }
 
 // rowRange calls fn on each worker's contiguous share of the rows.
-func (b blockCG) rowRange(fn func(w, lo, hi int)) {
-	linalg.ParallelRange(b.n, max(1, min(b.workers, b.n)), fn)
+func (b BlockCG) rowRange(fn func(w, lo, hi int)) {
+	linalg.ParallelRange(b.N, max(1, min(b.Workers, b.N)), fn)
 }
 
 // columns returns the row-major block rows by columns.
-func (b blockCG) columns(rows []float64) []float64 {
-	out := make([]float64, b.n*b.s)
+func (b BlockCG) columns(rows []float64) []float64 {
+	out := make([]float64, b.N*b.S)
 	b.columnsTo(out, rows)
 	return out
 }
 
-func (b blockCG) columnsTo(cols, rows []float64) {
-	n, s := b.n, b.s
+func (b BlockCG) columnsTo(cols, rows []float64) {
+	n, s := b.N, b.S
 	b.rowRange(func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			for j, v := range rows[i*s : (i+1)*s] {
@@ -133,8 +133,8 @@ func (b blockCG) columnsTo(cols, rows []float64) {
 	})
 }
 
-func (b blockCG) toRows(rows, cols []float64) {
-	n, s := b.n, b.s
+func (b BlockCG) toRows(rows, cols []float64) {
+	n, s := b.N, b.S
 	b.rowRange(func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			out := rows[i*s : (i+1)*s]
@@ -148,9 +148,9 @@ func (b blockCG) toRows(rows, cols []float64) {
 // gram returns the s × s matrix of dot products of a's and c's columns,
 // each worker's share of the rows summed apart and the shares added in
 // order.
-func (b blockCG) gram(a, c []float64) *mat.Dense {
-	n, s := b.n, b.s
-	parts := make([]*mat.Dense, max(1, min(b.workers, n)))
+func (b BlockCG) gram(a, c []float64) *mat.Dense {
+	n, s := b.N, b.S
+	parts := make([]*mat.Dense, max(1, min(b.Workers, n)))
 	b.rowRange(func(w, lo, hi int) {
 		g := mat.NewDense(s, s, nil)
 		for j := range s {
@@ -169,10 +169,10 @@ func (b blockCG) gram(a, c []float64) *mat.Dense {
 }
 
 // symGram sets g to the symmetric part of pᵀz.
-func (b blockCG) symGram(g *mat.SymDense, p, z []float64) {
+func (b BlockCG) symGram(g *mat.SymDense, p, z []float64) {
 	m := b.gram(p, z)
-	for i := range b.s {
-		for j := i; j < b.s; j++ {
+	for i := range b.S {
+		for j := i; j < b.S; j++ {
 			g.SetSym(i, j, (m.At(i, j)+m.At(j, i))/2)
 		}
 	}
@@ -180,8 +180,8 @@ func (b blockCG) symGram(g *mat.SymDense, p, z []float64) {
 
 // mulAdd adds alpha·a·m to dst (columns; m s × s): column j of dst gets
 // alpha·Σ_k m_kj·a_k.
-func (b blockCG) mulAdd(dst, a []float64, m mat.Matrix, alpha float64) {
-	n, s := b.n, b.s
+func (b BlockCG) mulAdd(dst, a []float64, m mat.Matrix, alpha float64) {
+	n, s := b.N, b.S
 	b.rowRange(func(_, lo, hi int) {
 		for j := range s {
 			out := dst[j*n+lo : j*n+hi]
@@ -204,7 +204,7 @@ const cholQRMaxCond = 1e12
 // Householder's for such condition numbers, in long vector steps), or by
 // Householder when the columns are close to dependent, whose Q stays
 // orthonormal where CholeskyQR's cannot.
-func (b blockCG) orthonormalize(q []float64) *mat.Dense {
+func (b BlockCG) orthonormalize(q []float64) *mat.Dense {
 	r, ok := b.cholQR(q)
 	if !ok {
 		return b.householderQR(q)
@@ -219,8 +219,8 @@ func (b blockCG) orthonormalize(q []float64) *mat.Dense {
 
 // cholQR sets q = q·R⁻¹ with R the Cholesky factor of qᵀq and returns R;
 // false, q untouched, when qᵀq is not safely positive definite.
-func (b blockCG) cholQR(q []float64) (*mat.Dense, bool) {
-	n, s := b.n, b.s
+func (b BlockCG) cholQR(q []float64) (*mat.Dense, bool) {
+	n, s := b.N, b.S
 	sym := mat.NewSymDense(s, nil)
 	b.symGram(sym, q, q)
 	var chol mat.Cholesky
@@ -244,8 +244,8 @@ func (b blockCG) cholQR(q []float64) (*mat.Dense, bool) {
 
 // householderQR orthonormalizes the columns q by Householder's QR (on a
 // row-major copy, as LAPACK takes it) and returns R.
-func (b blockCG) householderQR(q []float64) *mat.Dense {
-	n, s := b.n, b.s
+func (b BlockCG) householderQR(q []float64) *mat.Dense {
+	n, s := b.N, b.S
 	a := make([]float64, n*s)
 	b.toRows(a, q)
 	g := linalg.General(a, n, s)

@@ -1,4 +1,4 @@
-package online
+package eigen
 
 import (
 	"context"
@@ -60,9 +60,9 @@ func TestBlockCGMatchesDenseSolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, workers := range []int{1, 3} {
-		cg := blockCG{apply: denseOperator(a, s), n: n, s: s, tol: tol, maxIter: 10 * n, workers: workers}
+		cg := BlockCG{Apply: denseOperator(a, s), N: n, S: s, Tol: tol, MaxIter: 10 * n, Workers: workers}
 		x := make([]float64, n*s)
-		iters, ok, err := cg.solve(context.Background(), x, rhs)
+		iters, ok, err := cg.Solve(context.Background(), x, rhs)
 		if err != nil || !ok {
 			t.Fatalf("%d workers: converged %v after %d iterations, %v", workers, ok, iters, err)
 		}
@@ -74,7 +74,7 @@ func TestBlockCGMatchesDenseSolve(t *testing.T) {
 			}
 		}
 		t.Logf("%d workers: %d block iterations for %d unknowns", workers, iters, n)
-		if again, _, _ := cg.solve(context.Background(), x, rhs); again != 0 {
+		if again, _, _ := cg.Solve(context.Background(), x, rhs); again != 0 {
 			t.Errorf("%d workers: a start at the solution took %d iterations", workers, again)
 		}
 	}
@@ -87,7 +87,7 @@ func TestBlockCGMatchesDenseSolve(t *testing.T) {
 func TestOrthonormalize(t *testing.T) {
 	const n, s = 40, 4
 	r := rand.New(rand.NewPCG(3, 3))
-	b := blockCG{n: n, s: s, workers: 2}
+	b := BlockCG{N: n, S: s, Workers: 2}
 	random := make([]float64, n*s)
 	for i := range random {
 		random[i] = r.NormFloat64()
@@ -141,8 +141,8 @@ func TestBlockCGStopsOnIndefiniteOperator(t *testing.T) {
 		rhs[i] = 1
 	}
 	rhs[1] = -1
-	cg := blockCG{apply: denseOperator(a, s), n: n, s: s, tol: []float64{1e-10, 1e-10}, maxIter: 100}
-	if _, _, err := cg.solve(context.Background(), make([]float64, n*s), rhs); !errors.Is(err, errBlockBreakdown) {
+	cg := BlockCG{Apply: denseOperator(a, s), N: n, S: s, Tol: []float64{1e-10, 1e-10}, MaxIter: 100}
+	if _, _, err := cg.Solve(context.Background(), make([]float64, n*s), rhs); !errors.Is(err, ErrBlockBreakdown) {
 		t.Errorf("indefinite operator: err = %v, want a breakdown", err)
 	}
 	// A right-hand side that is not a number is not solved either.
@@ -150,7 +150,7 @@ func TestBlockCGStopsOnIndefiniteOperator(t *testing.T) {
 		a.SetSym(i, i, 1)
 	}
 	rhs[3] = math.NaN()
-	if _, ok, err := cg.solve(context.Background(), make([]float64, n*s), rhs); err == nil || ok {
+	if _, ok, err := cg.Solve(context.Background(), make([]float64, n*s), rhs); err == nil || ok {
 		t.Errorf("NaN right-hand side: converged %v, err %v", ok, err)
 	}
 }
