@@ -15,6 +15,7 @@ import (
 	"streamer/anngraph"
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/kernel"
 	"streamer/pipeline"
 	"streamer/synth"
 )
@@ -381,7 +382,7 @@ func TestEvalAutoOverKernelMap(t *testing.T) {
 			Learner: online.LearnerConfig{
 				Features: 8, Window: anngraph.Config{MaxExamples: 900, K: 10, Metric: anngraph.Euclidean},
 				Params: online.Params{Algorithm: online.Auto, Lambda: 1e-3}, SolveExamples: 100, SolveLabels: 5,
-				Kernel: online.KernelConfig{Kind: "rbf", Landmarks: 60},
+				Kernel: kernel.Config{Kind: "rbf", Landmarks: 60},
 			},
 		},
 	}

@@ -9,6 +9,7 @@ import (
 	"streamer/anngraph"
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/kernel"
 	"streamer/online/linalg"
 	"streamer/snapshot"
 	"streamer/vector"
@@ -38,7 +39,7 @@ type FitConfig struct {
 	Graph     GraphConfig
 	// Kernel, when enabled, trains over a Nyström kernel map of the rows
 	// (landmarks drawn from them); the kNN graph stays on the rows.
-	Kernel online.KernelConfig
+	Kernel kernel.Config
 	// BadLines, when set, is told which records were rejected: file, line
 	// and reason, up to MaxBadLines.
 	BadLines io.Writer
@@ -156,14 +157,14 @@ func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 
 // fitKernelMap returns the kernel map of cfg over landmarks drawn from the
 // rows, or nil without a kernel.
-func fitKernelMap(d *dataset, cfg online.KernelConfig) (*online.KernelMap, error) {
+func fitKernelMap(d *dataset, cfg kernel.Config) (*kernel.Map, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
 	if !cfg.Enabled() {
 		return nil, nil
 	}
-	km, err := online.NewKernelMap(online.SampleLandmarks(d.rows, cfg.LandmarkCount(), 1), cfg.Gamma)
+	km, err := kernel.NewMap(kernel.SampleLandmarks(d.rows, cfg.LandmarkCount(), 1), cfg.Gamma)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"streamer/anngraph"
 	"streamer/online"
+	"streamer/online/kernel"
 	"streamer/online/linalg"
 	"streamer/vector"
 )
@@ -22,7 +23,7 @@ func Example_spectralRegression() {
 	for _, i := range []int{100, 300} {
 		labels[i] = truth[i]
 	}
-	km, err := online.NewKernelMap(online.SampleLandmarks(rows, 100, 1), 0)
+	km, err := kernel.NewMap(kernel.SampleLandmarks(rows, 100, 1), 0)
 	if err != nil {
 		panic(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"streamer/anngraph"
+	"streamer/online/kernel"
 	"streamer/vector"
 )
 
@@ -128,7 +129,7 @@ func laplacianFromWeights(w *mat.Dense, normalized bool) *factorLaplacian {
 // landmark (exact on them), for the Gaussian kernel exp(-d²/(2σ²)) with σ
 // the mean pairwise distance: the thesis's setting for g50c.
 func rbfKernelMap(rows []vector.Vector) []vector.Vector {
-	km, err := NewKernelMap(rows, 1/(2*meanDistance(rows)*meanDistance(rows)))
+	km, err := kernel.NewMap(rows, 1/(2*meanDistance(rows)*meanDistance(rows)))
 	if err != nil {
 		panic(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/kernel"
 	"streamer/online/linalg"
 	"streamer/vector"
 )
@@ -36,7 +37,7 @@ type LearnerConfig struct {
 	// Kernel, when enabled, maps the window's rows by a Nyström kernel
 	// map whose landmarks are drawn from the window at the first solve;
 	// the kNN graph stays on the input vectors.
-	Kernel KernelConfig
+	Kernel kernel.Config
 	// A re-solve is due after SolveExamples new examples or SolveLabels
 	// new labels since the last one; 0 means 1000 and 20.
 	SolveExamples int
@@ -759,14 +760,14 @@ const landmarkSeed = 1
 // kernelMap returns the kernel map of the next model: the one in force
 // while it lives, or a new one over landmarks drawn from the window; nil
 // without a kernel.
-func (l *Learner) kernelMap(prev *Model, view windowView) (*KernelMap, error) {
+func (l *Learner) kernelMap(prev *Model, view windowView) (*kernel.Map, error) {
 	if !l.cfg.Kernel.Enabled() {
 		return nil, nil
 	}
 	if prev != nil && prev.Map != nil {
 		return prev.Map, nil
 	}
-	km, err := NewKernelMap(SampleLandmarks(view.vecs, l.cfg.Kernel.LandmarkCount(), landmarkSeed), l.cfg.Kernel.Gamma)
+	km, err := kernel.NewMap(kernel.SampleLandmarks(view.vecs, l.cfg.Kernel.LandmarkCount(), landmarkSeed), l.cfg.Kernel.Gamma)
 	if err != nil {
 		return nil, fmt.Errorf("kernel map: %w", err)
 	}
@@ -776,13 +777,13 @@ func (l *Learner) kernelMap(prev *Model, view windowView) (*KernelMap, error) {
 // mappedRows caches the mapped vector of each window row by key, so that a
 // row is mapped once while it stays in the window and the map lives.
 type mappedRows struct {
-	km    *KernelMap
+	km    *kernel.Map
 	byKey map[uint64]vector.Vector
 }
 
 // rows returns the mapped rows of view, mapping the new ones and dropping
 // the rows that left.
-func (c *mappedRows) rows(km *KernelMap, view windowView) []vector.Vector {
+func (c *mappedRows) rows(km *kernel.Map, view windowView) []vector.Vector {
 	if c.km != km {
 		c.km, c.byKey = km, map[uint64]vector.Vector{}
 	}

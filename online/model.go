@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"streamer/online/kernel"
 	"streamer/online/linalg"
 	"streamer/vector"
 )
@@ -38,13 +39,13 @@ type Model struct {
 	Spectral *Spectral
 	// Map, when set, maps every input vector before the weights apply
 	// (a Nyström kernel map); Dim is then the map's dimension.
-	Map *KernelMap
+	Map *kernel.Map
 	// packed, set by Pack, holds the weights feature-major for Scores.
 	packed *packedWeights
 	// folded, set by Pack when Map is, holds the weights carried over to
-	// the landmarks' kernel values (KernelMap.fold), which Scores reads
+	// the landmarks' kernel values (kernel.Map.Fold), which Scores reads
 	// instead of mapping its input.
-	folded *packedWeights
+	folded *kernel.Folded
 	// trial, set by auto when it weighed sr against svm or lapsvm, holds the
 	// candidate not served and their record (not part of a snapshot).
 	trial *autoTrial
@@ -91,8 +92,8 @@ func (m *Model) Scores(x vector.Vector, dst []float64) []float64 {
 // foldedScores sets dst as Scores does, from the problems' outputs over
 // the kernel values of x (m.folded) rather than over φ(x).
 func (m *Model) foldedScores(x vector.Vector, dst []float64) {
-	z := make([]float64, m.folded.p)
-	m.Map.foldedOutputs(m.folded, x, z)
+	z := make([]float64, m.folded.P)
+	m.Map.FoldedOutputs(m.folded, x, z)
 	switch {
 	case m.Centroids != nil:
 		m.centroidScores(z, dst)

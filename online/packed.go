@@ -44,7 +44,7 @@ func (pw *packedWeights) outputs(x vector.Vector, dim int, z []float64) {
 	if x.IsDense() {
 		copy(z, pw.bias)
 		for j, v := range x.Values[:min(len(x.Values), dim)] {
-			addScaled(z, v, pw.w[j*p:j*p+p])
+			linalg.AddScaled(z, v, pw.w[j*p:j*p+p])
 		}
 		return
 	}
@@ -55,16 +55,18 @@ func (pw *packedWeights) outputs(x vector.Vector, dim int, z []float64) {
 	}
 }
 
-func addScaled(z []float64, a float64, w []float64) {
-	w = w[:len(z)]
-	for k := range z {
-		z[k] += a * w[k]
+// weights returns the problems' weight vectors.
+func (m *Model) weights() [][]float64 {
+	w := make([][]float64, len(m.Problems))
+	for k, s := range m.Problems {
+		w[k] = s.W
 	}
+	return w
 }
 
 // Pack prepares m for scoring: with two problems or more, it keeps their
 // weights feature-major as well (see packedWeights), and with a kernel
-// map, carried over to the landmarks (KernelMap.fold); Scores then reads
+// map, carried over to the landmarks (kernel.Map.Fold); Scores then reads
 // them. It is done once; a model must be packed before it is shared with
 // the goroutines that score with it, as SetModel and Pin do.
 func (m *Model) Pack() {
@@ -75,6 +77,6 @@ func (m *Model) Pack() {
 		m.packed = packWeights(m.Problems, m.Dim)
 	}
 	if m.Map != nil && m.folded == nil {
-		m.folded = m.Map.fold(m.Problems)
+		m.folded = m.Map.Fold(m.weights())
 	}
 }

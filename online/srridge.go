@@ -283,13 +283,13 @@ func (d *biasDeflation) rankOne(dst, u, y, x []float64, sign float64) {
 	s := d.op.s
 	c := make([]float64, s)
 	for i := range d.op.n {
-		addScaled(c, y[i], x[i*s:(i+1)*s])
+		linalg.AddScaled(c, y[i], x[i*s:(i+1)*s])
 	}
 	for k := range c {
 		c[k] *= sign / d.e
 	}
 	for i := range d.op.n {
-		addScaled(dst[i*s:(i+1)*s], u[i], c)
+		linalg.AddScaled(dst[i*s:(i+1)*s], u[i], c)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"streamer/anngraph"
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/kernel"
 	"streamer/pipeline"
 	"streamer/snapshot"
 )
@@ -78,7 +79,7 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 			Queue:         c.Window.Queue,
 			BatchInline:   true,
 			Sample:        sample,
-			Kernel:        online.KernelConfig{Kind: c.Features.Kernel, Landmarks: c.Features.Landmarks, Gamma: c.Features.Gamma},
+			Kernel:        kernel.Config{Kind: c.Features.Kernel, Landmarks: c.Features.Landmarks, Gamma: c.Features.Gamma},
 			SolveExamples: c.Schedule.SolveExamples,
 			SolveLabels:   c.Schedule.SolveLabels,
 		},

@@ -10,6 +10,7 @@ import (
 	"math"
 
 	"streamer/online"
+	"streamer/online/kernel"
 	"streamer/vector"
 )
 
@@ -407,7 +408,7 @@ func (r *reader) vector() (vector.Vector, error) {
 }
 
 // kernelMap reads the kernel map's landmarks and projection.
-func (r *reader) kernelMap(h *kernelHeader) (*online.KernelMap, error) {
+func (r *reader) kernelMap(h *kernelHeader) (*kernel.Map, error) {
 	if h.Landmarks < 1 || h.Rank < 1 || h.Rank > h.Landmarks || h.Landmarks > len(r.buf) {
 		return nil, fmt.Errorf("%w: kernel map of %d landmarks, rank %d", ErrNotSnapshot, h.Landmarks, h.Rank)
 	}
@@ -423,7 +424,7 @@ func (r *reader) kernelMap(h *kernelHeader) (*online.KernelMap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel projection: %w", err)
 	}
-	km, err := online.RestoreKernelMap(landmarks, h.Gamma, proj, h.Rank)
+	km, err := kernel.RestoreMap(landmarks, h.Gamma, proj, h.Rank)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotSnapshot, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"streamer/online"
+	"streamer/online/kernel"
 	"streamer/vector"
 )
 
@@ -130,7 +131,7 @@ func TestFileRoundTrip(t *testing.T) {
 // describes its kernel map.
 func TestSummaryOfASpectralModelOverAMap(t *testing.T) {
 	s := srSnapshot()
-	km, err := online.NewKernelMap([]vector.Vector{vector.Dense([]float64{1, 0}), vector.Dense([]float64{0, 1}), vector.Dense([]float64{1, 1}), vector.Dense([]float64{1, 0})}, 0.5)
+	km, err := kernel.NewMap([]vector.Vector{vector.Dense([]float64{1, 0}), vector.Dense([]float64{0, 1}), vector.Dense([]float64{1, 1}), vector.Dense([]float64{1, 0})}, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func srSnapshot() *Snapshot {
 }
 
 func kernelSnapshot(f *testing.F) *Snapshot {
-	km, err := online.NewKernelMap([]vector.Vector{vector.Sparse([]int32{1, 70}, []float64{0.5, 1}), vector.Sparse([]int32{3}, []float64{2})}, 0)
+	km, err := kernel.NewMap([]vector.Vector{vector.Sparse([]int32{1, 70}, []float64{0.5, 1}), vector.Sparse([]int32{3}, []float64{2})}, 0)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -352,7 +353,7 @@ func TestKernelMapRoundTrip(t *testing.T) {
 	dense := []vector.Vector{vector.Dense([]float64{1, 0, 2, 0, 0, 0}), vector.Dense([]float64{0, 1, 1, 1, 1, 1}), vector.Dense([]float64{0, 0, 0, 0, 0, 3})}
 	sparse := []vector.Vector{vector.Sparse([]int32{1, 70}, []float64{0.5, 1}), vector.Sparse([]int32{3}, []float64{2}), vector.Sparse([]int32{1, 3, 9}, []float64{1, 1, 1})}
 	for name, landmarks := range map[string][]vector.Vector{"dense": dense, "sparse": sparse} {
-		km, err := online.NewKernelMap(landmarks, 0)
+		km, err := kernel.NewMap(landmarks, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,14 @@ func Dot(a, b []float64) float64 { return floats.Dot(a, b) }
 // Axpy sets dst += a·x.
 func Axpy(dst []float64, a float64, x []float64) { floats.AddScaled(dst, a, x) }
 
+// AddScaled sets z += a·w over z's length, in a plain loop.
+func AddScaled(z []float64, a float64, w []float64) {
+	w = w[:len(z)]
+	for k := range z {
+		z[k] += a * w[k]
+	}
+}
+
 // Grow returns (*buf)[:n], reallocating when the buffer is too short.
 func Grow(buf *[]float64, n int) []float64 {
 	if cap(*buf) < n {

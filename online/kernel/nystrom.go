@@ -1,4 +1,4 @@
-package online
+package kernel
 
 import (
 	"errors"
@@ -16,14 +16,14 @@ import (
 	"streamer/vector"
 )
 
-// KernelMap is the Nyström feature map of the Gaussian kernel
+// Map is the Nyström feature map of the Gaussian kernel
 // k(x, z) = exp(-γ‖x - z‖²) over m landmarks z_1…z_m (MATH.md "Kernel
 // feature maps"): φ(x)·φ(z) = k(x)ᵀ K_mm⁻¹ k(z), for k(x) = [k(x, z_i)]_i,
 // computed by a pivoted Cholesky factorization of K_mm that drops the
 // landmarks the others already span (factor). A linear model over φ is a
 // kernel machine; with every row a landmark the map is exact on them. The
 // map is part of a model: scoring, restore and replay apply the same one.
-type KernelMap struct {
+type Map struct {
 	Landmarks []vector.Vector
 	Gamma     float64
 	// Projection is m × r, row-major: φ(x)_j = Σ_i Projection[i·r+j]·k(x, z_i).
@@ -38,9 +38,9 @@ type KernelMap struct {
 	upper bool
 }
 
-// KernelConfig says whether and how a learner maps its rows. The zero
+// Config says whether and how a learner maps its rows. The zero
 // value is no map.
-type KernelConfig struct {
+type Config struct {
 	// Kind is "" or "none" for no map, "rbf" for the Gaussian kernel.
 	Kind string
 	// Landmarks is m; 0 means 1000.
@@ -51,10 +51,10 @@ type KernelConfig struct {
 }
 
 // Enabled reports whether the configuration asks for a map.
-func (c KernelConfig) Enabled() bool { return c.Kind == "rbf" }
+func (c Config) Enabled() bool { return c.Kind == "rbf" }
 
 // Validate names the first bad field.
-func (c KernelConfig) Validate() error {
+func (c Config) Validate() error {
 	switch {
 	case c.Kind != "" && c.Kind != "none" && c.Kind != "rbf":
 		return fmt.Errorf("kernel %q: want none or rbf", c.Kind)
@@ -67,7 +67,7 @@ func (c KernelConfig) Validate() error {
 }
 
 // LandmarkCount returns m, the number of landmarks (default 1000).
-func (c KernelConfig) LandmarkCount() int {
+func (c Config) LandmarkCount() int {
 	if c.Landmarks == 0 {
 		return 1000
 	}
@@ -91,14 +91,14 @@ func SampleLandmarks(rows []vector.Vector, m int, seed uint64) []vector.Vector {
 	return out
 }
 
-// NewKernelMap fits the Nyström map of the landmarks; gamma 0 takes the
+// NewMap fits the Nyström map of the landmarks; gamma 0 takes the
 // median heuristic.
-func NewKernelMap(landmarks []vector.Vector, gamma float64) (*KernelMap, error) {
+func NewMap(landmarks []vector.Vector, gamma float64) (*Map, error) {
 	m := len(landmarks)
 	if m == 0 {
 		return nil, errors.New("kernel map: no landmarks")
 	}
-	km := &KernelMap{Landmarks: landmarks, Gamma: gamma}
+	km := &Map{Landmarks: landmarks, Gamma: gamma}
 	km.landmarkSq = squaredNorms(landmarks)
 	km.index = newLandmarkIndex(landmarks)
 	dist := km.landmarkDistances()
@@ -130,7 +130,7 @@ const pivotTolerance = 1e-10
 // the Nyström approximation over those landmarks, which with a full rank
 // is φ = Λ^{-1/2}Uᵀk(x) of K_mm's eigendecomposition up to a rotation, and
 // costs m³/3 flops against some 10m³ for the eigendecomposition.
-func (km *KernelMap) factor(k []float64) error {
+func (km *Map) factor(k []float64) error {
 	m := len(km.Landmarks)
 	piv := make([]int, m)
 	a := blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: m, Data: k}
@@ -161,7 +161,7 @@ func (km *KernelMap) factor(k []float64) error {
 
 // isUpper reports whether the projection is square and zero left of its
 // diagonal.
-func (km *KernelMap) isUpper() bool {
+func (km *Map) isUpper() bool {
 	r := km.Rank
 	if len(km.Landmarks) != r {
 		return false
@@ -176,11 +176,11 @@ func (km *KernelMap) isUpper() bool {
 	return true
 }
 
-// RestoreKernelMap returns the map of a snapshot's parts, checked: a
+// RestoreMap returns the map of a snapshot's parts, checked: a
 // landmark per projection row, a finite positive γ, a rank within the
 // landmarks, and dense landmarks of one length.
-func RestoreKernelMap(landmarks []vector.Vector, gamma float64, projection []float64, rank int) (*KernelMap, error) {
-	km := &KernelMap{Landmarks: landmarks, Gamma: gamma, Projection: projection, Rank: rank}
+func RestoreMap(landmarks []vector.Vector, gamma float64, projection []float64, rank int) (*Map, error) {
+	km := &Map{Landmarks: landmarks, Gamma: gamma, Projection: projection, Rank: rank}
 	m := len(km.Landmarks)
 	switch {
 	case m == 0:
@@ -247,7 +247,7 @@ func squaredNorms(rows []vector.Vector) []float64 {
 }
 
 // landmarkDistances returns the m × m squared distances between landmarks.
-func (km *KernelMap) landmarkDistances() []float64 {
+func (km *Map) landmarkDistances() []float64 {
 	m := len(km.Landmarks)
 	d := make([]float64, m*m)
 	var dots []float64
@@ -263,7 +263,7 @@ func (km *KernelMap) landmarkDistances() []float64 {
 
 // landmarkDots sets dots[j] to z_i·z_j for the landmarks j after i (the
 // index gives the others as well) and returns dots (grown when too short).
-func (km *KernelMap) landmarkDots(i int, dots []float64) []float64 {
+func (km *Map) landmarkDots(i int, dots []float64) []float64 {
 	if km.index != nil {
 		return km.products(km.Landmarks[i], dots)
 	}
@@ -276,7 +276,7 @@ func (km *KernelMap) landmarkDots(i int, dots []float64) []float64 {
 
 // products sets dots[i] to x·z_i for each landmark and returns dots (grown
 // when too short): through the index for a sparse x over sparse landmarks.
-func (km *KernelMap) products(x vector.Vector, dots []float64) []float64 {
+func (km *Map) products(x vector.Vector, dots []float64) []float64 {
 	dots = linalg.Grow(&dots, len(km.Landmarks))
 	if km.index != nil && !x.IsDense() {
 		km.index.products(x, dots)
@@ -309,11 +309,11 @@ func medianGamma(dist []float64, m int) float64 {
 }
 
 // Dim returns the dimension of φ.
-func (km *KernelMap) Dim() int { return km.Rank }
+func (km *Map) Dim() int { return km.Rank }
 
 // Apply returns φ(x), a dense vector of Dim values. It is safe for
 // concurrent use.
-func (km *KernelMap) Apply(x vector.Vector) vector.Vector {
+func (km *Map) Apply(x vector.Vector) vector.Vector {
 	r := km.Rank
 	out := make([]float64, r)
 	for i, k := range km.kernels(x, nil) {
@@ -329,7 +329,7 @@ func (km *KernelMap) Apply(x vector.Vector) vector.Vector {
 // InputDim returns the input dimension the landmarks span: a dense one's
 // length, a sparse one's largest index plus one. (A model with a map has
 // the map's dimension, Dim, not the input's.)
-func (km *KernelMap) InputDim() int {
+func (km *Map) InputDim() int {
 	d := 0
 	for _, z := range km.Landmarks {
 		if z.IsDense() {
@@ -343,7 +343,7 @@ func (km *KernelMap) InputDim() int {
 
 // kernels sets k[i] to k(x, z_i) for each landmark and returns k (grown
 // when too short).
-func (km *KernelMap) kernels(x vector.Vector, k []float64) []float64 {
+func (km *Map) kernels(x vector.Vector, k []float64) []float64 {
 	k = km.products(x, k)
 	xsq := x.SquaredNorm()
 	for i, dot := range k {
@@ -353,23 +353,32 @@ func (km *KernelMap) kernels(x vector.Vector, k []float64) []float64 {
 }
 
 // kernelOf returns k(x, z_i), given ‖x‖² and x·z_i.
-func (km *KernelMap) kernelOf(xsq float64, i int, dot float64) float64 {
+func (km *Map) kernelOf(xsq float64, i int, dot float64) float64 {
 	return math.Exp(-km.Gamma * max(0, xsq+km.landmarkSq[i]-2*dot))
 }
 
-// foldedOutputs sets z to the outputs of the folded weights pw (fold) for
+// Folded holds weight vectors over φ carried over to the landmarks' kernel
+// values (Fold), packed landmark-major: the P weights of landmark i side
+// by side at W[i·P:(i+1)·P], and each vector's bias in Bias.
+type Folded struct {
+	P    int
+	W    []float64
+	Bias []float64
+}
+
+// FoldedOutputs sets z to the outputs of the folded weights pw (Fold) for
 // x: the biases, then each landmark's kernel value times its weights, in
-// the order packedWeights.outputs adds a dense row. A dense row's kernel
+// the order a model's packed weights add a dense row. A dense row's kernel
 // values are added as they are computed rather than kept (8 KB a row for
 // 1,000 landmarks); a sparse row's products come from the index, into a
 // buffer the map's scorers share.
-func (km *KernelMap) foldedOutputs(pw *packedWeights, x vector.Vector, z []float64) {
-	p := pw.p
-	copy(z[:p], pw.bias)
+func (km *Map) FoldedOutputs(pw *Folded, x vector.Vector, z []float64) {
+	p := pw.P
+	copy(z[:p], pw.Bias)
 	xsq := x.SquaredNorm()
 	if km.index == nil || x.IsDense() {
 		for i, lm := range km.Landmarks {
-			addScaled(z[:p], km.kernelOf(xsq, i, dotClipped(x, lm)), pw.w[i*p:i*p+p])
+			linalg.AddScaled(z[:p], km.kernelOf(xsq, i, dotClipped(x, lm)), pw.W[i*p:i*p+p])
 		}
 		return
 	}
@@ -379,33 +388,33 @@ func (km *KernelMap) foldedOutputs(pw *packedWeights, x vector.Vector, z []float
 	}
 	*buf = km.products(x, *buf)
 	for i, dot := range *buf {
-		addScaled(z[:p], km.kernelOf(xsq, i, dot), pw.w[i*p:i*p+p])
+		linalg.AddScaled(z[:p], km.kernelOf(xsq, i, dot), pw.W[i*p:i*p+p])
 	}
 	km.index.scratch.Put(buf)
 }
 
-// fold returns weights over φ (Dim+1 each, bias last) carried over to the
-// landmarks' kernel values, packed feature-major: u_k = P·w_k, so that
+// Fold returns weights over φ (Dim+1 each, bias last) carried over to the
+// landmarks' kernel values, packed landmark-major: u_k = P·w_k, so that
 // w_k·φ(x) + b_k = Σ_i k(x, z_i)·u_k[i] + b_k. Scoring through them costs
 // m products an output instead of the m·r of forming φ(x), a million
 // for 1,000 landmarks. It returns nil for weights of another length.
-func (km *KernelMap) fold(problems []Solution) *packedWeights {
-	m, r, p := len(km.Landmarks), km.Rank, len(problems)
-	pw := &packedWeights{p: p, w: make([]float64, m*p), bias: make([]float64, p)}
-	for k, s := range problems {
-		if len(s.W) != r+1 {
+func (km *Map) Fold(weights [][]float64) *Folded {
+	m, r, p := len(km.Landmarks), km.Rank, len(weights)
+	pw := &Folded{P: p, W: make([]float64, m*p), Bias: make([]float64, p)}
+	for k, w := range weights {
+		if len(w) != r+1 {
 			return nil
 		}
 		for i := range m {
-			pw.w[i*p+k] = linalg.Dot(km.Projection[i*r:(i+1)*r], s.W[:r])
+			pw.W[i*p+k] = linalg.Dot(km.Projection[i*r:(i+1)*r], w[:r])
 		}
-		pw.bias[k] = s.W[r]
+		pw.Bias[k] = w[r]
 	}
 	return pw
 }
 
 // ApplyAll maps rows, on up to GOMAXPROCS goroutines.
-func (km *KernelMap) ApplyAll(rows []vector.Vector) []vector.Vector {
+func (km *Map) ApplyAll(rows []vector.Vector) []vector.Vector {
 	out := make([]vector.Vector, len(rows))
 	workers := 1
 	if len(rows)*len(km.Landmarks) > 1<<16 {
