@@ -10,6 +10,7 @@ import (
 	"streamer/anngraph"
 	"streamer/online"
 	"streamer/online/linalg"
+	"streamer/online/model"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -215,7 +216,7 @@ func classBenchWindow(cfg ClassesConfig, rows []vector.Vector, labels []string, 
 	return data, nil
 }
 
-func benchAccuracy(m *online.Model, rows []vector.Vector, labels, truth []string) float64 {
+func benchAccuracy(m *model.Model, rows []vector.Vector, labels, truth []string) float64 {
 	ok, n := 0, 0
 	for i, x := range rows {
 		if labels[i] != "" {

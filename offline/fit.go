@@ -11,6 +11,7 @@ import (
 	"streamer/online"
 	"streamer/online/kernel"
 	"streamer/online/linalg"
+	"streamer/online/model"
 	"streamer/snapshot"
 	"streamer/vector"
 )
@@ -74,7 +75,7 @@ type FitReport struct {
 
 // Fit is a trained model with what it was trained on.
 type Fit struct {
-	Model    *online.Model
+	Model    *model.Model
 	Snapshot *snapshot.Snapshot
 	// Predictions holds the predicted class of every training row, in
 	// input order.
@@ -268,11 +269,11 @@ func buildGraph(d *dataset, cfg FitConfig) (*anngraph.Laplacian, error) {
 }
 
 // fitSnapshot wraps a fitted model as a snapshot, the model file format.
-func fitSnapshot(m *online.Model, cfg FitConfig, dim int, stats snapshot.Stats) *snapshot.Snapshot {
-	model := *m
-	model.Problems = make([]online.Solution, len(m.Problems))
+func fitSnapshot(m *model.Model, cfg FitConfig, dim int, stats snapshot.Stats) *snapshot.Snapshot {
+	kept := *m
+	kept.Problems = make([]model.Solution, len(m.Problems))
 	for k, p := range m.Problems {
-		model.Problems[k] = online.Solution{W: p.W, Temperature: p.Temperature}
+		kept.Problems[k] = model.Solution{W: p.W, Temperature: p.Temperature}
 	}
 	f := cfg.Features
 	name := cfg.Name
@@ -285,7 +286,7 @@ func fitSnapshot(m *online.Model, cfg FitConfig, dim int, stats snapshot.Stats) 
 		Params:   snapshot.FromParams(cfg.Params),
 		Window: snapshot.Window{K: cfg.Graph.K, Degree: cfg.Graph.Laplacian.Degree, Weights: cfg.Graph.Laplacian.Weights.String(),
 			Laplacian: laplacianName(cfg.Graph.Laplacian.Normalized)},
-		Model: model,
+		Model: kept,
 		Stats: stats,
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/model"
 	"streamer/synth"
 )
 
@@ -229,7 +230,7 @@ func TestRestoredAutoModelIsNotSolvedAgain(t *testing.T) {
 	}
 	m, version, on := first.ModelSolvedOn()
 	restarted := newLearner()
-	restarted.SetModel(m, Stamp{Version: version}, on)
+	restarted.SetModel(m, model.Stamp{Version: version}, on)
 	restarted.MarkSolved()
 	if _, err := restarted.Solve(context.Background()); !errors.Is(err, ErrUnchanged) {
 		t.Fatalf("the restored window solved again (error %v), want ErrUnchanged", err)

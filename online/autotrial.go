@@ -2,6 +2,7 @@ package online
 
 import (
 	"context"
+	"streamer/online/model"
 	"time"
 )
 
@@ -20,7 +21,7 @@ const autoMaxEvery = 16
 // labels revealed since earlier trials. It lives in the served model and
 // is not part of a snapshot: a restored model starts a new record.
 type autoTrial struct {
-	other   *Model
+	other   *model.Model
 	labeled map[uint64]bool
 	record  trialRecord
 	// age is the number of solves since other was solved; every is the
@@ -63,7 +64,7 @@ func (r *trialRecord) add(srRight, rivalRight bool) {
 // autoMaxEvery-th) and otherwise kept as it was: where one candidate
 // keeps winning, or the two agree, the trial costs a few solves of the
 // other.
-func trainAuto(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *Model) (*Model, TrainStats, error) {
+func trainAuto(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *model.Model) (*model.Model, TrainStats, error) {
 	start := time.Now()
 	rival, trial := chooseAuto(data, params)
 	if !trial || data.Rows == nil || data.Keys == nil {
@@ -90,14 +91,14 @@ func trainAuto(ctx context.Context, data TrainData, params Params, classes []str
 		next.other = rivalModel
 	}
 	next.labeled, next.record = labeledKeys(data), record
-	served.trial = next
+	served.Warm = &warmState{spectral: warmOf(served).spectral, trial: next}
 	st.Rival, st.TrialSR, st.TrialRival = rival.Algorithm, record.SR, record.Rival
 	st.Seconds = time.Since(start).Seconds()
 	return served, st, nil
 }
 
 // servedSR reports whether the last model, prev, was sr's.
-func servedSR(prev *Model) bool {
+func servedSR(prev *model.Model) bool {
 	return prev != nil && prev.Centroids != nil
 }
 
@@ -105,11 +106,11 @@ func servedSR(prev *Model) bool {
 // rival leaves, but for its models, labels and record: the solves since
 // the candidate not served was solved (0: at this solve) and the interval
 // between its solves.
-func nextTrial(prev *Model, serveSR bool) *autoTrial {
-	if prev == nil || prev.trial == nil || (prev.Centroids != nil) != serveSR {
+func nextTrial(prev *model.Model, serveSR bool) *autoTrial {
+	t := warmOf(prev).trial
+	if t == nil || (prev.Centroids != nil) != serveSR {
 		return &autoTrial{every: 1} // a first trial or a switch: solve both
 	}
-	t := prev.trial
 	if t.age+1 < t.every {
 		return &autoTrial{age: t.age + 1, every: t.every}
 	}
@@ -118,52 +119,45 @@ func nextTrial(prev *Model, serveSR bool) *autoTrial {
 
 // trainCandidate solves a candidate of the trial when solve is set, else
 // returns its last model (prev, when of the same kind) as it was.
-func trainCandidate(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *Model, solve bool) (*Model, TrainStats, error) {
+func trainCandidate(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *model.Model, solve bool) (*model.Model, TrainStats, error) {
 	if solve || prev == nil || (prev.Centroids != nil) != (params.Algorithm == SR) {
 		return trainWith(ctx, data, params, classes, labeled, prev)
 	}
 	kept := *prev
-	kept.trial = nil
+	kept.Warm = &warmState{spectral: warmOf(prev).spectral}
 	return &kept, TrainStats{Algorithm: params.Algorithm}, nil
 }
 
 // trialPair returns prev's sr and rival candidates when prev served one
 // of them after a trial, else prev as the warm start of both.
-func trialPair(prev *Model) (sr, rival *Model) {
-	if prev == nil || prev.trial == nil {
+func trialPair(prev *model.Model) (sr, rival *model.Model) {
+	t := warmOf(prev).trial
+	if t == nil {
 		return prev, prev
 	}
 	if prev.Centroids != nil {
-		return prev, prev.trial.other
+		return prev, t.other
 	}
-	return prev.trial.other, prev
+	return t.other, prev
 }
 
 // revealedRecord adds to prev's record the rows labeled in data that were
 // not at prev's trial, as its sr and rival candidates classify them.
-func revealedRecord(prev, sr, rival *Model, data TrainData) trialRecord {
-	if prev == nil || prev.trial == nil {
+func revealedRecord(prev, sr, rival *model.Model, data TrainData) trialRecord {
+	t := warmOf(prev).trial
+	if t == nil {
 		return trialRecord{}
 	}
-	record := prev.trial.record
-	srRows, rivalRows := sr.overMappedRows(), rival.overMappedRows() // data's rows are mapped already
+	record := t.record
+	srRows, rivalRows := sr.OverMappedRows(), rival.OverMappedRows() // data's rows are mapped already
 	for i, label := range data.Labels {
-		if label == "" || prev.trial.labeled[data.Keys[i]] {
+		if label == "" || t.labeled[data.Keys[i]] {
 			continue
 		}
 		x := data.Rows[i]
 		record.add(srRows.Classes[srRows.Predict(x).Class] == label, rivalRows.Classes[rivalRows.Predict(x).Class] == label)
 	}
 	return record
-}
-
-// overMappedRows returns a copy of m that scores rows already mapped by
-// m's kernel map: without the map, and so without the weights folded
-// onto its landmarks.
-func (m *Model) overMappedRows() Model {
-	c := *m
-	c.Map, c.folded = nil, nil
-	return c
 }
 
 // labeledKeys returns the keys of data's labeled rows.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"streamer/online/model"
 	"streamer/synth"
 )
 
@@ -60,7 +61,7 @@ func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 	wrong := good
 	wrong.Labels = relabel(good.Labels, 1, c, 5)
 	ctx := context.Background()
-	train := func(data TrainData, a Algorithm, prev *Model) (*Model, TrainStats) {
+	train := func(data TrainData, a Algorithm, prev *model.Model) (*model.Model, TrainStats) {
 		t.Helper()
 		m, st, err := Train(ctx, data, Params{Algorithm: a, LambdaI: autoLambdaI}, prev)
 		if err != nil {
@@ -68,23 +69,23 @@ func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 		}
 		return m, st
 	}
-	trialOf := func(served, other *Model) *Model {
+	trialOf := func(served, other *model.Model) *model.Model {
 		m := *served
-		m.trial = &autoTrial{other: other, labeled: labeledKeys(before), every: 1}
+		m.Warm = &warmState{spectral: warmOf(served).spectral, trial: &autoTrial{other: other, labeled: labeledKeys(before), every: 1}}
 		return &m
 	}
-	var last *Model
+	var last *model.Model
 	for _, tt := range []struct {
 		name string
-		prev func() *Model
+		prev func() *model.Model
 		want Algorithm
 	}{
-		{"sr right", func() *Model {
+		{"sr right", func() *model.Model {
 			lapsvm, _ := train(wrong, LapSVM, nil)
 			sr, _ := train(good, SR, nil)
 			return trialOf(lapsvm, sr)
 		}, SR},
-		{"lapsvm right", func() *Model {
+		{"lapsvm right", func() *model.Model {
 			lapsvm, _ := train(good, LapSVM, nil)
 			sr, _ := train(wrong, SR, nil)
 			return trialOf(sr, lapsvm)
@@ -97,19 +98,19 @@ func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 		if st.Rival != LapSVM || (st.TrialSR > st.TrialRival) != (tt.want == SR) {
 			t.Errorf("%s: stats name the rival %q, record sr %v against %v; want lapsvm, and the served one ahead", tt.name, st.Rival, st.TrialSR, st.TrialRival)
 		}
-		if m.trial == nil || m.trial.other.trial != nil {
-			t.Fatalf("%s: trial %+v: want one, whose other model has none", tt.name, m.trial)
+		if trialIn(m) == nil || trialIn(trialIn(m).other) != nil {
+			t.Fatalf("%s: trial %+v: want one, whose other model has none", tt.name, trialIn(m))
 		}
 		last = m
 	}
 	var solved []bool
 	for range 8 {
-		sr := last.trial.other
+		sr := trialIn(last).other
 		m, st := train(after, Auto, last)
 		if st.Algorithm != LapSVM {
-			t.Fatalf("no new label: served %s, want lapsvm (record %+v)", st.Algorithm, m.trial.record)
+			t.Fatalf("no new label: served %s, want lapsvm (record %+v)", st.Algorithm, trialIn(m).record)
 		}
-		solved = append(solved, &m.trial.other.Problems[0] != &sr.Problems[0])
+		solved = append(solved, &trialIn(m).other.Problems[0] != &sr.Problems[0])
 		last = m
 	}
 	if want := []bool{true, false, true, false, false, false, true, false}; !slices.Equal(solved, want) {
@@ -146,7 +147,7 @@ func TestAutoServesSROnATieWhenTheGraphLeansToIt(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	last := func(a Algorithm) *Model { // a model served by the rule, without a trial
+	last := func(a Algorithm) *model.Model { // a model served by the rule, without a trial
 		t.Helper()
 		m, _, err := Train(ctx, two, Params{Algorithm: a}, nil)
 		if err != nil {
@@ -158,7 +159,7 @@ func TestAutoServesSROnATieWhenTheGraphLeansToIt(t *testing.T) {
 		name  string
 		data  TrainData
 		leans bool
-		prev  *Model
+		prev  *model.Model
 		want  Algorithm
 	}{
 		{"edges agree", data, true, nil, SR},
@@ -174,8 +175,8 @@ func TestAutoServesSROnATieWhenTheGraphLeansToIt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Algorithm != tt.want || st.Rival != SVM || (m.Centroids != nil) != (tt.want == SR) || m.trial == nil {
-			t.Errorf("%s (%d edges): served %s against %q (trial %v), want %s against svm", tt.name, edges, st.Algorithm, st.Rival, m.trial != nil, tt.want)
+		if st.Algorithm != tt.want || st.Rival != SVM || (m.Centroids != nil) != (tt.want == SR) || trialIn(m) == nil {
+			t.Errorf("%s (%d edges): served %s against %q (trial %v), want %s against svm", tt.name, edges, st.Algorithm, st.Rival, trialIn(m) != nil, tt.want)
 		}
 	}
 }
@@ -216,8 +217,8 @@ func TestAutoTriesSRWhileTooFewEdgesToTell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Algorithm != SVM || st.Rival != SVM || first.trial == nil || first.trial.other.Centroids == nil {
-		t.Fatalf("first solve: served %s against %q (trial %v); want svm, with sr solved beside it", st.Algorithm, st.Rival, first.trial != nil)
+	if st.Algorithm != SVM || st.Rival != SVM || trialIn(first) == nil || trialIn(first).other.Centroids == nil {
+		t.Fatalf("first solve: served %s against %q (trial %v); want svm, with sr solved beside it", st.Algorithm, st.Rival, trialIn(first) != nil)
 	}
 	wrong := before
 	wrong.Labels = relabel(before.Labels, 1, c, 5)
@@ -225,7 +226,7 @@ func TestAutoTriesSRWhileTooFewEdgesToTell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svm.trial = &autoTrial{other: first.trial.other, labeled: labeledKeys(before), every: 1}
+	svm.Warm = &warmState{spectral: warmOf(svm).spectral, trial: &autoTrial{other: trialIn(first).other, labeled: labeledKeys(before), every: 1}}
 	second, st, err := Train(ctx, after, Params{Algorithm: Auto}, svm)
 	if err != nil {
 		t.Fatal(err)
@@ -234,3 +235,6 @@ func TestAutoTriesSRWhileTooFewEdgesToTell(t *testing.T) {
 		t.Errorf("second solve: served %s against %q, record sr %v against %v; want sr against svm, ahead", st.Algorithm, st.Rival, st.TrialSR, st.TrialRival)
 	}
 }
+
+// trialIn returns the trial that training kept in m, nil for none.
+func trialIn(m *model.Model) *autoTrial { return warmOf(m).trial }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"streamer/online/linalg"
+	"streamer/online/model"
 )
 
 // binary holds what every algorithm needs of one binary problem: the split
@@ -122,18 +123,18 @@ func (b *binary) addLabeledTerms(s *newton) {
 }
 
 // supervised solves rls, svm, laprls or lapsvm.
-func (b *binary) supervised(kind lossKind, warm *Solution) *Solution {
+func (b *binary) supervised(kind lossKind, warm *model.Solution) *model.Solution {
 	s := b.newton(kind, false)
 	b.addLabeledTerms(s)
 	s.setWeights(b.startWeights(warm))
-	sol := &Solution{}
-	sol.Stats.add(s.minimize(warm != nil))
+	sol := &model.Solution{}
+	addRun(&sol.Stats, s.minimize(warm != nil))
 	sol.W = s.w
 	sol.Stats.Objective = s.objective()
 	return sol
 }
 
-func (b *binary) startWeights(warm *Solution) []float64 {
+func (b *binary) startWeights(warm *model.Solution) []float64 {
 	if warm != nil {
 		return warm.W
 	}

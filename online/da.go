@@ -3,6 +3,8 @@ package online
 import (
 	"context"
 	"math"
+	"streamer/online/linalg"
+	"streamer/online/model"
 )
 
 const (
@@ -30,7 +32,7 @@ const (
 // change of the window moves its fixed point a little. With
 // Params.reanneal (one-versus-rest problems) it walks the whole path again
 // from the warm weights.
-func (b *binary) da(ctx context.Context, warm *Solution) (*Solution, error) {
+func (b *binary) da(ctx context.Context, warm *model.Solution) (*model.Solution, error) {
 	if len(b.unlabeled) == 0 {
 		return b.supervised(hingeLoss, warm), nil
 	}
@@ -53,8 +55,8 @@ func (b *binary) da(ctx context.Context, warm *Solution) (*Solution, error) {
 		s.terms.add(row, -1, 0)
 	}
 	b.setSoftCosts(s, p)
-	sol := &Solution{}
-	sol.Stats.add(s.minimize(warm != nil))
+	sol := &model.Solution{}
+	addRun(&sol.Stats, s.minimize(warm != nil))
 	var best *daBest
 	prevEntropy := math.Inf(1)
 	nu2 := math.NaN() // the last p-step's 2ν, where the next one's root search starts
@@ -86,7 +88,7 @@ func (b *binary) da(ctx context.Context, warm *Solution) (*Solution, error) {
 // by less than ε per row in KL divergence. It leaves in p the last p-step's
 // labels and returns the labels the current weights were solved for. nu2
 // carries 2ν from one p-step to the next.
-func (b *binary) daFixedPoint(ctx context.Context, s *newton, p []float64, temp float64, nu2 *float64, st *Stats) ([]float64, error) {
+func (b *binary) daFixedPoint(ctx context.Context, s *newton, p []float64, temp float64, nu2 *float64, st *model.Stats) ([]float64, error) {
 	u := len(p)
 	q := append([]float64(nil), p...)
 	for range daMaxInner {
@@ -98,7 +100,7 @@ func (b *binary) daFixedPoint(ctx context.Context, s *newton, p []float64, temp 
 			break
 		}
 		b.setSoftCosts(s, p)
-		st.add(s.minimize(true))
+		addRun(st, s.minimize(true))
 		copy(q, p)
 	}
 	return q, nil
@@ -140,7 +142,7 @@ func (b *binary) setSoftCosts(s *newton, p []float64) {
 // warmSoftLabels fills p from the warm solution for rows still present and
 // by thresholding at ratio r for new rows, and returns the temperature to
 // resume at.
-func (b *binary) warmSoftLabels(warm *Solution, o []float64, p []float64) float64 {
+func (b *binary) warmSoftLabels(warm *model.Solution, o []float64, p []float64) float64 {
 	var fresh []int
 	for j, row := range b.unlabeled {
 		v, ok := warm.Unlabeled[b.prob.key(row)]
@@ -176,7 +178,7 @@ func (b *binary) optimizeP(o, p []float64, temp, start float64) float64 {
 	}
 	nu2 := balanceRoot(g, temp, clampFraction(b.r, len(p)), start)
 	for j := range p {
-		p[j] = logistic((nu2 - g[j]) / temp)
+		p[j] = linalg.Logistic((nu2 - g[j]) / temp)
 	}
 	return nu2
 }
@@ -195,14 +197,6 @@ func clampFraction(r float64, u int) float64 {
 	return min(max(r, lo), 1-lo)
 }
 
-func logistic(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
-}
-
 // balanceRoot solves (1/u) Σ_j logistic((x - g_j)/T) = r for x = 2ν by
 // safeguarded Newton iterations inside a bisection bracket, from start
 // when it lies inside the bracket, else from the bracket's middle.
@@ -210,7 +204,7 @@ func balanceRoot(g []float64, temp, r, start float64) float64 {
 	u := float64(len(g))
 	f := func(x float64) (val, slope float64) {
 		for _, gj := range g {
-			pj := logistic((x - gj) / temp)
+			pj := linalg.Logistic((x - gj) / temp)
 			val += pj
 			slope += pj * (1 - pj)
 		}

@@ -9,6 +9,7 @@ import (
 	"streamer/online"
 	"streamer/online/kernel"
 	"streamer/online/linalg"
+	"streamer/online/model"
 	"streamer/vector"
 )
 
@@ -89,7 +90,7 @@ func moons(n int) ([]vector.Vector, []string) {
 }
 
 // accuracy returns the fraction of rows m puts in their true class.
-func accuracy(m *online.Model, rows []vector.Vector, truth []string) float64 {
+func accuracy(m *model.Model, rows []vector.Vector, truth []string) float64 {
 	m.Pack()
 	right := 0
 	for i, x := range rows {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/model"
 	"streamer/synth"
 )
 
@@ -17,7 +18,7 @@ import (
 // solving every 150 rows, and returns the learner's window keys, its
 // labeled count and its last model. Observe returns the evicted ids of
 // the rows it inserts one by one, none of those it collects for a batch.
-func inlineStream(t *testing.T, batch bool, workers int) ([]uint64, int, *Model) {
+func inlineStream(t *testing.T, batch bool, workers int) ([]uint64, int, *model.Model) {
 	t.Helper()
 	l, err := NewLearner(LearnerConfig{
 		Features: 6, Window: anngraph.Config{MaxExamples: 250, K: 5, Metric: anngraph.Euclidean, InsertWorkers: workers},
@@ -83,11 +84,11 @@ func TestBatchInline(t *testing.T) {
 
 // withoutStats returns m without its solves' statistics, which carry
 // their times.
-func withoutStats(m *Model) Model {
+func withoutStats(m *model.Model) model.Model {
 	c := *m
 	c.Problems = slices.Clone(m.Problems)
 	for k := range c.Problems {
-		c.Problems[k].Stats = Stats{}
+		c.Problems[k].Stats = model.Stats{}
 	}
 	return c
 }

@@ -11,6 +11,7 @@ import (
 	"streamer/anngraph"
 	"streamer/online/kernel"
 	"streamer/online/linalg"
+	"streamer/online/model"
 	"streamer/vector"
 )
 
@@ -142,17 +143,9 @@ type Learner struct {
 }
 
 type versionedModel struct {
-	model *Model
-	stamp Stamp
-	on    SolvedOn
-}
-
-// SolvedOn describes the window a model was solved on: its rows, how many
-// of them were labeled, and the objective the solve reached. A snapshot
-// keeps it, so that a restored model still says what it was solved on.
-type SolvedOn struct {
-	Window, Labeled int
-	Objective       float64
+	model *model.Model
+	stamp model.Stamp
+	on    model.SolvedOn
 }
 
 // NewLearner returns a Learner with an empty window and no model.
@@ -478,7 +471,7 @@ func (l *Learner) MarkSolved() {
 
 // Model returns the model in force and its version; nil and 0 before the
 // first solve or restore.
-func (l *Learner) Model() (*Model, uint64) {
+func (l *Learner) Model() (*model.Model, uint64) {
 	m, version, _ := l.ModelSolvedOn()
 	return m, version
 }
@@ -486,26 +479,26 @@ func (l *Learner) Model() (*Model, uint64) {
 // ModelSolvedOn returns the model in force, its version and the window it
 // was solved on, read together; nil and zeros before the first solve or
 // restore.
-func (l *Learner) ModelSolvedOn() (*Model, uint64, SolvedOn) {
+func (l *Learner) ModelSolvedOn() (*model.Model, uint64, model.SolvedOn) {
 	if v := l.current.Load(); v != nil {
 		return v.model, v.stamp.Version, v.on
 	}
-	return nil, 0, SolvedOn{}
+	return nil, 0, model.SolvedOn{}
 }
 
 // InForce returns the model in force and its stamp; nil before the first
 // solve or restore.
-func (l *Learner) InForce() (*Model, Stamp) {
+func (l *Learner) InForce() (*model.Model, model.Stamp) {
 	if v := l.current.Load(); v != nil {
 		return v.model, v.stamp
 	}
-	return nil, Stamp{}
+	return nil, model.Stamp{}
 }
 
 // SetModel puts a model in force, such as one restored from a snapshot,
 // with the stamp it was made with and the window it was solved on. It
 // packs m for scoring (Model.Pack).
-func (l *Learner) SetModel(m *Model, st Stamp, on SolvedOn) {
+func (l *Learner) SetModel(m *model.Model, st model.Stamp, on model.SolvedOn) {
 	m.Pack()
 	l.current.Store(&versionedModel{model: m, stamp: st, on: on})
 }
@@ -520,7 +513,7 @@ func (l *Learner) SetEpoch(epoch uint64) { l.epoch.Store(epoch) }
 // from the newest model, not from m.
 //
 // It packs m for scoring (Model.Pack).
-func (l *Learner) Pin(m *Model, st Stamp) {
+func (l *Learner) Pin(m *model.Model, st model.Stamp) {
 	m.Pack()
 	l.pinned.Store(&versionedModel{model: m, stamp: st})
 }
@@ -529,32 +522,32 @@ func (l *Learner) Pin(m *Model, st Stamp) {
 func (l *Learner) Unpin() { l.pinned.Store(nil) }
 
 // Pinned returns the pinned model's stamp, and whether a model is pinned.
-func (l *Learner) Pinned() (Stamp, bool) {
+func (l *Learner) Pinned() (model.Stamp, bool) {
 	if v := l.pinned.Load(); v != nil {
 		return v.stamp, true
 	}
-	return Stamp{}, false
+	return model.Stamp{}, false
 }
 
 // Scoring returns the model that scores and its stamp, read together: the
 // pinned one while there is one, else the model in force.
-func (l *Learner) Scoring() (*Model, Stamp) {
+func (l *Learner) Scoring() (*model.Model, model.Stamp) {
 	v := l.pinned.Load()
 	if v == nil {
 		v = l.current.Load()
 	}
 	if v == nil {
-		return nil, Stamp{}
+		return nil, model.Stamp{}
 	}
 	return v.model, v.stamp
 }
 
 // Predict scores v with the model that scores (Scoring). It returns false
 // while there is none.
-func (l *Learner) Predict(v vector.Vector) (Prediction, *Model, Stamp, bool) {
+func (l *Learner) Predict(v vector.Vector) (model.Prediction, *model.Model, model.Stamp, bool) {
 	m, st := l.Scoring()
 	if !m.Ready() {
-		return Prediction{}, nil, st, false
+		return model.Prediction{}, nil, st, false
 	}
 	return m.Predict(v), m, st, true
 }
@@ -749,7 +742,7 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 	}
 	m.Map = km
 	rep.TrainStats, rep.Version = st, version+1
-	l.SetModel(m, Stamp{Epoch: l.epoch.Load(), Version: rep.Version}, SolvedOn{Window: rep.Window, Labeled: rep.Labeled, Objective: st.Objective})
+	l.SetModel(m, model.Stamp{Epoch: l.epoch.Load(), Version: rep.Version}, model.SolvedOn{Window: rep.Window, Labeled: rep.Labeled, Objective: st.Objective})
 	return rep, nil
 }
 
@@ -760,7 +753,7 @@ const landmarkSeed = 1
 // kernelMap returns the kernel map of the next model: the one in force
 // while it lives, or a new one over landmarks drawn from the window; nil
 // without a kernel.
-func (l *Learner) kernelMap(prev *Model, view windowView) (*kernel.Map, error) {
+func (l *Learner) kernelMap(prev *model.Model, view windowView) (*kernel.Map, error) {
 	if !l.cfg.Kernel.Enabled() {
 		return nil, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/model"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -181,7 +182,7 @@ func TestModelSolvedOnIsTheSolvesWindow(t *testing.T) {
 		l.Observe(r.id, time.Time{}, r.v, r.class)
 	}
 	m, version, on := l.ModelSolvedOn()
-	want := SolvedOn{Window: 50, Labeled: 10, Objective: rep.Objective}
+	want := model.SolvedOn{Window: 50, Labeled: 10, Objective: rep.Objective}
 	if version != 1 || on != want || rep.Objective <= 0 {
 		t.Fatalf("model %d solved on %+v, want version 1 and %+v", version, on, want)
 	}
@@ -196,8 +197,8 @@ func TestModelSolvedOnIsTheSolvesWindow(t *testing.T) {
 	if n, labeled := l.WindowSize(); n != 90 || labeled != 50 || !l.Contains("queued") {
 		t.Fatalf("with a labeled row queued: window of %d rows, %d labeled; want 90 and 50", n, labeled)
 	}
-	restored := SolvedOn{Window: 7, Labeled: 3, Objective: 0.5}
-	l.SetModel(m, Stamp{Epoch: 2, Version: 9}, restored)
+	restored := model.SolvedOn{Window: 7, Labeled: 3, Objective: 0.5}
+	l.SetModel(m, model.Stamp{Epoch: 2, Version: 9}, restored)
 	if _, version, on := l.ModelSolvedOn(); version != 9 || on != restored {
 		t.Fatalf("restored model %d solved on %+v, want 9 and %+v", version, on, restored)
 	}
@@ -351,7 +352,7 @@ func TestLearnerPin(t *testing.T) {
 	if _, ok := l.Pinned(); ok {
 		t.Fatal("pinned after Unpin")
 	}
-	want := Stamp{Epoch: 4, Version: v2}
+	want := model.Stamp{Epoch: 4, Version: v2}
 	if _, m, st, _ := l.Predict(rows[0].v); m != newest || st != want {
 		t.Fatalf("unpinned: scored by %v, want %v", st, want)
 	}

@@ -3,11 +3,11 @@ package online
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"streamer/online/internal/onlinetest"
 	"streamer/online/linalg"
+	"streamer/online/model"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -28,7 +28,7 @@ func threeClusters(n, labeled int) ([]vector.Vector, []string, []string) {
 	return xs, labels, truth
 }
 
-func accuracy(m *Model, xs []vector.Vector, truth []string) float64 {
+func accuracy(m *model.Model, xs []vector.Vector, truth []string) float64 {
 	ok := 0
 	for i, x := range xs {
 		if m.Classes[m.Predict(x).Class] == truth[i] {
@@ -119,30 +119,6 @@ func TestBinaryScoresAreMirrored(t *testing.T) {
 		if p.Prob < 0.5 || p.Prob > 1 {
 			t.Fatalf("probability of the predicted class %v", p.Prob)
 		}
-	}
-}
-
-func TestFitPlattIsCalibrated(t *testing.T) {
-	// Outputs drawn so that P(y=1|o) = 1/(1+exp(-2o)): Platt should recover
-	// A ≈ -2, B ≈ 0.
-	r := rand.New(rand.NewPCG(1, 1))
-	n := 20000
-	outs := make([]float64, n)
-	ys := make([]float64, n)
-	for i := range outs {
-		o := 3 * (r.Float64()*2 - 1)
-		outs[i] = o
-		ys[i] = -1
-		if r.Float64() < 1/(1+math.Exp(-2*o)) {
-			ys[i] = 1
-		}
-	}
-	p := FitPlatt(outs, ys)
-	if math.Abs(p.A+2) > 0.1 || math.Abs(p.B) > 0.1 {
-		t.Fatalf("Platt A=%.3f B=%.3f, want -2, 0", p.A, p.B)
-	}
-	if q := FitPlatt([]float64{1, 2}, []float64{1, 1}); q.Prob(5) <= q.Prob(-5) {
-		t.Fatalf("one-class fit is not increasing: %+v", q)
 	}
 }
 

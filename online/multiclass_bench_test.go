@@ -8,6 +8,7 @@ import (
 
 	"streamer/anngraph"
 	"streamer/online/linalg"
+	"streamer/online/model"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -80,7 +81,7 @@ func BenchmarkTrainSparseSR(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name string
-		prev *Model
+		prev *model.Model
 	}{{"cold", nil}, {"warm", prev}} {
 		b.Run(c.name, func(b *testing.B) {
 			var st TrainStats

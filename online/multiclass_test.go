@@ -10,6 +10,7 @@ import (
 
 	"streamer/anngraph"
 	"streamer/online/linalg"
+	"streamer/online/model"
 	"streamer/vector"
 )
 
@@ -156,7 +157,7 @@ func TestWarmStartWithNoActiveRow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			warm := &Solution{W: make([]float64, len(cold.W)), Unlabeled: cold.Unlabeled}
+			warm := &model.Solution{W: make([]float64, len(cold.W)), Unlabeled: cold.Unlabeled}
 			for j, w := range cold.W {
 				warm.W[j] = 1e3 * w
 			}

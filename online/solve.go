@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"streamer/online/linalg"
+	"streamer/online/model"
 	"strings"
 	"time"
 )
@@ -197,31 +198,8 @@ func (p Problem) key(row int) uint64 {
 	return p.Keys[row]
 }
 
-// Solution is the result of a solve and the state a warm start takes.
-type Solution struct {
-	// W holds the weights of the features and, last, of the bias.
-	W []float64
-	// Unlabeled holds, by row key, the TSVM label (±1) or the DA soft label
-	// p ∈ [0, 1] of each unlabeled row; nil for the other algorithms.
-	Unlabeled map[uint64]float64
-	// Temperature is DA's temperature at the returned weights.
-	Temperature float64
-	Stats       Stats
-}
-
-// Stats describes a solve.
-type Stats struct {
-	Objective   float64 // the objective of docs/MATH.md at W (transductive cost for tsvm, da)
-	NewtonSteps int     // finite Newton steps over all runs
-	CGLSIters   int     // CGLS iterations over all runs (SR's block CG: its iterations, once per response)
-	Active      int     // active terms at the end
-	Runs        int     // finite Newton runs (1 for the supervised algorithms)
-	Switches    int     // TSVM label switches
-	EigenIters  int     // SR eigensolver iterations
-	Seconds     float64 // wall time
-}
-
-func (s *Stats) add(r runStats) {
+// addRun adds a finite Newton run's counts to s.
+func addRun(s *model.Stats, r runStats) {
 	s.NewtonSteps += r.newtonSteps
 	s.CGLSIters += r.cglsIters
 	s.Active = r.active
@@ -236,7 +214,7 @@ var ErrNoLabels = errors.New("no labeled rows")
 // present); rows new to the window take theirs from the current outputs.
 // A warm solution whose length does not fit the feature space is ignored.
 // Weights are over the feature space: X's columns, or its ColumnMap.
-func Solve(ctx context.Context, prob Problem, params Params, warm *Solution) (*Solution, error) {
+func Solve(ctx context.Context, prob Problem, params Params, warm *model.Solution) (*model.Solution, error) {
 	start := time.Now()
 	params = params.withDefaults()
 	if err := params.Validate(); err != nil {
@@ -259,7 +237,7 @@ func Solve(ctx context.Context, prob Problem, params Params, warm *Solution) (*S
 			warm = &w
 		}
 	}
-	var sol *Solution
+	var sol *model.Solution
 	switch params.Algorithm {
 	case RLS, LapRLS:
 		sol = b.supervised(squaredLoss, warm)

@@ -14,6 +14,7 @@ import (
 
 	"streamer/online/internal/onlinetest"
 	"streamer/online/linalg"
+	"streamer/online/model"
 	"streamer/vector"
 )
 
@@ -291,7 +292,7 @@ func TestSolutionsAreOptimal(t *testing.T) {
 // reconstruct builds the fixed-label objective that sol's weights minimize:
 // the labeled terms and, for tsvm and da, the unlabeled terms of sol's
 // labels.
-func reconstruct(t *testing.T, tc testCase, prob Problem, sol *Solution) *newton {
+func reconstruct(t *testing.T, tc testCase, prob Problem, sol *model.Solution) *newton {
 	t.Helper()
 	s := fixedLabels(t, tc, prob, func(_, row int) float64 { return sol.Unlabeled[prob.key(row)] })
 	s.setWeights(linalg.NewColumnSpace(prob.X).Compact(sol.W))

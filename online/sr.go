@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -12,7 +11,7 @@ import (
 
 	"streamer/online/eigen"
 	"streamer/online/linalg"
-	"streamer/vector"
+	"streamer/online/model"
 )
 
 // Spectral Regression (Cai, He and Han; MATH.md "Spectral Regression"):
@@ -152,29 +151,29 @@ func (p *srProblem) eigenCount(n int) int {
 }
 
 // trainSR solves Spectral Regression over the window, warm-started from
-// prev's eigenvectors (rows still in the window; new rows from their
-// neighbours) and regression weights when prev is an SR model.
-func trainSR(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *Model) (*Model, TrainStats, error) {
+// the last SR solve's state, warm (nil: cold): its eigenvectors (rows
+// still in the window; new rows from their neighbours) and regressions.
+// It returns the model and the state for the next solve.
+func trainSR(ctx context.Context, data TrainData, params Params, classes []string, labeled int, warm *Spectral) (*model.Model, *Spectral, TrainStats, error) {
 	start := time.Now()
 	p, err := newSRProblem(data, params, classes)
 	if err != nil {
-		return nil, TrainStats{}, err
+		return nil, nil, TrainStats{}, err
 	}
-	factor := p.startFactor(prev)
+	factor := p.startFactor(warm)
 	defer factor.wait()
 	aff := newSRAffinity(data.Graph, p.class, len(classes), params.SRDelta, params.SRNeighbours)
-	eig, nev, err := p.eigenvectors(aff, p.eigenCount(data.X.Rows()), prev)
+	eig, nev, err := p.eigenvectors(aff, p.eigenCount(data.X.Rows()), warm)
 	if err != nil {
-		return nil, TrainStats{}, fmt.Errorf("sr eigenvectors: %w", err)
+		return nil, nil, TrainStats{}, fmt.Errorf("sr eigenvectors: %w", err)
 	}
 	responses := p.responses(aff, eig.Vectors, nev)
-	m := &Model{Classes: classes, Dim: linalg.NewColumnSpace(data.X).Features, Problems: make([]Solution, nev)}
-	if err := p.regressions(ctx, m, responses, prev, factor); err != nil {
-		return nil, TrainStats{}, err
+	m := &model.Model{Classes: classes, Dim: linalg.NewColumnSpace(data.X).Features, Problems: make([]model.Solution, nev)}
+	if err := p.regressions(ctx, m, responses, warm, factor); err != nil {
+		return nil, nil, TrainStats{}, err
 	}
 	rows, z := labeledEmbedding(m, data)
 	m.Centroids = p.centroids(rows, z)
-	m.Spectral = p.spectralState(eig.Vectors)
 	m.Calibration = calibrateCentroids(m, rows, z, data.Labels)
 	st := TrainStats{Problems: nev, Labeled: labeled}
 	for _, s := range m.Problems {
@@ -185,21 +184,21 @@ func trainSR(ctx context.Context, data TrainData, params Params, classes []strin
 	}
 	st.EigenIters = eig.Iters
 	st.Seconds = time.Since(start).Seconds()
-	return m, st, nil
+	return m, p.spectralState(eig.Vectors), st, nil
 }
 
 // eigenvectors solves for the leading nev non-trivial eigenvectors of S
 // and returns the block whose first columns are those the responses come
 // from (responseCount says how many, pickResponses which), aligned with
 // the warm start's, and their number.
-func (p *srProblem) eigenvectors(aff *srAffinity, nev int, prev *Model) (eigen.Result, int, error) {
+func (p *srProblem) eigenvectors(aff *srAffinity, nev int, last *Spectral) (eigen.Result, int, error) {
 	n := aff.Dim()
 	block := min(nev+srGuard, n-1)
 	if block < nev {
 		return eigen.Result{}, 0, fmt.Errorf("%d rows are too few for %d classes", n, nev+1)
 	}
 	u0 := aff.trivialVector()
-	warm, whole := p.warmBlock(aff, prev, block)
+	warm, whole := p.warmBlock(aff, last, block)
 	var res eigen.Result
 	var err error
 	if n <= srDenseMax {
@@ -427,11 +426,10 @@ func diffuse(aff *srAffinity, u0 []float64, x *mat.Dense, products int) *mat.Den
 // still in the window keep their values, new rows take the weighted mean
 // of their neighbours' (0 when none is known); whole reports that no row
 // was new. It returns nil without a usable warm state.
-func (p *srProblem) warmBlock(aff *srAffinity, prev *Model, block int) (x *mat.Dense, whole bool) {
-	if prev == nil || prev.Spectral == nil || prev.Spectral.Block != block {
+func (p *srProblem) warmBlock(aff *srAffinity, sp *Spectral, block int) (x *mat.Dense, whole bool) {
+	if sp == nil || sp.Block != block {
 		return nil, false
 	}
-	sp := prev.Spectral
 	at := sp.rowOf()
 	n := aff.Dim()
 	x = mat.NewDense(n, block, nil)
@@ -529,12 +527,12 @@ func (p *srProblem) responses(aff *srAffinity, v *mat.Dense, nev int) [][]float6
 // regressions sets m's problems to the ridge regressions of the responses:
 // all at once through the shared factor on a dense window, else all at
 // once in the dual by block CG, warm-started from prev's duals.
-func (p *srProblem) regressions(ctx context.Context, m *Model, responses [][]float64, prev *Model, factor *sharedFactor) error {
+func (p *srProblem) regressions(ctx context.Context, m *model.Model, responses [][]float64, warm *Spectral, factor *sharedFactor) error {
 	if sols, ok := p.ridgeShared(responses, factor); ok {
 		copy(m.Problems, sols)
 		return nil
 	}
-	sols, err := p.ridgeBlock(ctx, responses, prev)
+	sols, err := p.ridgeBlock(ctx, responses, warm)
 	if err != nil {
 		return fmt.Errorf("sr regressions: %w", err)
 	}
@@ -547,13 +545,12 @@ func (p *srProblem) regressions(ctx context.Context, m *Model, responses [][]flo
 // still in the window, 0 for the rows that entered since, and for every
 // row when prev kept no duals for as many responses. On an unchanged
 // window it is prev's solution, which needs no iteration.
-func (p *srProblem) warmDuals(prev *Model, responses int, scale []float64) []float64 {
+func (p *srProblem) warmDuals(sp *Spectral, responses int, scale []float64) []float64 {
 	n := len(p.class)
 	v := make([]float64, n*responses)
-	if prev == nil || prev.Spectral == nil || prev.Spectral.Responses != responses || prev.Spectral.Duals == nil {
+	if sp == nil || sp.Responses != responses || sp.Duals == nil {
 		return v
 	}
-	sp := prev.Spectral
 	at := sp.rowOf()
 	for i := range n {
 		r, ok := at[p.key(i)]
@@ -591,7 +588,7 @@ func (p *srProblem) centroids(rows []int, z [][]float64) [][]float64 {
 
 // labeledEmbedding returns the labeled rows of the window and their
 // embeddings z = Aᵀx under m's regression weights.
-func labeledEmbedding(m *Model, data TrainData) ([]int, [][]float64) {
+func labeledEmbedding(m *model.Model, data TrainData) ([]int, [][]float64) {
 	var rows []int
 	for i, l := range data.Labels {
 		if l != "" {
@@ -617,13 +614,13 @@ func labeledEmbedding(m *Model, data TrainData) ([]int, [][]float64) {
 
 // calibrateCentroids fits one Platt sigmoid per class, class against the
 // rest, on the centroid scores of the labeled rows.
-func calibrateCentroids(m *Model, rows []int, z [][]float64, labels []string) []Platt {
+func calibrateCentroids(m *model.Model, rows []int, z [][]float64, labels []string) []model.Platt {
 	scores := make([][]float64, len(rows))
 	for j := range rows {
 		scores[j] = make([]float64, len(m.Classes))
-		m.centroidScores(z[j], scores[j])
+		m.CentroidScores(z[j], scores[j])
 	}
-	cal := make([]Platt, len(m.Classes))
+	cal := make([]model.Platt, len(m.Classes))
 	out := make([]float64, len(rows))
 	ys := make([]float64, len(rows))
 	for c, name := range m.Classes {
@@ -634,7 +631,7 @@ func calibrateCentroids(m *Model, rows []int, z [][]float64, labels []string) []
 				ys[j] = 1
 			}
 		}
-		cal[c] = FitPlatt(out, ys)
+		cal[c] = model.FitPlatt(out, ys)
 	}
 	return cal
 }
@@ -652,40 +649,6 @@ func (p *srProblem) spectralState(v *mat.Dense) *Spectral {
 		sp.Duals, sp.Responses = p.duals, len(p.duals)/n
 	}
 	return sp
-}
-
-// embed sets z to the embedding Aᵀx of an SR model.
-func (m *Model) embed(x vector.Vector, z []float64) {
-	if m.packed != nil {
-		m.packed.outputs(x, m.Dim, z)
-		return
-	}
-	for k := range m.Problems {
-		z[k] = output(m.Problems[k].W, x, m.Dim)
-	}
-}
-
-// centroidScores sets dst[c] to minus the distance of the embedding z to
-// class c's centroid; a class without a centroid scores below every other.
-func (m *Model) centroidScores(z, dst []float64) {
-	worst := 0.0
-	for c, mu := range m.Centroids {
-		if mu == nil {
-			continue
-		}
-		var d2 float64
-		for k, v := range z {
-			e := v - mu[k]
-			d2 += e * e
-		}
-		dst[c] = -math.Sqrt(d2)
-		worst = min(worst, dst[c])
-	}
-	for c, mu := range m.Centroids {
-		if mu == nil {
-			dst[c] = worst - 1
-		}
-	}
 }
 
 // blockCols returns the number of columns of the block m.

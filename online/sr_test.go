@@ -14,6 +14,7 @@ import (
 	"streamer/online/eigen"
 	"streamer/online/internal/onlinetest"
 	"streamer/online/linalg"
+	"streamer/online/model"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -458,7 +459,7 @@ func TestSRBeatsSupervisedOnClusters(t *testing.T) {
 	}
 }
 
-func transductiveAccuracy(t testing.TB, m *Model, data TrainData, truth []string) float64 {
+func transductiveAccuracy(t testing.TB, m *model.Model, data TrainData, truth []string) float64 {
 	ok, total := 0, 0
 	row := make([]float64, data.X.Cols())
 	for i, l := range data.Labels {
@@ -538,7 +539,7 @@ func TestSRDualsReproduceTheWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp := m.Spectral
+	sp := warmOf(m).spectral
 	if sp == nil || sp.Responses != len(m.Problems) || len(sp.Duals) != len(sp.Keys)*sp.Responses {
 		t.Fatalf("no dual coefficients kept for %d responses", len(m.Problems))
 	}

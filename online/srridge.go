@@ -7,6 +7,7 @@ import (
 	"math"
 	"streamer/online/eigen"
 	"streamer/online/linalg"
+	"streamer/online/model"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -40,14 +41,14 @@ type sharedFactor struct {
 // enough for ridgeShared, from prev's X̃ᵀCX̃ updated by the rows that
 // changed when prev kept it (srGram); nil for other windows. The caller
 // owns the goroutine and waits for it (wait) before returning.
-func (p *srProblem) startFactor(prev *Model) *sharedFactor {
+func (p *srProblem) startFactor(warm *Spectral) *sharedFactor {
 	x, ok := p.data.X.(*linalg.Dense)
 	if !ok || x.Cols()+1 > srGramMaxCols {
 		return nil
 	}
 	var prevGram *srGram
-	if prev != nil && prev.Spectral != nil {
-		prevGram = prev.Spectral.gram
+	if warm != nil {
+		prevGram = warm.gram
 	}
 	f := &sharedFactor{done: make(chan struct{}), scale: p.rowScales()}
 	go func() {
@@ -76,7 +77,7 @@ func (f *sharedFactor) wait() {
 // when there is no factor (the window is not dense, or too wide) or the
 // factorization failed; the caller then solves them by block CG
 // (ridgeBlock).
-func (p *srProblem) ridgeShared(ys [][]float64, f *sharedFactor) ([]Solution, bool) {
+func (p *srProblem) ridgeShared(ys [][]float64, f *sharedFactor) ([]model.Solution, bool) {
 	if f == nil || len(ys) == 0 {
 		return nil, false
 	}
@@ -92,11 +93,11 @@ func (p *srProblem) ridgeShared(ys [][]float64, f *sharedFactor) ([]Solution, bo
 		return nil, false
 	}
 	space := linalg.NewColumnSpace(x)
-	sols := make([]Solution, len(ys))
+	sols := make([]model.Solution, len(ys))
 	for k, y := range ys {
 		w, b := mat.Col(nil, k, &a), mat.Col(nil, k, rhs)
-		sols[k] = Solution{W: space.Expand(w)}
-		sols[k].Stats = Stats{Objective: ridgeOptimum(y, f.scale, w, b), NewtonSteps: 1, Runs: 1}
+		sols[k] = model.Solution{W: space.Expand(w)}
+		sols[k].Stats = model.Stats{Objective: ridgeOptimum(y, f.scale, w, b), NewtonSteps: 1, Runs: 1}
 	}
 	return sols, true
 }
@@ -163,13 +164,13 @@ func (p *srProblem) rightHandSides(x *linalg.Dense, ys [][]float64, scale []floa
 // puts the outputs that close to the optimum's. It starts from prev's
 // duals for the rows still in the window (0 for new rows), and sets
 // p.duals.
-func (p *srProblem) ridgeBlock(ctx context.Context, ys [][]float64, prev *Model) ([]Solution, error) {
+func (p *srProblem) ridgeBlock(ctx context.Context, ys [][]float64, warm *Spectral) ([]model.Solution, error) {
 	x := p.data.X
 	n, s := x.Rows(), len(ys)
 	scale := p.rowScales()
 	rhs, tol := dualTargets(ys, scale, 10*p.params.Tolerances.withDefaults().Spectral)
 	op := newDualRidge(x, scale, p.params.Lambda, s)
-	v := p.warmDuals(prev, s, scale)
+	v := p.warmDuals(warm, s, scale)
 	iters, err := p.solveDual(ctx, op, v, rhs, tol)
 	if err != nil {
 		return nil, err
@@ -373,13 +374,13 @@ func (r *dualRidge) weightsTo(dst, v []float64) {
 
 // solutions returns each response's weights over the feature space,
 // A = X̃ᵀ·S·v, with its objective ½(α‖a‖² + Σ_i C_i(t_i − x̃_i·a)²).
-func (r *dualRidge) solutions(v, rhs []float64) []Solution {
+func (r *dualRidge) solutions(v, rhs []float64) []model.Solution {
 	s, d := r.s, r.d
 	a := r.weights(v)
 	out := make([]float64, r.n*s)
 	r.x.MulBlock(out, a, s)
 	space := linalg.NewColumnSpace(r.matrix)
-	sols := make([]Solution, s)
+	sols := make([]model.Solution, s)
 	for k := range sols {
 		w := make([]float64, d+1)
 		for j := range w {
@@ -390,8 +391,8 @@ func (r *dualRidge) solutions(v, rhs []float64) []Solution {
 			e := r.scale[i]*(out[i*s+k]+w[d]) - rhs[i*s+k]
 			loss += e * e
 		}
-		sols[k] = Solution{W: space.Expand(w)}
-		sols[k].Stats = Stats{Objective: (r.alpha*linalg.Dot(w, w) + loss) / 2, NewtonSteps: 1, Runs: 1}
+		sols[k] = model.Solution{W: space.Expand(w)}
+		sols[k].Stats = model.Stats{Objective: (r.alpha*linalg.Dot(w, w) + loss) / 2, NewtonSteps: 1, Runs: 1}
 	}
 	return sols
 }

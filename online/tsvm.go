@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"streamer/online/linalg"
+	"streamer/online/model"
 )
 
 const (
@@ -30,24 +31,24 @@ const (
 // and anneals again from λ_u·tsvmReanneal. Switching only swaps pairs inside
 // the margin, so at the final λ_u a row labeled confidently wrong keeps its
 // label; annealing lets the labeled rows move the weights first.
-func (b *binary) tsvm(ctx context.Context, warm *Solution) (*Solution, error) {
+func (b *binary) tsvm(ctx context.Context, warm *model.Solution) (*model.Solution, error) {
 	if len(b.unlabeled) == 0 {
 		return b.supervised(hingeLoss, warm), nil
 	}
 	s := b.newton(hingeLoss, true)
 	b.addLabeledTerms(s)
-	sol := &Solution{}
+	sol := &model.Solution{}
 	s.setWeights(b.startWeights(warm))
 	var labels map[int]float64
 	lambdaU := b.par.LambdaU
 	if warm == nil {
-		sol.Stats.add(s.minimize(false))
+		addRun(&sol.Stats, s.minimize(false))
 		labels = b.thresholdLabels(b.unlabeled, s.o)
 		lambdaU = min(tsvmLambdaStart, b.par.LambdaU)
 	} else {
 		labels = b.warmLabels(warm, s.o)
 		if b.par.reanneal {
-			sol.Stats.add(s.minimize(true))
+			addRun(&sol.Stats, s.minimize(true))
 			lambdaU = b.par.LambdaU * tsvmReanneal
 		}
 	}
@@ -59,7 +60,7 @@ func (b *binary) tsvm(ctx context.Context, warm *Solution) (*Solution, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		sol.Stats.add(s.minimize(true))
+		addRun(&sol.Stats, s.minimize(true))
 		if err := b.switchRounds(ctx, s, &sol.Stats); err != nil {
 			return nil, err
 		}
@@ -86,7 +87,7 @@ func (b *binary) setUnlabeledCosts(s *newton, c float64) {
 
 // switchRounds switches label pairs and retrains until no pair improves the
 // objective.
-func (b *binary) switchRounds(ctx context.Context, s *newton, st *Stats) error {
+func (b *binary) switchRounds(ctx context.Context, s *newton, st *model.Stats) error {
 	for range tsvmMaxRounds {
 		n := b.switchLabels(s)
 		if n == 0 {
@@ -96,7 +97,7 @@ func (b *binary) switchRounds(ctx context.Context, s *newton, st *Stats) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		st.add(s.minimize(true))
+		addRun(st, s.minimize(true))
 	}
 	return nil
 }
@@ -155,7 +156,7 @@ func (a termOutput) less(b termOutput) bool {
 // warmLabels keeps the labels of unlabeled rows that the warm solution
 // knows, labels the new ones by thresholding their outputs at ratio r, and
 // then flips the rows nearest the threshold until round(r·u) are positive.
-func (b *binary) warmLabels(warm *Solution, o []float64) map[int]float64 {
+func (b *binary) warmLabels(warm *model.Solution, o []float64) map[int]float64 {
 	labels := make(map[int]float64, len(b.unlabeled))
 	var fresh []int
 	for _, row := range b.unlabeled {

@@ -9,6 +9,7 @@ import (
 
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/model"
 	"streamer/vector"
 )
 
@@ -340,7 +341,7 @@ func IsSkip(err error) bool { return isSkip(err) }
 // SetModel puts a restored model in force, with the stamp of its snapshot
 // and the window it was solved on: its predictions carry that epoch and
 // version until the next solve.
-func (p *Pipeline) SetModel(m *online.Model, st online.Stamp, on online.SolvedOn) {
+func (p *Pipeline) SetModel(m *model.Model, st model.Stamp, on model.SolvedOn) {
 	p.learner.SetModel(m, st, on)
 }
 

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"streamer/control"
-	"streamer/online"
+	"streamer/online/model"
 	"streamer/snapshot"
 )
 
@@ -107,23 +107,23 @@ func (s *Service) applyPin(ctx context.Context) {
 // pinnedModel returns the model sel names and its stamp: the newest model
 // when it is that one, else the snapshot from the history topic, or from
 // the snapshot topic.
-func (s *Service) pinnedModel(ctx context.Context, sel snapshot.Selector) (*online.Model, online.Stamp, error) {
+func (s *Service) pinnedModel(ctx context.Context, sel snapshot.Selector) (*model.Model, model.Stamp, error) {
 	if m, st := s.pipe.Learner().InForce(); sel.Matches(st) && m.Ready() {
 		return m, st, nil
 	}
 	data, err := s.conn.FindSnapshotVersion(ctx, s.cfg.Model.Name, sel, s.cfg.Snapshot.HistoryTopic, s.cfg.Kafka.Topics.Snapshots)
 	if err != nil {
-		return nil, online.Stamp{}, err
+		return nil, model.Stamp{}, err
 	}
 	snap, err := snapshot.Decode(data)
 	if err != nil {
-		return nil, online.Stamp{}, fmt.Errorf("snapshot of %v: %w", sel, err)
+		return nil, model.Stamp{}, fmt.Errorf("snapshot of %v: %w", sel, err)
 	}
 	if !sel.Matches(snap.Stamp()) {
-		return nil, online.Stamp{}, fmt.Errorf("snapshot of %v holds %v", sel, snap.Stamp())
+		return nil, model.Stamp{}, fmt.Errorf("snapshot of %v holds %v", sel, snap.Stamp())
 	}
 	if err := s.compatible(snap); err != nil {
-		return nil, online.Stamp{}, fmt.Errorf("snapshot of %v: %w", sel, err)
+		return nil, model.Stamp{}, fmt.Errorf("snapshot of %v: %w", sel, err)
 	}
 	return &snap.Model, snap.Stamp(), nil
 }

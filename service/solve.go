@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"streamer/online"
+	"streamer/online/model"
 	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/snapshot"
@@ -100,18 +101,18 @@ func (s *Service) buildSnapshot() *snapshot.Snapshot {
 	if !m.Ready() {
 		return nil
 	}
-	model := *m
-	model.Problems = make([]online.Solution, len(m.Problems))
+	kept := *m
+	kept.Problems = make([]model.Solution, len(m.Problems))
 	for k, p := range m.Problems {
 		// The per-row warm state is rebuilt from the outputs on restore.
-		model.Problems[k] = online.Solution{W: p.W, Temperature: p.Temperature}
+		kept.Problems[k] = model.Solution{W: p.W, Temperature: p.Temperature}
 	}
 	features, params, window := s.cfg.snapshotSettings()
 	stats := s.streamCounts()
 	stats.WindowSize, stats.Labeled, stats.Objective = on.Window, on.Labeled, on.Objective
 	snap := &snapshot.Snapshot{
 		Name: s.cfg.Model.Name, Version: version, Epoch: s.roles.epoch.Load(), CreatedAt: time.Now().UTC(),
-		Features: features, Params: params, Window: window, Model: model,
+		Features: features, Params: params, Window: window, Model: kept,
 		Stats: stats, Progress: snapshotProgress(s.pipe.Progress()),
 	}
 	for _, p := range s.pipe.Positions() {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"streamer/online"
+	"streamer/online/model"
 )
 
 // Snapshot is a model with everything needed to score like it and to resume
@@ -27,7 +28,7 @@ type Snapshot struct {
 	// Model holds the classes and weights. Only each problem's weights and
 	// DA temperature are kept: the per-row warm state is rebuilt from the
 	// outputs after a restore.
-	Model online.Model `json:"-"`
+	Model model.Model `json:"-"`
 	// Offsets are the stream positions per topic partition.
 	Offsets []Offset `json:"offsets,omitempty"`
 	Stats   Stats    `json:"stats"`
@@ -95,8 +96,8 @@ type Stats struct {
 }
 
 // SolvedOn returns the window the snapshot's model was solved on.
-func (s *Snapshot) SolvedOn() online.SolvedOn {
-	return online.SolvedOn{Window: s.Stats.WindowSize, Labeled: s.Stats.Labeled, Objective: s.Stats.Objective}
+func (s *Snapshot) SolvedOn() model.SolvedOn {
+	return model.SolvedOn{Window: s.Stats.WindowSize, Labeled: s.Stats.Labeled, Objective: s.Stats.Objective}
 }
 
 // Progress is the state of the stream's evaluation at the snapshot: the

@@ -10,15 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"streamer/online"
 	"streamer/online/kernel"
+	"streamer/online/model"
 	"streamer/vector"
 )
 
 func testSnapshot(classes int, dim int, density float64, seed uint64) *Snapshot {
 	r := rand.New(rand.NewPCG(seed, 1))
 	names := []string{"ham", "spam", "news", "promo"}[:classes]
-	m := online.Model{Classes: names, Dim: dim}
+	m := model.Model{Classes: names, Dim: dim}
 	problems := classes
 	if classes == 2 {
 		problems = 1
@@ -30,8 +30,8 @@ func testSnapshot(classes int, dim int, density float64, seed uint64) *Snapshot 
 				w[j] = r.NormFloat64()
 			}
 		}
-		m.Problems = append(m.Problems, online.Solution{W: w, Temperature: r.Float64()})
-		m.Calibration = append(m.Calibration, online.Platt{A: -r.Float64(), B: r.NormFloat64()})
+		m.Problems = append(m.Problems, model.Solution{W: w, Temperature: r.Float64()})
+		m.Calibration = append(m.Calibration, model.Platt{A: -r.Float64(), B: r.NormFloat64()})
 	}
 	return &Snapshot{
 		Name: "spam-filter", Version: 42, CreatedAt: time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC),

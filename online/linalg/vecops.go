@@ -35,3 +35,13 @@ func Grow(buf *[]float64, n int) []float64 {
 
 // Norm returns ‖a‖.
 func Norm(a []float64) float64 { return math.Sqrt(Dot(a, a)) }
+
+// Logistic returns 1 / (1 + e^-x), computed without overflow on either
+// side.
+func Logistic(x float64) float64 {
+	if x >= 0 {
+		return 1 / (1 + math.Exp(-x))
+	}
+	e := math.Exp(x)
+	return e / (1 + e)
+}

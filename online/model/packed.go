@@ -1,4 +1,4 @@
-package online
+package model
 
 import (
 	"streamer/online/linalg"

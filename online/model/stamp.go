@@ -1,4 +1,4 @@
-package online
+package model
 
 import "fmt"
 
@@ -21,3 +21,11 @@ func (s Stamp) Newer(than Stamp) bool {
 }
 
 func (s Stamp) String() string { return fmt.Sprintf("e%d/v%d", s.Epoch, s.Version) }
+
+// SolvedOn describes the window a model was solved on: its rows, how many
+// of them were labeled, and the objective the solve reached. A snapshot
+// keeps it, so that a restored model still says what it was solved on.
+type SolvedOn struct {
+	Window, Labeled int
+	Objective       float64
+}

@@ -1,4 +1,4 @@
-package online
+package model
 
 import (
 	"fmt"
@@ -41,7 +41,7 @@ func TestFoldedScoresAreMappedScores(t *testing.T) {
 			if m.folded == nil {
 				t.Fatalf("%s, %s: Pack did not fold the weights", name, tc.name)
 			}
-			unmapped := m.overMappedRows() // as auto's trial scores rows mapped already
+			unmapped := m.OverMappedRows() // as auto's trial scores rows mapped already
 			for i, x := range rows {
 				got := m.Scores(x, nil)
 				if !slices.EqualFunc(got, want[i], func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }) {
