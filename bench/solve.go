@@ -85,11 +85,11 @@ func Solve(ctx context.Context, cfg SolveConfig) (SolveReport, error) {
 	rep.Repeats = max(1, cfg.Repeats)
 	var coldSeconds, warmSeconds []float64
 	for r := range rep.Repeats {
-		sol, err := online.Solve(ctx, cold, cfg.Params, nil)
+		sol, err := online.Solve(ctx, cold, cfg.Params.Binary(), nil)
 		if err != nil {
 			return rep, fmt.Errorf("cold solve: %w", err)
 		}
-		warm, err := online.Solve(ctx, next, cfg.Params, sol)
+		warm, err := online.Solve(ctx, next, cfg.Params.Binary(), sol)
 		if err != nil {
 			return rep, fmt.Errorf("warm solve: %w", err)
 		}

@@ -283,11 +283,21 @@ func fitSnapshot(m *model.Model, cfg FitConfig, dim int, stats snapshot.Stats) *
 	return &snapshot.Snapshot{
 		Name: name, Version: 1, CreatedAt: time.Now().UTC(),
 		Features: snapshot.Features{Dim: dim, DenseDim: f.DenseDim, Signed: f.Signed, Normalize: f.Normalize},
-		Params:   snapshot.FromParams(cfg.Params),
+		Params:   snapshotParams(cfg.Params),
 		Window: snapshot.Window{K: cfg.Graph.K, Degree: cfg.Graph.Laplacian.Degree, Weights: cfg.Graph.Laplacian.Weights.String(),
 			Laplacian: laplacianName(cfg.Graph.Laplacian.Normalized)},
 		Model: kept,
 		Stats: stats,
+	}
+}
+
+// snapshotParams returns the solver's hyper-parameters as a snapshot keeps
+// them.
+func snapshotParams(p online.Params) snapshot.Params {
+	return snapshot.Params{
+		Algorithm: string(p.Algorithm), Lambda: p.Lambda, LambdaU: p.LambdaU, LambdaI: p.LambdaI,
+		R: p.R, MaxSwitch: p.MaxSwitch, PositiveCost: p.PositiveCost, NegativeCost: p.NegativeCost,
+		SRDelta: p.Spectral.Delta, SRGamma: p.Spectral.Gamma, SRNeighbours: p.Spectral.Neighbours,
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // term's coefficient.
 type binary struct {
 	prob      Problem
-	par       Params
+	par       newtonParams
 	d         int
 	labeled   []int
 	unlabeled []int
@@ -23,7 +23,7 @@ type binary struct {
 	kappa     float64 // λ_I / s
 }
 
-func newBinary(prob Problem, par Params) (*binary, error) {
+func newBinary(prob Problem, par newtonParams) (*binary, error) {
 	n := prob.X.Rows()
 	if len(prob.Y) != n {
 		return nil, fmt.Errorf("problem has %d rows but %d labels", n, len(prob.Y))
@@ -60,13 +60,13 @@ func newBinary(prob Problem, par Params) (*binary, error) {
 }
 
 func (b *binary) setGraph() error {
-	b.graph = b.par.Algorithm.UsesGraph(b.par.LambdaI)
+	b.graph = b.par.Objective.UsesGraph(b.par.LambdaI)
 	if !b.graph {
 		return nil
 	}
 	lap := b.prob.Laplacian
 	if lap == nil {
-		return fmt.Errorf("%s with lambda_i > 0 needs a graph Laplacian", b.par.Algorithm)
+		return fmt.Errorf("%s with lambda_i > 0 needs a graph Laplacian", b.par.Objective)
 	}
 	if lap.Vertices() != b.prob.X.Rows() {
 		return fmt.Errorf("laplacian has %d vertices but the problem %d rows", lap.Vertices(), b.prob.X.Rows())

@@ -30,7 +30,7 @@ const (
 // its soft labels for rows still present and hard labels thresholded at
 // ratio r for new rows: the cold path chose that temperature, and a small
 // change of the window moves its fixed point a little. With
-// Params.reanneal (one-versus-rest problems) it walks the whole path again
+// newtonParams.Reanneal (one-versus-rest problems) it walks the whole path again
 // from the warm weights.
 func (b *binary) da(ctx context.Context, warm *model.Solution) (*model.Solution, error) {
 	if len(b.unlabeled) == 0 {
@@ -42,7 +42,7 @@ func (b *binary) da(ctx context.Context, warm *model.Solution) (*model.Solution,
 	u := len(b.unlabeled)
 	p := make([]float64, u)
 	temp := float64(daStartTemperature)
-	anneal := warm == nil || b.par.reanneal
+	anneal := warm == nil || b.par.Reanneal
 	if anneal {
 		for j := range p {
 			p[j] = b.r

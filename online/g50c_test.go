@@ -92,7 +92,7 @@ func g50cError(t *testing.T, xs []vector.Vector, ys []float64, p Params, graph L
 		for _, i := range r.Perm(len(xs))[:50] {
 			y[i] = ys[i]
 		}
-		sol, err := Solve(context.Background(), Problem{X: x, Y: y, Laplacian: graph}, p, nil)
+		sol, err := Solve(context.Background(), Problem{X: x, Y: y, Laplacian: graph}, p.Binary(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -95,7 +95,7 @@ func TestLapSVMOverKernelMapIsKernelLapSVM(t *testing.T) {
 				t.Fatalf("map of rank %d over %d rows: the kernel matrix lost directions", km.Rank, len(rows))
 			}
 			phi := km.ApplyAll(rows)
-			sol, err := Solve(context.Background(), Problem{X: linalg.NewVectorRows(phi, km.Rank, 1), Y: y, Laplacian: lap}, params, nil)
+			sol, err := Solve(context.Background(), Problem{X: linalg.NewVectorRows(phi, km.Rank, 1), Y: y, Laplacian: lap}, params.Binary(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -120,7 +120,7 @@ func TestOneVersusRestLambdaU(t *testing.T) {
 		}
 		p := params
 		p.LambdaU = 0.4 * 2 / classes
-		sol, err := Solve(context.Background(), Problem{X: x, Y: y}, p, nil)
+		sol, err := Solve(context.Background(), Problem{X: x, Y: y}, p.Binary(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,8 +152,8 @@ func TestWarmStartWithNoActiveRow(t *testing.T) {
 	}
 	for _, x := range []linalg.Matrix{linalg.NewDense(xs, 6, 1), linalg.NewVectorRows(xs, 6, 1), linalg.NewCSR(xs, 6, 1)} {
 		prob := Problem{X: x, Y: y}
-		for _, a := range []Algorithm{SVM, TSVM} {
-			cold, err := Solve(context.Background(), prob, Params{Algorithm: a}, nil)
+		for _, a := range []Objective{objSVM, objTSVM} {
+			cold, err := Solve(context.Background(), prob, newtonParams{Objective: a}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +161,7 @@ func TestWarmStartWithNoActiveRow(t *testing.T) {
 			for j, w := range cold.W {
 				warm.W[j] = 1e3 * w
 			}
-			sol, err := Solve(context.Background(), prob, Params{Algorithm: a, reanneal: true}, warm)
+			sol, err := Solve(context.Background(), prob, newtonParams{Objective: a, Reanneal: true}, warm)
 			if err != nil {
 				t.Fatal(err)
 			}

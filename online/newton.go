@@ -15,14 +15,8 @@ type Tolerances struct {
 	Tau float64
 	// MaxNewton caps the Newton steps of one run; 0 means 50.
 	MaxNewton int
-	// MaxCGLS caps the CGLS iterations of one Newton step, and the block
-	// CG iterations of SR's regressions; 0 means 10000.
+	// MaxCGLS caps the CGLS iterations of one Newton step; 0 means 10000.
 	MaxCGLS int
-	// Spectral is Spectral Regression's: the residual to which its
-	// eigenvectors are solved, and, ten times it, the distance of its
-	// regressions' outputs to the optimum's, relative to their targets
-	// (ridgeBlock); 0 means 1e-4 (see srEigenTol).
-	Spectral float64
 }
 
 const (
@@ -48,9 +42,6 @@ func (t Tolerances) withDefaults() Tolerances {
 	}
 	if t.MaxCGLS <= 0 {
 		t.MaxCGLS = 10000
-	}
-	if t.Spectral <= 0 {
-		t.Spectral = srEigenTol
 	}
 	return t
 }

@@ -11,111 +11,69 @@ import (
 	"time"
 )
 
-// Algorithm names one of the objectives of docs/MATH.md.
-type Algorithm string
+// Objective names one of the binary objectives of docs/MATH.md that
+// Solve minimizes.
+type Objective string
 
-// The algorithms. Their objectives follow docs/MATH.md's normalization exactly.
+// The objectives. They follow docs/MATH.md's normalization exactly.
 const (
-	RLS    Algorithm = "rls"    // regularized least squares on the labeled rows
-	SVM    Algorithm = "svm"    // L2-SVM-MFN on the labeled rows
-	LapRLS Algorithm = "laprls" // RLS plus the graph term
-	LapSVM Algorithm = "lapsvm" // L2-SVM plus the graph term
-	TSVM   Algorithm = "tsvm"   // multi-switch transductive L2-SVM (thesis §6.3)
-	DA     Algorithm = "da"     // deterministic annealing S3VM (thesis §6.4)
-	SR     Algorithm = "sr"     // Spectral Regression (Cai, He and Han), multi-class by nature
-	// Auto is tsvm for two classes; for three or more, sr when the
-	// window's kNN graph follows the labels, lapsvm when it follows them
-	// better than chance, and tsvm otherwise (see chooseAuto); where sr is
-	// a candidate against svm or lapsvm, the labels that arrive may
-	// promote it (see trainAuto).
-	Auto Algorithm = "auto"
+	objRLS    Objective = "rls"    // regularized least squares on the labeled rows
+	objSVM    Objective = "svm"    // L2-SVM-MFN on the labeled rows
+	objLapRLS Objective = "laprls" // RLS plus the graph term
+	objLapSVM Objective = "lapsvm" // L2-SVM plus the graph term
+	objTSVM   Objective = "tsvm"   // multi-switch transductive L2-SVM (thesis §6.3)
+	objDA     Objective = "da"     // deterministic annealing S3VM (thesis §6.4)
 )
 
-// DefaultAlgorithm is the algorithm of Params whose Algorithm is empty.
-const DefaultAlgorithm = SVM
-
-// objectives returns the binary objectives that Solve minimizes, in the
-// order of docs/MATH.md; multi-class models are one versus rest over them.
-func objectives() []Algorithm { return []Algorithm{RLS, SVM, LapRLS, LapSVM, TSVM, DA} }
-
-// algorithms returns every algorithm a model can be trained with: the
-// objectives, then Spectral Regression and the automatic choice.
-func algorithms() []Algorithm { return append(objectives(), SR, Auto) }
-
-// ParseAlgorithm returns the algorithm named s.
-func ParseAlgorithm(s string) (Algorithm, error) {
-	all := algorithms()
-	if slices.Contains(all, Algorithm(s)) {
-		return Algorithm(s), nil
-	}
-	names := make([]string, len(all))
-	for i, a := range all {
-		names[i] = string(a)
-	}
-	return "", fmt.Errorf("unknown algorithm %q (want one of %s)", s, strings.Join(names, ", "))
+// objectiveList returns the objectives in the order of docs/MATH.md.
+func objectiveList() []Objective {
+	return []Objective{objRLS, objSVM, objLapRLS, objLapSVM, objTSVM, objDA}
 }
 
-func (a Algorithm) transductive() bool { return a == TSVM || a == DA }
+func (o Objective) transductive() bool { return o == objTSVM || o == objDA }
 
-// GrowsGraph reports whether the algorithm needs the kNN graph only once
-// labels name three classes (auto): a window starts without one.
-func (a Algorithm) GrowsGraph() bool { return a == Auto }
-
-// UsesGraph reports whether the algorithm's objective has the graph term.
-func (a Algorithm) UsesGraph(lambdaI float64) bool {
-	switch a {
-	case LapRLS, LapSVM, SR:
+// UsesGraph reports whether the objective has the graph term, given λ_I.
+func (o Objective) UsesGraph(lambdaI float64) bool {
+	switch o {
+	case objLapRLS, objLapSVM:
 		return true
-	case TSVM, DA:
+	case objTSVM, objDA:
 		return lambdaI > 0
 	}
 	return false
 }
 
-// Params are the hyper-parameters of one binary solve. The zero value of a
-// field means the default written beside it.
-type Params struct {
-	Algorithm Algorithm // default DefaultAlgorithm (SVM)
+// newtonParams are the hyper-parameters of one binary solve. The zero value
+// of a field means the default written beside it.
+type newtonParams struct {
+	Objective Objective // default SVM
 	Lambda    float64   // λ, weight of ‖w‖²/2; default 1e-3
-	LambdaU   float64   // λ_u, weight of the unlabeled loss (tsvm, da); default 1; Train scales it by 2/c for the one-versus-rest tsvm problems of c classes
+	LambdaU   float64   // λ_u, weight of the unlabeled loss (tsvm, da); default 1
 	LambdaI   float64   // λ_I, weight of the graph term; laprls and lapsvm need it > 0, tsvm and da use the graph when it is > 0
 	// R is the fraction of unlabeled rows that are positive (tsvm, da);
-	// 0 means the fraction of positives among the labeled rows. In a
-	// binary Model the positive class is the larger of two numeric
-	// classes ("1" of 1/-1), and otherwise the class seen second.
+	// 0 means the fraction of positives among the labeled rows.
 	R float64
 	// MaxSwitch is S, the most label pairs TSVM switches per round; 0 means u/2.
 	MaxSwitch int
 	// PositiveCost and NegativeCost are the costs c_i of labeled rows of
 	// each class, for imbalanced data; 0 means 1.
 	PositiveCost, NegativeCost float64
-	// SRDelta is δ of Spectral Regression, the weight of the kNN edges
-	// against the label block; 0 means 0.05.
-	SRDelta float64
-	// SRNeighbours is p of Spectral Regression: its graph joins two rows
-	// when either is among the other's p nearest neighbours in the
-	// window's kNN graph (all of them when p is at least its k); 0 means 5.
-	SRNeighbours int
-	// SRGamma is γ of Spectral Regression, the weight of unlabeled rows
-	// in its ridge regressions (0 < γ ≤ 1); 0 means 1. SR's ridge α is
-	// Lambda.
-	SRGamma float64
 	Tolerances
 
-	// reanneal makes a warm TSVM solve anneal λ_u again instead of running
+	// Reanneal makes a warm TSVM solve anneal λ_u again instead of running
 	// at its final value at once, and a warm DA solve walk its temperatures
-	// again. Train sets it for one-versus-rest problems: their transductive
-	// labels, set while a class had one or two labels, are mostly wrong,
-	// and at the final λ_u (or temperature) they stay wrong.
-	reanneal bool
+	// again. Training sets it for one-versus-rest problems: their
+	// transductive labels, set while a class had one or two labels, are
+	// mostly wrong, and at the final λ_u (or temperature) they stay wrong.
+	Reanneal bool
 
 	// trace, for tests, sees every finite Newton run's objectives.
 	trace func(start bool, objective float64)
 }
 
-func (p Params) withDefaults() Params {
-	if p.Algorithm == "" {
-		p.Algorithm = DefaultAlgorithm
+func (p newtonParams) withDefaults() newtonParams {
+	if p.Objective == "" {
+		p.Objective = objSVM
 	}
 	if p.Lambda == 0 {
 		p.Lambda = 1e-3
@@ -129,23 +87,18 @@ func (p Params) withDefaults() Params {
 	if p.NegativeCost == 0 {
 		p.NegativeCost = 1
 	}
-	if p.SRDelta == 0 {
-		p.SRDelta = 0.05
-	}
-	if p.SRNeighbours == 0 {
-		p.SRNeighbours = 5
-	}
-	if p.SRGamma == 0 {
-		p.SRGamma = 1
-	}
 	p.Tolerances = p.Tolerances.withDefaults()
 	return p
 }
 
 // Validate names the first bad field.
-func (p Params) Validate() error {
-	if _, err := ParseAlgorithm(string(p.Algorithm)); err != nil {
-		return fmt.Errorf("algorithm: %w", err)
+func (p newtonParams) Validate() error {
+	if !slices.Contains(objectiveList(), p.Objective) {
+		names := make([]string, 0, 6)
+		for _, o := range objectiveList() {
+			names = append(names, string(o))
+		}
+		return fmt.Errorf("objective: unknown objective %q (want one of %s)", p.Objective, strings.Join(names, ", "))
 	}
 	switch {
 	case p.Lambda <= 0:
@@ -154,8 +107,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("lambda_u must be >= 0, got %v", p.LambdaU)
 	case p.LambdaI < 0:
 		return fmt.Errorf("lambda_i must be >= 0, got %v", p.LambdaI)
-	case (p.Algorithm == LapRLS || p.Algorithm == LapSVM) && p.LambdaI == 0:
-		return fmt.Errorf("lambda_i must be > 0 for %s", p.Algorithm)
+	case (p.Objective == objLapRLS || p.Objective == objLapSVM) && p.LambdaI == 0:
+		return fmt.Errorf("lambda_i must be > 0 for %s", p.Objective)
 	case p.R < 0 || p.R >= 1:
 		return fmt.Errorf("r must be in [0, 1), got %v", p.R)
 	case p.MaxSwitch < 0:
@@ -164,12 +117,6 @@ func (p Params) Validate() error {
 		return fmt.Errorf("cost_pos must be >= 0, got %v", p.PositiveCost)
 	case p.NegativeCost < 0:
 		return fmt.Errorf("cost_neg must be >= 0, got %v", p.NegativeCost)
-	case p.SRDelta < 0 || p.SRDelta > 1:
-		return fmt.Errorf("sr_delta must be in (0, 1], got %v", p.SRDelta)
-	case p.SRNeighbours < 0:
-		return fmt.Errorf("sr_k must be >= 0, got %d", p.SRNeighbours)
-	case p.SRGamma < 0 || p.SRGamma > 1:
-		return fmt.Errorf("sr_gamma must be in (0, 1], got %v", p.SRGamma)
 	}
 	return nil
 }
@@ -209,19 +156,16 @@ func addRun(s *model.Stats, r runStats) {
 // ErrNoLabels is returned for a problem without a labeled row.
 var ErrNoLabels = errors.New("no labeled rows")
 
-// Solve minimizes the objective of params.Algorithm over prob. A non-nil
+// Solve minimizes the objective of params.Objective over prob. A non-nil
 // warm solution seeds the weights (and the TSVM/DA state of rows still
 // present); rows new to the window take theirs from the current outputs.
 // A warm solution whose length does not fit the feature space is ignored.
 // Weights are over the feature space: X's columns, or its ColumnMap.
-func Solve(ctx context.Context, prob Problem, params Params, warm *model.Solution) (*model.Solution, error) {
+func Solve(ctx context.Context, prob Problem, params newtonParams, warm *model.Solution) (*model.Solution, error) {
 	start := time.Now()
 	params = params.withDefaults()
 	if err := params.Validate(); err != nil {
 		return nil, err
-	}
-	if params.Algorithm == SR || params.Algorithm == Auto {
-		return nil, fmt.Errorf("%s solves every class at once: use Train", params.Algorithm)
 	}
 	b, err := newBinary(prob, params)
 	if err != nil {
@@ -238,14 +182,14 @@ func Solve(ctx context.Context, prob Problem, params Params, warm *model.Solutio
 		}
 	}
 	var sol *model.Solution
-	switch params.Algorithm {
-	case RLS, LapRLS:
+	switch params.Objective {
+	case objRLS, objLapRLS:
 		sol = b.supervised(squaredLoss, warm)
-	case SVM, LapSVM:
+	case objSVM, objLapSVM:
 		sol = b.supervised(hingeLoss, warm)
-	case TSVM:
+	case objTSVM:
 		sol, err = b.tsvm(ctx, warm)
-	case DA:
+	case objDA:
 		sol, err = b.da(ctx, warm)
 	}
 	if err != nil {

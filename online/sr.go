@@ -61,6 +61,53 @@ const (
 	srEigenTol = 1e-4
 )
 
+// SpectralSettings are Spectral Regression's settings. The zero value of a field
+// means the default written beside it.
+type SpectralSettings struct {
+	// Delta is δ, the weight of the kNN edges against the label block; 0
+	// means 0.05.
+	Delta float64
+	// Neighbours is p: the graph joins two rows when either is among the
+	// other's p nearest neighbours in the window's kNN graph (all of them
+	// when p is at least its k); 0 means 5.
+	Neighbours int
+	// Gamma is γ, the weight of unlabeled rows in the ridge regressions
+	// (0 < γ ≤ 1); 0 means 1.
+	Gamma float64
+	// Alpha is α, the ridge regressions' weight of ‖a‖²; 0 means 1e-3.
+	Alpha float64
+	// Tolerance is the residual to which the eigenvectors are solved, and,
+	// ten times it, the distance of the regressions' outputs to the
+	// optimum's, relative to their targets (ridgeBlock); 0 means
+	// srEigenTol.
+	Tolerance float64
+	// MaxIter caps the block CG iterations of the regressions; 0 means
+	// 10000.
+	MaxIter int
+}
+
+func (s SpectralSettings) withDefaults() SpectralSettings {
+	if s.Delta == 0 {
+		s.Delta = 0.05
+	}
+	if s.Neighbours == 0 {
+		s.Neighbours = 5
+	}
+	if s.Gamma == 0 {
+		s.Gamma = 1
+	}
+	if s.Alpha == 0 {
+		s.Alpha = 1e-3
+	}
+	if s.Tolerance <= 0 {
+		s.Tolerance = srEigenTol
+	}
+	if s.MaxIter <= 0 {
+		s.MaxIter = 10000
+	}
+	return s
+}
+
 // Spectral is the warm state of Spectral Regression: the eigensolver's
 // last block, one row per window row.
 type Spectral struct {
@@ -96,7 +143,7 @@ func (sp *Spectral) rowOf() map[uint64]int {
 // srProblem is one SR solve: the window's rows mapped to classes.
 type srProblem struct {
 	data    TrainData
-	params  Params
+	params  SpectralSettings
 	classes []string
 	class   []int     // per row: index into classes, -1 unlabeled
 	labeled int       // rows with a label
@@ -105,7 +152,7 @@ type srProblem struct {
 	duals   []float64 // set by ridgeBlock: n × responses, row-major
 }
 
-func newSRProblem(data TrainData, params Params, classes []string) (*srProblem, error) {
+func newSRProblem(data TrainData, params SpectralSettings, classes []string) (*srProblem, error) {
 	if data.Graph == nil {
 		return nil, errors.New("sr needs the window's kNN graph")
 	}
@@ -154,7 +201,7 @@ func (p *srProblem) eigenCount(n int) int {
 // the last SR solve's state, warm (nil: cold): its eigenvectors (rows
 // still in the window; new rows from their neighbours) and regressions.
 // It returns the model and the state for the next solve.
-func trainSR(ctx context.Context, data TrainData, params Params, classes []string, labeled int, warm *Spectral) (*model.Model, *Spectral, TrainStats, error) {
+func trainSR(ctx context.Context, data TrainData, params SpectralSettings, classes []string, labeled int, warm *Spectral) (*model.Model, *Spectral, TrainStats, error) {
 	start := time.Now()
 	p, err := newSRProblem(data, params, classes)
 	if err != nil {
@@ -162,7 +209,7 @@ func trainSR(ctx context.Context, data TrainData, params Params, classes []strin
 	}
 	factor := p.startFactor(warm)
 	defer factor.wait()
-	aff := newSRAffinity(data.Graph, p.class, len(classes), params.SRDelta, params.SRNeighbours)
+	aff := newSRAffinity(data.Graph, p.class, len(classes), params.Delta, params.Neighbours)
 	eig, nev, err := p.eigenvectors(aff, p.eigenCount(data.X.Rows()), warm)
 	if err != nil {
 		return nil, nil, TrainStats{}, fmt.Errorf("sr eigenvectors: %w", err)
@@ -318,7 +365,7 @@ func (p *srProblem) labeledMass(v *mat.Dense, k int) float64 {
 // not a solution yet, and the check would cost as much as five products.
 func (p *srProblem) iterativeEigen(aff *srAffinity, u0 []float64, nev, block int, warm *mat.Dense, whole bool) (eigen.Result, error) {
 	needed := func(x *mat.Dense, theta []float64) int { return p.neededVectors(x, theta, nev) }
-	check := eigen.Settings{Tol: p.params.Tolerances.Spectral, MaxIter: -1, Needed: needed}
+	check := eigen.Settings{Tol: p.params.Tolerance, MaxIter: -1, Needed: needed}
 	seed, done := warm, 0
 	if seed == nil {
 		seed = p.labelBlock(aff, block)

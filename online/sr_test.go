@@ -57,7 +57,7 @@ func TestTopEigenMatchesDense(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			data, _, lap := srData(t, tt.n, 5, tt.c, tt.frac, 3)
 			classes, _ := modelClasses(nil, data.Labels)
-			p, err := newSRProblem(data, Params{}.withDefaults(), classes)
+			p, err := newSRProblem(data, SpectralSettings{}.withDefaults(), classes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestSRAffinityKeepsThePNearest(t *testing.T) {
 	data, _, _ := srData(t, 300, 5, 4, 0.1, 13)
 	rows, _ := synth.Clusters(synth.ClusterConfig{Points: 300, Dim: 5, Clusters: 4, Spread: 0.6, Seed: 13}) // srData's rows
 	classes, _ := modelClasses(nil, data.Labels)
-	p, err := newSRProblem(data, Params{}.withDefaults(), classes)
+	p, err := newSRProblem(data, SpectralSettings{}.withDefaults(), classes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestSREigensolverSolvesTheResponses(t *testing.T) {
 		data, _, lap := srData(t, 600, 5, 4, 0.05, seed)
 		classes, _ := modelClasses(nil, data.Labels)
 		const tol = 1e-8
-		p, err := newSRProblem(data, Params{Tolerances: Tolerances{Spectral: tol}}.withDefaults(), classes)
+		p, err := newSRProblem(data, SpectralSettings{Tolerance: tol}.withDefaults(), classes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func TestSREigensolverSolvesTheResponses(t *testing.T) {
 func TestSRResponsesAreGeneralizedEigenvectors(t *testing.T) {
 	data, _, lap := srData(t, 420, 4, 3, 0.05, 5)
 	classes, _ := modelClasses(nil, data.Labels)
-	p, _ := newSRProblem(data, Params{Tolerances: Tolerances{Spectral: 1e-9}}.withDefaults(), classes)
+	p, _ := newSRProblem(data, SpectralSettings{Tolerance: 1e-9}.withDefaults(), classes)
 	aff := newSRAffinity(lap, p.class, len(classes), 0.1, 5)
 	eig, _, err := p.eigenvectors(aff, 2, nil)
 	if err != nil {
@@ -234,14 +234,15 @@ func TestSRAllLabeledIsRegularizedDiscriminantAnalysis(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			data, truth, lap := srData(t, n, 6, 4, 0, 11)
 			data.Labels = truth
-			params := Params{Algorithm: SR, Lambda: 0.5, Tolerances: Tolerances{Epsilon: 1e-12, Spectral: 1e-11}}
+			params := Params{Algorithm: SR, Lambda: 0.5, Tolerances: Tolerances{Epsilon: 1e-12}, Spectral: SpectralSettings{Tolerance: 1e-11}}
 			m, _, err := Train(context.Background(), data, params, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			classes, _ := modelClasses(nil, truth)
-			p, _ := newSRProblem(data, params.withDefaults(), classes)
-			aff := newSRAffinity(lap, p.class, len(classes), params.withDefaults().SRDelta, params.withDefaults().SRNeighbours)
+			set := params.withDefaults().spectralSettings()
+			p, _ := newSRProblem(data, set, classes)
+			aff := newSRAffinity(lap, p.class, len(classes), set.Delta, set.Neighbours)
 			ref := rdaReference(data, p.class, len(classes), aff.degrees(), params.Lambda)
 			probe, _ := synth.Clusters(synth.ClusterConfig{Points: 30, Dim: 6, Clusters: 4, Spread: 0.6, Seed: 99})
 			for _, x := range probe {
@@ -534,7 +535,7 @@ func sparseSRWindow(t *testing.T, text synth.SparseText, lo, hi int) TrainData {
 func TestSRDualsReproduceTheWeights(t *testing.T) {
 	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 400, Dim: 1 << 12, NNZ: 30, Topics: 8, Seed: 3})
 	data := sparseSRWindow(t, text, 0, 400)
-	params := Params{Algorithm: SR, Tolerances: Tolerances{Spectral: 1e-11}}
+	params := Params{Algorithm: SR, Spectral: SpectralSettings{Tolerance: 1e-11}}
 	m, _, err := Train(context.Background(), data, params, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -648,7 +649,7 @@ func TestRidgeBlockBoundsTheOutputs(t *testing.T) {
 		}
 	}
 	problem := func(eps float64) *srProblem {
-		params := Params{Lambda: alpha, SRGamma: gamma, Tolerances: Tolerances{Spectral: eps / 10}}
+		params := SpectralSettings{Alpha: alpha, Gamma: gamma, Tolerance: eps / 10}
 		return &srProblem{data: TrainData{X: x}, params: params, class: class}
 	}
 	best := make([][]float64, responses) // the optimum's outputs, per response
@@ -885,7 +886,7 @@ func TestRidgeBlockOnDenseMatchesSparse(t *testing.T) {
 			class[i] = 0
 		}
 	}
-	params := Params{Lambda: 1e-2, SRGamma: 0.5, Tolerances: Tolerances{Spectral: 1e-9}}
+	params := SpectralSettings{Alpha: 1e-2, Gamma: 0.5, Tolerance: 1e-9}
 	weights := func(x linalg.Matrix) [][]float64 {
 		p := &srProblem{data: TrainData{X: x}, params: params, class: class}
 		sols, err := p.ridgeBlock(context.Background(), ys, nil)

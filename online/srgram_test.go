@@ -35,7 +35,7 @@ func TestSRGramUpdateMatchesSum(t *testing.T) {
 		if withRows {
 			data.Rows = rows
 		}
-		p := &srProblem{data: data, params: Params{SRGamma: 0.5}, class: make([]int, n)}
+		p := &srProblem{data: data, params: SpectralSettings{Gamma: 0.5}, class: make([]int, n)}
 		for i, l := range labels {
 			p.class[i] = -1
 			if l != "" {
@@ -102,7 +102,7 @@ func symDistance(a, b *mat.SymDense) float64 {
 func TestSRSharedRidgeObjective(t *testing.T) {
 	data, _, _ := srData(t, 400, 6, 3, 0.1, 9)
 	classes, _ := modelClasses(nil, data.Labels)
-	p, err := newSRProblem(data, Params{Lambda: 0.3, SRGamma: 0.7}.withDefaults(), classes)
+	p, err := newSRProblem(data, SpectralSettings{Alpha: 0.3, Gamma: 0.7}.withDefaults(), classes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestSRSharedRidgeObjective(t *testing.T) {
 			e := scale[i]*(vectorDot(x.Row(i), w)+w[x.Cols()]) - ys[k][i]
 			f += e * e
 		}
-		f = (f + p.params.Lambda*linalg.Dot(w, w)) / 2
+		f = (f + p.params.Alpha*linalg.Dot(w, w)) / 2
 		if got := sol.Stats.Objective; math.Abs(got-f) > 1e-9*f {
 			t.Errorf("response %d: reported objective %v, over the rows %v", k, got, f)
 		}

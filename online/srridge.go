@@ -58,7 +58,7 @@ func (p *srProblem) startFactor(warm *Spectral) *sharedFactor {
 		a := mat.NewSymDense(d, nil)
 		a.CopySym(f.gram.g)
 		for j := range d {
-			a.SetSym(j, j, a.At(j, j)+p.params.Lambda)
+			a.SetSym(j, j, a.At(j, j)+p.params.Alpha)
 		}
 		f.ok = f.chol.Factorize(a)
 	}()
@@ -122,7 +122,7 @@ func (p *srProblem) rowScales() []float64 {
 	for i, c := range p.class {
 		s[i] = 1
 		if c < 0 {
-			s[i] = p.params.SRGamma
+			s[i] = p.params.Gamma
 		}
 	}
 	return s
@@ -168,8 +168,8 @@ func (p *srProblem) ridgeBlock(ctx context.Context, ys [][]float64, warm *Spectr
 	x := p.data.X
 	n, s := x.Rows(), len(ys)
 	scale := p.rowScales()
-	rhs, tol := dualTargets(ys, scale, 10*p.params.Tolerances.withDefaults().Spectral)
-	op := newDualRidge(x, scale, p.params.Lambda, s)
+	rhs, tol := dualTargets(ys, scale, 10*p.params.withDefaults().Tolerance)
+	op := newDualRidge(x, scale, p.params.Alpha, s)
 	v := p.warmDuals(warm, s, scale)
 	iters, err := p.solveDual(ctx, op, v, rhs, tol)
 	if err != nil {
@@ -211,7 +211,7 @@ func dualTargets(ys [][]float64, scale []float64, eps float64) (rhs, tol []float
 // returns the iterations. A solve that reaches MaxCGLS iterations keeps
 // the weights it has, as a CGLS run does.
 func (p *srProblem) solveDual(ctx context.Context, op *dualRidge, v, rhs, tol []float64) (int, error) {
-	maxIter := p.params.Tolerances.withDefaults().MaxCGLS
+	maxIter := p.params.withDefaults().MaxIter
 	apply, b := op.apply, rhs
 	defl := newBiasDeflation(op)
 	if defl != nil {

@@ -70,7 +70,7 @@ func Train(ctx context.Context, data TrainData, params Params, prev *model.Model
 func trainWith(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *model.Model) (*model.Model, TrainStats, error) {
 	start := time.Now()
 	if params.Algorithm == SR {
-		m, sp, st, err := trainSR(ctx, data, params, classes, labeled, warmOf(prev).spectral)
+		m, sp, st, err := trainSR(ctx, data, params.spectralSettings(), classes, labeled, warmOf(prev).spectral)
 		if err != nil {
 			return nil, TrainStats{}, err
 		}
@@ -165,18 +165,19 @@ func solveClass(ctx context.Context, data TrainData, params Params, m *model.Mod
 			y[i] = -1
 		}
 	}
+	binary := params.Binary()
 	switch {
 	case !m.Binary():
-		params.R = 0 // one versus rest estimates each class's fraction
-		params.reanneal = true
+		binary.R = 0 // one versus rest estimates each class's fraction
+		binary.Reanneal = true
 		if params.Algorithm == TSVM {
-			params.LambdaU = ovrLambdaU(params, len(m.Classes))
+			binary.LambdaU = ovrLambdaU(params, len(m.Classes))
 		}
 	case mirrored(m):
-		params = mirror(params)
+		binary = mirror(binary)
 	}
 	prob := Problem{X: data.X, Y: y, Keys: data.Keys, Laplacian: data.Laplacian, graphGram: graph}
-	return Solve(ctx, prob, params, warmFor(prev, m, k))
+	return Solve(ctx, prob, binary, warmFor(prev, m, k))
 }
 
 // ovrLambdaU returns λ_u for each one-versus-rest TSVM problem among c classes:
@@ -199,7 +200,7 @@ func mirrored(m *model.Model) bool {
 }
 
 // mirror returns p for the binary problem with the classes swapped.
-func mirror(p Params) Params {
+func mirror(p newtonParams) newtonParams {
 	if p.R > 0 {
 		p.R = 1 - p.R
 	}

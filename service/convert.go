@@ -16,7 +16,7 @@ func (c Config) solverParams() online.Params {
 		Algorithm: online.Algorithm(c.Solver.Algorithm), Lambda: c.Solver.Lambda, LambdaU: c.Solver.LambdaU,
 		LambdaI: c.Solver.LambdaI, R: c.Solver.R, MaxSwitch: c.Solver.MaxSwitch,
 		PositiveCost: c.Solver.CostPos, NegativeCost: c.Solver.CostNeg,
-		SRDelta: c.Solver.SRDelta, SRGamma: c.Solver.SRGamma, SRNeighbours: c.Solver.SRK,
+		Spectral: online.SpectralSettings{Delta: c.Solver.SRDelta, Gamma: c.Solver.SRGamma, Neighbours: c.Solver.SRK},
 	}
 }
 
@@ -93,7 +93,11 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 // configuration.
 func (c Config) snapshotSettings() (snapshot.Features, snapshot.Params, snapshot.Window) {
 	return snapshot.Features{Dim: c.Features.Dim, DenseDim: c.Features.DenseDim, Signed: c.Features.Signed, Normalize: c.Features.Normalize},
-		snapshot.FromParams(c.solverParams()),
+		snapshot.Params{
+			Algorithm: c.Solver.Algorithm, Lambda: c.Solver.Lambda, LambdaU: c.Solver.LambdaU, LambdaI: c.Solver.LambdaI,
+			R: c.Solver.R, MaxSwitch: c.Solver.MaxSwitch, PositiveCost: c.Solver.CostPos, NegativeCost: c.Solver.CostNeg,
+			SRDelta: c.Solver.SRDelta, SRGamma: c.Solver.SRGamma, SRNeighbours: c.Solver.SRK,
+		},
 		snapshot.Window{
 			MaxExamples: c.Window.MaxExamples, MaxAge: c.Window.MaxAge, K: c.Window.K,
 			Laplacian: c.Graph.Laplacian, Degree: online.GraphDegree(online.Algorithm(c.Solver.Algorithm), c.Graph.Degree), Weights: c.Graph.Weights,

@@ -3,7 +3,6 @@ package snapshot
 import (
 	"time"
 
-	"streamer/online"
 	"streamer/online/model"
 )
 
@@ -45,7 +44,8 @@ type Features struct {
 	Normalize bool `json:"normalize,omitempty"`
 }
 
-// Params are the solver's hyper-parameters (see online.Params).
+// Params are the solver's hyper-parameters (see online.Params), under
+// the keys of the configuration's solver section.
 type Params struct {
 	Algorithm    string  `json:"algorithm"`
 	Lambda       float64 `json:"lambda"`
@@ -131,22 +131,4 @@ type CurvePoint struct {
 	Examples       int     `json:"examples"`
 	Accuracy       float64 `json:"accuracy"`
 	RecentAccuracy float64 `json:"recent_accuracy"`
-}
-
-// FromParams converts solver parameters.
-func FromParams(p online.Params) Params {
-	return Params{
-		Algorithm: string(p.Algorithm), Lambda: p.Lambda, LambdaU: p.LambdaU, LambdaI: p.LambdaI,
-		R: p.R, MaxSwitch: p.MaxSwitch, PositiveCost: p.PositiveCost, NegativeCost: p.NegativeCost,
-		SRDelta: p.SRDelta, SRGamma: p.SRGamma, SRNeighbours: p.SRNeighbours,
-	}
-}
-
-// Online converts back to solver parameters.
-func (p Params) Online() online.Params {
-	return online.Params{
-		Algorithm: online.Algorithm(p.Algorithm), Lambda: p.Lambda, LambdaU: p.LambdaU, LambdaI: p.LambdaI,
-		R: p.R, MaxSwitch: p.MaxSwitch, PositiveCost: p.PositiveCost, NegativeCost: p.NegativeCost,
-		SRDelta: p.SRDelta, SRGamma: p.SRGamma, SRNeighbours: p.SRNeighbours,
-	}
 }

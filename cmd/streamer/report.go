@@ -62,9 +62,9 @@ func addParamFlags(f *pflag.FlagSet, p *online.Params) {
 	f.IntVar(&p.MaxSwitch, "max-switch", 0, "S, most label pairs TSVM switches per round; 0 means u/2")
 	f.Float64Var(&p.PositiveCost, "cost-pos", 1, "cost of labeled positive rows (binary problems)")
 	f.Float64Var(&p.NegativeCost, "cost-neg", 1, "cost of labeled negative rows (binary problems)")
-	f.Float64Var(&p.SRDelta, "sr-delta", 0.05, "δ of sr: weight of the kNN edges against the label block, in (0, 1]")
-	f.IntVar(&p.SRNeighbours, "sr-k", 5, "p of sr: its graph joins two rows when either is among the other's p nearest of the kNN graph's (--knn) neighbours")
-	f.Float64Var(&p.SRGamma, "sr-gamma", 1, "γ of sr: weight of unlabeled rows in its ridge regressions, in (0, 1]; λ is the ridge α")
+	f.Float64Var(&p.Spectral.Delta, "sr-delta", 0.05, "δ of sr: weight of the kNN edges against the label block, in (0, 1]")
+	f.IntVar(&p.Spectral.Neighbours, "sr-k", 5, "p of sr: its graph joins two rows when either is among the other's p nearest of the kNN graph's (--knn) neighbours")
+	f.Float64Var(&p.Spectral.Gamma, "sr-gamma", 1, "γ of sr: weight of unlabeled rows in its ridge regressions, in (0, 1]; λ is the ridge α")
 }
 
 // runChildBench runs a benchmark that starts this executable as its child
