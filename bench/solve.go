@@ -12,6 +12,7 @@ import (
 
 	"streamer/online"
 	"streamer/online/linalg"
+	"streamer/online/newton"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -68,13 +69,13 @@ func Solve(ctx context.Context, cfg SolveConfig) (SolveReport, error) {
 	data, y := benchData(cfg)
 	rep := SolveReport{Algorithm: cmp.Or(cfg.Params.Algorithm, online.DefaultAlgorithm), Rows: cfg.Rows, Features: cfg.Features, NNZ: cfg.NNZ}
 	rep.GenerateSeconds = time.Since(genStart).Seconds()
-	window := func(first int) online.Problem {
+	window := func(first int) newton.Problem {
 		rows := data.Rows[first : first+cfg.Rows]
 		keys := make([]uint64, cfg.Rows)
 		for i := range keys {
 			keys[i] = uint64(first + i)
 		}
-		return online.Problem{X: linalg.NewMatrix(rows, cfg.Features), Y: y[first : first+cfg.Rows], Keys: keys}
+		return newton.Problem{X: linalg.NewMatrix(rows, cfg.Features), Y: y[first : first+cfg.Rows], Keys: keys}
 	}
 	cold, next := window(0), window(replaced)
 	for _, v := range cold.Y {
@@ -85,11 +86,11 @@ func Solve(ctx context.Context, cfg SolveConfig) (SolveReport, error) {
 	rep.Repeats = max(1, cfg.Repeats)
 	var coldSeconds, warmSeconds []float64
 	for r := range rep.Repeats {
-		sol, err := online.Solve(ctx, cold, cfg.Params.Binary(), nil)
+		sol, err := newton.Solve(ctx, cold, cfg.Params.Binary(), nil)
 		if err != nil {
 			return rep, fmt.Errorf("cold solve: %w", err)
 		}
-		warm, err := online.Solve(ctx, next, cfg.Params.Binary(), sol)
+		warm, err := newton.Solve(ctx, next, cfg.Params.Binary(), sol)
 		if err != nil {
 			return rep, fmt.Errorf("warm solve: %w", err)
 		}

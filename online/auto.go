@@ -3,6 +3,7 @@ package online
 import (
 	"cmp"
 	"math"
+	"streamer/online/newton"
 )
 
 const (
@@ -102,7 +103,7 @@ func chooseAuto(data TrainData, p Params) (choice Params, srCandidate bool) {
 // autoWeight returns auto's λ_I for the graph term over lap when
 // solver.lambda_i is 0: autoLambdaIOverL over a Laplacian that reports
 // the power 1, autoLambdaI over its powers.
-func autoWeight(lap Laplacian) float64 {
+func autoWeight(lap newton.Laplacian) float64 {
 	if d, ok := lap.(interface{ Degree() int }); ok && d.Degree() == 1 {
 		return autoLambdaIOverL
 	}

@@ -12,6 +12,7 @@ import (
 
 	"streamer/anngraph"
 	"streamer/online/model"
+	"streamer/online/newton"
 	"streamer/synth"
 )
 
@@ -70,7 +71,7 @@ func TestChooseAuto(t *testing.T) {
 // poweredLaplacian reports another power p of M = L^p than the one it
 // applies, for the choice of auto's weight.
 type poweredLaplacian struct {
-	Laplacian
+	newton.Laplacian
 	p int
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"streamer/anngraph"
 	"streamer/online/linalg"
+	"streamer/online/newton"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -37,7 +38,7 @@ func TestG50C(t *testing.T) {
 		name    string
 		rows    []vector.Vector
 		params  Params
-		graph   Laplacian
+		graph   newton.Laplacian
 		maxRate float64
 	}{
 		{"svm", xs, Params{Algorithm: SVM, Lambda: 30}, nil, 0.09},
@@ -81,7 +82,7 @@ func g50cBayesError() float64 {
 }
 
 // g50cError returns the mean transductive error over 10 splits.
-func g50cError(t *testing.T, xs []vector.Vector, ys []float64, p Params, graph Laplacian) float64 {
+func g50cError(t *testing.T, xs []vector.Vector, ys []float64, p Params, graph newton.Laplacian) float64 {
 	t.Helper()
 	r := rand.New(rand.NewPCG(11, 5))
 	dim := xs[0].NNZ()
@@ -92,7 +93,7 @@ func g50cError(t *testing.T, xs []vector.Vector, ys []float64, p Params, graph L
 		for _, i := range r.Perm(len(xs))[:50] {
 			y[i] = ys[i]
 		}
-		sol, err := Solve(context.Background(), Problem{X: x, Y: y, Laplacian: graph}, p.Binary(), nil)
+		sol, err := newton.Solve(context.Background(), newton.Problem{X: x, Y: y, Laplacian: graph}, p.Binary(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +112,7 @@ func g50cError(t *testing.T, xs []vector.Vector, ys []float64, p Params, graph L
 
 // g50cGraph returns the Laplacian of the exact k-NN graph of the raw
 // points (heat weights), built as `fit` builds it.
-func g50cGraph(t *testing.T, xs []vector.Vector, k int, cfg anngraph.LaplacianConfig) Laplacian {
+func g50cGraph(t *testing.T, xs []vector.Vector, k int, cfg anngraph.LaplacianConfig) newton.Laplacian {
 	t.Helper()
 	return annLaplacian(t, xs, anngraph.Config{K: k, Metric: anngraph.Euclidean, Exhaustive: true}, cfg)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/newton"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -202,7 +203,7 @@ func TestHandoffConcurrent(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := l.Solve(context.Background()); err != nil && err != ErrUnchanged && err != ErrOneClass && err != ErrNoLabels {
+			if _, err := l.Solve(context.Background()); err != nil && err != ErrUnchanged && err != ErrOneClass && err != newton.ErrNoLabels {
 				t.Error(err)
 				return
 			}

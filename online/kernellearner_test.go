@@ -6,6 +6,7 @@ import (
 	"streamer/anngraph"
 	"streamer/online/kernel"
 	"streamer/online/linalg"
+	"streamer/online/newton"
 	"streamer/synth"
 	"streamer/vector"
 	"testing"
@@ -86,7 +87,7 @@ func TestLapSVMOverKernelMapIsKernelLapSVM(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			lap := g50cGraph(t, rows, 6, tt.lap)
-			params := Params{Algorithm: LapSVM, Lambda: 1e-3, LambdaI: tt.lambdaI, Tolerances: Tolerances{Epsilon: 1e-12}}
+			params := Params{Algorithm: LapSVM, Lambda: 1e-3, LambdaI: tt.lambdaI, Tolerances: newton.Tolerances{Epsilon: 1e-12}}
 			km, err := kernel.NewMap(rows, tt.gamma)
 			if err != nil {
 				t.Fatal(err)
@@ -95,7 +96,7 @@ func TestLapSVMOverKernelMapIsKernelLapSVM(t *testing.T) {
 				t.Fatalf("map of rank %d over %d rows: the kernel matrix lost directions", km.Rank, len(rows))
 			}
 			phi := km.ApplyAll(rows)
-			sol, err := Solve(context.Background(), Problem{X: linalg.NewVectorRows(phi, km.Rank, 1), Y: y, Laplacian: lap}, params.Binary(), nil)
+			sol, err := newton.Solve(context.Background(), newton.Problem{X: linalg.NewVectorRows(phi, km.Rank, 1), Y: y, Laplacian: lap}, params.Binary(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +116,7 @@ func TestLapSVMOverKernelMapIsKernelLapSVM(t *testing.T) {
 // the stationarity conditions (sufficient, as K multiplies the gradient in
 // α): λα + (1/l) I_A (f − y) + (λ_I/s) M f = 0 and
 // λb + (1/l) 1_Aᵀ(f − y) + (λ_I/s) 1ᵀ M f = 0.
-func denseKernelLapSVM(t *testing.T, rows []vector.Vector, y []float64, gamma float64, lap Laplacian, lambda, lambdaI float64) []float64 {
+func denseKernelLapSVM(t *testing.T, rows []vector.Vector, y []float64, gamma float64, lap newton.Laplacian, lambda, lambdaI float64) []float64 {
 	t.Helper()
 	n := len(rows)
 	k := mat.NewDense(n+1, n+1, nil) // [K 1]: f = k·(α, b)

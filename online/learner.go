@@ -12,6 +12,7 @@ import (
 	"streamer/online/kernel"
 	"streamer/online/linalg"
 	"streamer/online/model"
+	"streamer/online/newton"
 	"streamer/vector"
 )
 
@@ -581,7 +582,7 @@ func (l *Learner) Solve(ctx context.Context) (SolveReport, error) {
 		return SolveReport{}, ErrUnchanged
 	}
 	rep, err := l.train(ctx, view, labels)
-	if err != nil && !errors.Is(err, ErrOneClass) && !errors.Is(err, ErrNoLabels) {
+	if err != nil && !errors.Is(err, ErrOneClass) && !errors.Is(err, newton.ErrNoLabels) {
 		l.mu.Lock()
 		l.changed = true // let the next trigger try again
 		l.mu.Unlock()
@@ -716,7 +717,7 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 	rep.Labeled = labeled
 	switch {
 	case labeled == 0:
-		return rep, ErrNoLabels
+		return rep, newton.ErrNoLabels
 	case len(classes) < 2:
 		return rep, ErrOneClass
 	}

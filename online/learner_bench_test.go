@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/newton"
 )
 
 // BenchmarkSolveSkipped is a solve tried on a 20,000-row text window
@@ -19,7 +20,7 @@ func BenchmarkSolveSkipped(b *testing.B) {
 		name  string
 		label string // of every fifth row
 		want  error
-	}{{"no-labels", "", ErrNoLabels}, {"one-class", "pos", ErrOneClass}} {
+	}{{"no-labels", "", newton.ErrNoLabels}, {"one-class", "pos", ErrOneClass}} {
 		b.Run(c.name, func(b *testing.B) {
 			l, err := NewLearner(LearnerConfig{
 				Features: 1 << 16,

@@ -10,6 +10,7 @@ import (
 
 	"streamer/anngraph"
 	"streamer/online/model"
+	"streamer/online/newton"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -118,7 +119,7 @@ func TestLearnerSkipsUnchangedSolve(t *testing.T) {
 	for _, r := range rows {
 		l.Observe(r.id, time.Time{}, r.v, "")
 	}
-	if _, err := l.Solve(context.Background()); !errors.Is(err, ErrNoLabels) && !errors.Is(err, ErrOneClass) {
+	if _, err := l.Solve(context.Background()); !errors.Is(err, newton.ErrNoLabels) && !errors.Is(err, ErrOneClass) {
 		t.Fatalf("no labels: err = %v", err)
 	}
 	l.Label(rows[0].id, "a")
@@ -152,7 +153,7 @@ func TestLearnerSkipsWindowWithoutLabels(t *testing.T) {
 		l.Observe(r.id, time.Time{}, r.v, "")
 	}
 	rep, err := l.Solve(context.Background())
-	if !errors.Is(err, ErrNoLabels) || rep.Window != 60 || rep.Labeled != 0 {
+	if !errors.Is(err, newton.ErrNoLabels) || rep.Window != 60 || rep.Labeled != 0 {
 		t.Fatalf("window of unlabeled rows: %+v, err = %v; want 60 rows, none labeled, ErrNoLabels", rep, err)
 	}
 	if m, version := l.Model(); !m.Ready() || version != 1 {
@@ -258,7 +259,7 @@ func TestLearnerConcurrentObserveAndSolve(t *testing.T) {
 		defer wg.Done()
 		for ctx.Err() == nil {
 			if _, err := l.Solve(ctx); err != nil && !errors.Is(err, ErrUnchanged) &&
-				!errors.Is(err, ErrNoLabels) && !errors.Is(err, ErrOneClass) && !errors.Is(err, context.Canceled) {
+				!errors.Is(err, newton.ErrNoLabels) && !errors.Is(err, ErrOneClass) && !errors.Is(err, context.Canceled) {
 				t.Error(err)
 				return
 			}

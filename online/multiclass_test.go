@@ -10,8 +10,7 @@ import (
 
 	"streamer/anngraph"
 	"streamer/online/linalg"
-	"streamer/online/model"
-	"streamer/vector"
+	"streamer/online/newton"
 )
 
 // streamAccuracy streams rows through a learner as `streamer eval` does:
@@ -56,7 +55,7 @@ func streamAccuracy(t *testing.T, params Params, seed uint64, n, dim, classes in
 			queue = queue[1:]
 		}
 		if l.Due() {
-			if _, err := l.Solve(context.Background()); err != nil && err != ErrOneClass && err != ErrNoLabels && err != ErrUnchanged {
+			if _, err := l.Solve(context.Background()); err != nil && err != ErrOneClass && err != newton.ErrNoLabels && err != ErrUnchanged {
 				t.Fatal(err)
 			}
 		}
@@ -120,54 +119,13 @@ func TestOneVersusRestLambdaU(t *testing.T) {
 		}
 		p := params
 		p.LambdaU = 0.4 * 2 / classes
-		sol, err := Solve(context.Background(), Problem{X: x, Y: y}, p.Binary(), nil)
+		sol, err := newton.Solve(context.Background(), newton.Problem{X: x, Y: y}, p.Binary(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got, want := m.Problems[k].Stats.Objective, sol.Stats.Objective
 		if math.Abs(got-want) > 1e-12*math.Abs(want) {
 			t.Errorf("class %s: objective %.15g, the binary problem with λ_u·2/c %.15g", class, got, want)
-		}
-	}
-}
-
-// TestWarmStartWithNoActiveRow re-solves from weights that put every
-// labeled row beyond the margin: the first Newton system has no active row
-// (an empty product, not a product over every row), and the solve must
-// still reach the cold solve's objective.
-func TestWarmStartWithNoActiveRow(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 1))
-	xs := make([]vector.Vector, 200)
-	y := make([]float64, len(xs))
-	for i := range xs {
-		x := make([]float64, 6)
-		for j := range x {
-			x[j] = r.NormFloat64()
-		}
-		if i%4 == 0 { // a quarter labeled, separable along x_0
-			y[i] = float64(1 - 2*(i/4%2))
-			x[0] = 4 * y[i]
-		}
-		xs[i] = vector.Dense(x)
-	}
-	for _, x := range []linalg.Matrix{linalg.NewDense(xs, 6, 1), linalg.NewVectorRows(xs, 6, 1), linalg.NewCSR(xs, 6, 1)} {
-		prob := Problem{X: x, Y: y}
-		for _, a := range []Objective{objSVM, objTSVM} {
-			cold, err := Solve(context.Background(), prob, newtonParams{Objective: a}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			warm := &model.Solution{W: make([]float64, len(cold.W)), Unlabeled: cold.Unlabeled}
-			for j, w := range cold.W {
-				warm.W[j] = 1e3 * w
-			}
-			sol, err := Solve(context.Background(), prob, newtonParams{Objective: a, Reanneal: true}, warm)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := math.Abs(sol.Stats.Objective - cold.Stats.Objective); d > 1e-6*cold.Stats.Objective {
-				t.Errorf("%T %s: warm objective %.10g, cold %.10g", x, a, sol.Stats.Objective, cold.Stats.Objective)
-			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package online
 import (
 	"fmt"
 	"slices"
+	"streamer/online/newton"
 	"strings"
 )
 
@@ -87,14 +88,14 @@ type Params struct {
 	// Spectral holds Spectral Regression's own settings; its Alpha and
 	// MaxIter, when 0, are Lambda and Tolerances.MaxCGLS.
 	Spectral SpectralSettings
-	Tolerances
+	newton.Tolerances
 }
 
 func (p Params) withDefaults() Params {
 	if p.Algorithm == "" {
 		p.Algorithm = DefaultAlgorithm
 	}
-	b := p.Binary().withDefaults()
+	b := p.Binary().WithDefaults()
 	p.Lambda, p.LambdaU, p.PositiveCost, p.NegativeCost = b.Lambda, b.LambdaU, b.PositiveCost, b.NegativeCost
 	p.Tolerances = b.Tolerances
 	return p
@@ -102,9 +103,9 @@ func (p Params) withDefaults() Params {
 
 // Binary returns the parameters of the binary finite Newton problems of a
 // solve with p: p less Spectral Regression's settings.
-func (p Params) Binary() newtonParams {
-	return newtonParams{
-		Objective: Objective(p.Algorithm), Lambda: p.Lambda, LambdaU: p.LambdaU, LambdaI: p.LambdaI,
+func (p Params) Binary() newton.Params {
+	return newton.Params{
+		Objective: newton.Objective(p.Algorithm), Lambda: p.Lambda, LambdaU: p.LambdaU, LambdaI: p.LambdaI,
 		R: p.R, MaxSwitch: p.MaxSwitch, PositiveCost: p.PositiveCost, NegativeCost: p.NegativeCost,
 		Tolerances: p.Tolerances,
 	}
@@ -130,8 +131,8 @@ func (p Params) Validate() error {
 		return fmt.Errorf("algorithm: %w", err)
 	}
 	b := p.Binary()
-	if !slices.Contains(objectiveList(), b.Objective) {
-		b.Objective = objSVM // sr and auto: the fields they share
+	if !slices.Contains(newton.Objectives(), b.Objective) {
+		b.Objective = newton.SVM // sr and auto: the fields they share
 	}
 	if err := b.Validate(); err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"streamer/online/internal/onlinetest"
 	"streamer/online/linalg"
 	"streamer/online/model"
+	"streamer/online/newton"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -234,7 +235,7 @@ func TestSRAllLabeledIsRegularizedDiscriminantAnalysis(t *testing.T) {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			data, truth, lap := srData(t, n, 6, 4, 0, 11)
 			data.Labels = truth
-			params := Params{Algorithm: SR, Lambda: 0.5, Tolerances: Tolerances{Epsilon: 1e-12}, Spectral: SpectralSettings{Tolerance: 1e-11}}
+			params := Params{Algorithm: SR, Lambda: 0.5, Tolerances: newton.Tolerances{Epsilon: 1e-12}, Spectral: SpectralSettings{Tolerance: 1e-11}}
 			m, _, err := Train(context.Background(), data, params, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -655,17 +656,14 @@ func TestRidgeBlockBoundsTheOutputs(t *testing.T) {
 	best := make([][]float64, responses) // the optimum's outputs, per response
 	optimum := make([]float64, responses)
 	for k, y := range ys {
-		s := &newton{x: x, d: 400, lambda: alpha, terms: &terms{kind: squaredLoss}}
+		target, cost := make([]float64, len(y)), make([]float64, len(y))
 		for i := range y {
-			if class[i] >= 0 {
-				s.terms.add(i, y[i], 1)
-			} else {
-				s.terms.add(i, y[i]/gamma, gamma*gamma)
+			target[i], cost[i] = y[i], 1
+			if class[i] < 0 {
+				target[i], cost[i] = y[i]/gamma, gamma*gamma
 			}
 		}
-		s.setWeights(make([]float64, s.d+1))
-		s.setWeights(denseSolve(s))
-		best[k], optimum[k] = s.o, s.objective()
+		best[k], optimum[k] = denseRidge(x, target, cost, alpha)
 	}
 	d, space := x.Cols(), linalg.NewColumnSpace(x)
 	// within checks compact weights w[k] (bias last); ‖√C t‖² is Σ y²,
@@ -978,4 +976,49 @@ func residualNorms(x, ax *mat.Dense, theta []float64) []float64 {
 		norms[k] = math.Sqrt(norms[k])
 	}
 	return norms
+}
+
+// denseRidge returns the outputs o = Xw + b at the minimum of
+// α/2 (‖w‖² + b²) + Σ_i c_i/2 (t_i - o_i)², and the minimum, by a dense
+// solve of the normal equations (X̃ᵀCX̃ + αI) w̃ = X̃ᵀC t over X's columns
+// and the bias.
+func denseRidge(x linalg.Matrix, t, c []float64, alpha float64) ([]float64, float64) {
+	n, d := x.Rows(), x.Cols()+1
+	xh := mat.NewDense(n, d, nil)
+	col := make([]float64, n)
+	for j := range d - 1 {
+		e := make([]float64, d-1)
+		e[j] = 1
+		x.MulVec(col, nil, e)
+		xh.SetCol(j, col)
+	}
+	for i := range n {
+		xh.Set(i, d-1, 1)
+	}
+	a := mat.NewSymDense(d, nil)
+	rhs := mat.NewVecDense(d, nil)
+	for i := range n {
+		row := xh.RawRowView(i)
+		for j := range d {
+			rhs.SetVec(j, rhs.AtVec(j)+c[i]*t[i]*row[j])
+			for k := j; k < d; k++ {
+				a.SetSym(j, k, a.At(j, k)+c[i]*row[j]*row[k])
+			}
+		}
+	}
+	for j := range d {
+		a.SetSym(j, j, a.At(j, j)+alpha)
+	}
+	var w mat.VecDense
+	if err := w.SolveVec(a, rhs); err != nil {
+		panic(err)
+	}
+	o := make([]float64, n)
+	f := alpha / 2 * mat.Dot(&w, &w)
+	for i := range n {
+		o[i] = mat.Dot(xh.RowView(i), &w)
+		e := t[i] - o[i]
+		f += c[i] / 2 * e * e
+	}
+	return o, f
 }

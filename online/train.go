@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"streamer/online/linalg"
 	"streamer/online/model"
+	"streamer/online/newton"
 	"streamer/vector"
 	"sync"
 	"time"
@@ -25,7 +26,7 @@ type TrainData struct {
 	// over rows by the rows that changed instead of summing them again.
 	// They must not change while a model built from them lives.
 	Rows      []vector.Vector
-	Laplacian Laplacian
+	Laplacian newton.Laplacian
 	// Graph is the kNN graph over X's rows; Spectral Regression needs it.
 	Graph WeightedGraph
 }
@@ -85,9 +86,9 @@ func trainWith(ctx context.Context, data TrainData, params Params, classes []str
 	}
 	m.Problems = make([]model.Solution, nprob)
 	errs := make([]error, nprob)
-	var graph *graphGram // X̃ᵀMX̃, formed once for every class
+	var graph *newton.GraphGram // X̃ᵀMX̃, formed once for every class
 	if params.Algorithm.UsesGraph(params.LambdaI) {
-		graph = newGraphGram(data.X, data.Laplacian)
+		graph = newton.NewGraphGram(data.X, data.Laplacian)
 	}
 	forEachProblem(nprob, func(k int) {
 		sol, err := solveClass(ctx, data, params, m, k, prev, graph)
@@ -153,7 +154,7 @@ func forEachProblem(n int, fn func(k int)) {
 	wg.Wait()
 }
 
-func solveClass(ctx context.Context, data TrainData, params Params, m *model.Model, k int, prev *model.Model, graph *graphGram) (*model.Solution, error) {
+func solveClass(ctx context.Context, data TrainData, params Params, m *model.Model, k int, prev *model.Model, graph *newton.GraphGram) (*model.Solution, error) {
 	pos := m.Classes[m.ProblemClass(k)]
 	y := make([]float64, len(data.Labels))
 	for i, l := range data.Labels {
@@ -176,8 +177,8 @@ func solveClass(ctx context.Context, data TrainData, params Params, m *model.Mod
 	case mirrored(m):
 		binary = mirror(binary)
 	}
-	prob := Problem{X: data.X, Y: y, Keys: data.Keys, Laplacian: data.Laplacian, graphGram: graph}
-	return Solve(ctx, prob, binary, warmFor(prev, m, k))
+	prob := newton.Problem{X: data.X, Y: y, Keys: data.Keys, Laplacian: data.Laplacian, GraphGram: graph}
+	return newton.Solve(ctx, prob, binary, warmFor(prev, m, k))
 }
 
 // ovrLambdaU returns λ_u for each one-versus-rest TSVM problem among c classes:
@@ -200,7 +201,7 @@ func mirrored(m *model.Model) bool {
 }
 
 // mirror returns p for the binary problem with the classes swapped.
-func mirror(p newtonParams) newtonParams {
+func mirror(p newton.Params) newton.Params {
 	if p.R > 0 {
 		p.R = 1 - p.R
 	}

@@ -10,6 +10,7 @@ import (
 	"streamer/ingest"
 	"streamer/online"
 	"streamer/online/model"
+	"streamer/online/newton"
 	"streamer/vector"
 )
 
@@ -183,7 +184,7 @@ var ErrNoModel = errors.New("no model yet")
 func (p *Pipeline) noModel() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if errors.Is(p.lastErr, online.ErrOneClass) || errors.Is(p.lastErr, online.ErrNoLabels) {
+	if errors.Is(p.lastErr, online.ErrOneClass) || errors.Is(p.lastErr, newton.ErrNoLabels) {
 		return fmt.Errorf("%w: labels of at least two classes are needed", ErrNoModel)
 	}
 	return fmt.Errorf("%w: waiting for the first solve", ErrNoModel)
@@ -330,7 +331,7 @@ func (p *Pipeline) Solve(ctx context.Context) (online.SolveReport, error) {
 // isSkip reports whether a solve error only means there was nothing to do
 // yet.
 func isSkip(err error) bool {
-	return errors.Is(err, online.ErrUnchanged) || errors.Is(err, online.ErrOneClass) || errors.Is(err, online.ErrNoLabels)
+	return errors.Is(err, online.ErrUnchanged) || errors.Is(err, online.ErrOneClass) || errors.Is(err, newton.ErrNoLabels)
 }
 
 // IsSkip reports whether err from Solve only means there was nothing to

@@ -1,4 +1,4 @@
-package online
+package newton
 
 import (
 	"cmp"
@@ -22,11 +22,11 @@ type testCase struct {
 	name   string
 	rows   []vector.Vector
 	y      []float64
-	params newtonParams
+	params Params
 	graph  bool
 	csr    bool
 	// packed holds the rows in a Dense matrix, whose Newton systems are
-	// solved directly (with the graph term through graphGram).
+	// solved directly (with the graph term through GraphGram).
 	packed bool
 }
 
@@ -60,12 +60,12 @@ func dimOf(rows []vector.Vector) int {
 func testCases() []testCase {
 	dense, dy := onlinetest.RandomProblem(1, 60, 5, 20)
 	sparse, sy := onlinetest.SparseProblem(2, 80, 30, 6, 25)
-	base := newtonParams{Lambda: 0.05, LambdaU: 0.5}
-	with := func(a Objective) newtonParams { p := base; p.Objective = a; return p }
-	withGraph := func(a Objective) newtonParams { p := with(a); p.LambdaI = 0.3; return p }
+	base := Params{Lambda: 0.05, LambdaU: 0.5}
+	with := func(a Objective) Params { p := base; p.Objective = a; return p }
+	withGraph := func(a Objective) Params { p := with(a); p.LambdaI = 0.3; return p }
 	var cases []testCase
-	for _, a := range objectiveList() {
-		graph := a == objLapRLS || a == objLapSVM
+	for _, a := range Objectives() {
+		graph := a == LapRLS || a == LapSVM
 		p := with(a)
 		if graph {
 			p = withGraph(a)
@@ -79,12 +79,12 @@ func testCases() []testCase {
 		)
 	}
 	cases = append(cases,
-		testCase{"dense/tsvm+graph", dense, dy, withGraph(objTSVM), true, false, false},
-		testCase{"dense/da+graph", dense, dy, withGraph(objDA), true, false, false},
-		testCase{"packed/tsvm+graph", dense, dy, withGraph(objTSVM), true, false, true},
-		testCase{"packed/da+graph", dense, dy, withGraph(objDA), true, false, true},
+		testCase{"dense/tsvm+graph", dense, dy, withGraph(TSVM), true, false, false},
+		testCase{"dense/da+graph", dense, dy, withGraph(DA), true, false, false},
+		testCase{"packed/tsvm+graph", dense, dy, withGraph(TSVM), true, false, true},
+		testCase{"packed/da+graph", dense, dy, withGraph(DA), true, false, true},
 	)
-	costly := with(objSVM)
+	costly := with(SVM)
 	costly.PositiveCost = 3
 	cases = append(cases,
 		testCase{"dense/svm+costs", dense, dy, costly, false, false, false},
@@ -99,7 +99,7 @@ func testCases() []testCase {
 func innerNewton(t *testing.T, tc testCase) *newton {
 	t.Helper()
 	return fixedLabels(t, tc, tc.problem(), func(j, _ int) float64 {
-		if tc.params.Objective == objTSVM {
+		if tc.params.Objective == TSVM {
 			return float64(1 - 2*(j%2))
 		}
 		return float64(j%5) / 4
@@ -111,12 +111,12 @@ func innerNewton(t *testing.T, tc testCase) *newton {
 // ±1, or a DA soft label p.
 func fixedLabels(t *testing.T, tc testCase, prob Problem, label func(j, row int) float64) *newton {
 	t.Helper()
-	b, err := newBinary(prob, tc.params.withDefaults())
+	b, err := newBinary(prob, tc.params.WithDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}
 	kind := hingeLoss
-	if tc.params.Objective == objRLS || tc.params.Objective == objLapRLS {
+	if tc.params.Objective == RLS || tc.params.Objective == LapRLS {
 		kind = squaredLoss
 	}
 	s := b.newton(kind, tc.params.Objective.transductive())
@@ -125,9 +125,9 @@ func fixedLabels(t *testing.T, tc testCase, prob Problem, label func(j, row int)
 	for j, row := range b.unlabeled {
 		v := label(j, row)
 		switch tc.params.Objective {
-		case objTSVM:
+		case TSVM:
 			s.terms.add(row, v, b.par.LambdaU/u)
-		case objDA:
+		case DA:
 			s.terms.add(row, 1, b.par.LambdaU*v/u)
 			s.terms.add(row, -1, b.par.LambdaU*(1-v)/u)
 		}
@@ -278,8 +278,8 @@ func TestSolutionsAreOptimal(t *testing.T) {
 			if g := linalg.Norm(grad); g > 1e-5*math.Max(1, linalg.Norm(sol.W)) {
 				t.Fatalf("‖∇J‖ = %.3g at the solution", g)
 			}
-			if tc.params.Objective == objTSVM {
-				b, _ := newBinary(prob, tc.params.withDefaults())
+			if tc.params.Objective == TSVM {
+				b, _ := newBinary(prob, tc.params.WithDefaults())
 				if n := b.switchLabels(s); n != 0 {
 					t.Fatalf("%d label pairs could still be switched", n)
 				}
@@ -311,21 +311,21 @@ func TestTransductiveBalance(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				b, _ := newBinary(prob, tc.params.withDefaults())
+				b, _ := newBinary(prob, tc.params.WithDefaults())
 				u := len(b.unlabeled)
 				var sum float64
 				for _, v := range sol.Unlabeled {
-					if tc.params.Objective == objTSVM {
+					if tc.params.Objective == TSVM {
 						v = (v + 1) / 2
 					}
 					sum += v
 				}
 				switch tc.params.Objective {
-				case objTSVM:
+				case TSVM:
 					if want := math.Round(b.r * float64(u)); sum != want {
 						t.Errorf("r=%v: %v positive labels, want %v", r, sum, want)
 					}
-				case objDA:
+				case DA:
 					if mean := sum / float64(u); math.Abs(mean-b.r) > 1e-9 {
 						t.Errorf("r=%v: mean p = %.12f, want %.12f", r, mean, b.r)
 					}
@@ -364,23 +364,23 @@ func TestSolveRejectsBadInput(t *testing.T) {
 	tests := []struct {
 		name   string
 		prob   Problem
-		params newtonParams
+		params Params
 	}{
-		{"no labels", Problem{X: x, Y: make([]float64, 10)}, newtonParams{}},
-		{"label count", Problem{X: x, Y: y[:5]}, newtonParams{}},
-		{"bad label", Problem{X: x, Y: append([]float64{2}, y[1:]...)}, newtonParams{}},
-		{"laprls without graph", Problem{X: x, Y: y}, newtonParams{Objective: objLapRLS, LambdaI: 1}},
-		{"lapsvm without lambda_i", Problem{X: x, Y: y}, newtonParams{Objective: objLapSVM}},
-		{"unknown algorithm", Problem{X: x, Y: y}, newtonParams{Objective: "svn"}},
-		{"negative lambda", Problem{X: x, Y: y}, newtonParams{Lambda: -1}},
-		{"r out of range", Problem{X: x, Y: y}, newtonParams{R: 1.5}},
+		{"no labels", Problem{X: x, Y: make([]float64, 10)}, Params{}},
+		{"label count", Problem{X: x, Y: y[:5]}, Params{}},
+		{"bad label", Problem{X: x, Y: append([]float64{2}, y[1:]...)}, Params{}},
+		{"laprls without graph", Problem{X: x, Y: y}, Params{Objective: LapRLS, LambdaI: 1}},
+		{"lapsvm without lambda_i", Problem{X: x, Y: y}, Params{Objective: LapSVM}},
+		{"unknown algorithm", Problem{X: x, Y: y}, Params{Objective: "svn"}},
+		{"negative lambda", Problem{X: x, Y: y}, Params{Lambda: -1}},
+		{"r out of range", Problem{X: x, Y: y}, Params{R: 1.5}},
 	}
 	for _, tt := range tests {
 		if _, err := Solve(context.Background(), tt.prob, tt.params, nil); err == nil {
 			t.Errorf("%s: Solve succeeded", tt.name)
 		}
 	}
-	if _, err := Solve(context.Background(), Problem{X: x, Y: make([]float64, 10)}, newtonParams{}, nil); !errors.Is(err, ErrNoLabels) {
+	if _, err := Solve(context.Background(), Problem{X: x, Y: make([]float64, 10)}, Params{}, nil); !errors.Is(err, ErrNoLabels) {
 		t.Errorf("no labels: err = %v, want ErrNoLabels", err)
 	}
 }
@@ -389,8 +389,8 @@ func TestSolveStopsOnCancel(t *testing.T) {
 	rows, y := onlinetest.RandomProblem(4, 50, 4, 10)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for _, a := range []Objective{objTSVM, objDA} {
-		_, err := Solve(ctx, Problem{X: linalg.NewVectorRows(rows, 4, 1), Y: y}, newtonParams{Objective: a}, nil)
+	for _, a := range []Objective{TSVM, DA} {
+		_, err := Solve(ctx, Problem{X: linalg.NewVectorRows(rows, 4, 1), Y: y}, Params{Objective: a}, nil)
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: err = %v, want context.Canceled", a, err)
 		}
@@ -412,7 +412,7 @@ func TestSwitchLabelsOrder(t *testing.T) {
 			tm.add(k, float64(2*r.IntN(2)-1), 1)
 			o[k] = float64(r.IntN(9)-4) / 2
 		}
-		b := &binary{labeled: make([]int, labeled), unlabeled: make([]int, unlabeled), par: newtonParams{MaxSwitch: r.IntN(4) * 5}}
+		b := &binary{labeled: make([]int, labeled), unlabeled: make([]int, unlabeled), par: Params{MaxSwitch: r.IntN(4) * 5}}
 		want := slices.Clone(tm.y)
 		var plus, minus []int
 		for k := labeled; k < tm.len(); k++ {

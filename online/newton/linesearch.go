@@ -1,4 +1,4 @@
-package online
+package newton
 
 import "streamer/online/linalg"
 

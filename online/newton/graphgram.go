@@ -1,4 +1,4 @@
-package online
+package newton
 
 import (
 	"streamer/online/linalg"
@@ -20,29 +20,29 @@ const directGraphMaxCols = 1025
 // graphGramBlock is the number of columns of M·X̃ formed at a time.
 const graphGramBlock = 64
 
-// graphGram is X̃ᵀMX̃ of a dense window (X̃ with the bias column, M = BᵀB
+// GraphGram is X̃ᵀMX̃ of a dense window (X̃ with the bias column, M = BᵀB
 // the graph term's matrix), formed on first use and then shared, read
 // only, by the window's binary problems.
-type graphGram struct {
+type GraphGram struct {
 	once sync.Once
 	x    *linalg.Dense
 	lap  Laplacian
 	g    []float64 // d1 × d1, row-major, symmetric
 }
 
-// newGraphGram returns the shared X̃ᵀMX̃ of x and lap, or nil when x is
+// NewGraphGram returns the shared X̃ᵀMX̃ of x and lap, or nil when x is
 // not dense, too wide for the direct solver, or has fewer rows than
 // columns.
-func newGraphGram(x linalg.Matrix, lap Laplacian) *graphGram {
+func NewGraphGram(x linalg.Matrix, lap Laplacian) *GraphGram {
 	d, ok := x.(*linalg.Dense)
 	if !ok || lap == nil || d.Cols()+1 > directGraphMaxCols || d.Rows() < d.Cols()+1 {
 		return nil
 	}
-	return &graphGram{x: d, lap: lap}
+	return &GraphGram{x: d, lap: lap}
 }
 
 // matrix returns X̃ᵀMX̃, d1 × d1 row-major, forming it on the first call.
-func (gg *graphGram) matrix() []float64 {
+func (gg *GraphGram) matrix() []float64 {
 	gg.once.Do(gg.form)
 	return gg.g
 }
@@ -50,7 +50,7 @@ func (gg *graphGram) matrix() []float64 {
 // form computes X̃ᵀMX̃ by blocks of columns: M·X̃ on a block, one column
 // per product with B and Bᵀ (in parallel), then X̃ᵀ times the block
 // (the window's transposed block product).
-func (gg *graphGram) form() {
+func (gg *GraphGram) form() {
 	n, d := gg.x.Rows(), gg.x.Cols()
 	d1 := d + 1
 	gg.g = make([]float64, d1*d1)
@@ -89,7 +89,7 @@ func (gg *graphGram) form() {
 type graphGramBuffers struct{ col, mcol, bo []float64 }
 
 // column sets dst to column j of X̃: feature j, or the bias's ones.
-func (gg *graphGram) column(dst []float64, j int) {
+func (gg *GraphGram) column(dst []float64, j int) {
 	d := gg.x.Cols()
 	if j == d {
 		for i := range dst {

@@ -1,4 +1,4 @@
-package online
+package newton
 
 import (
 	"math"
@@ -41,7 +41,7 @@ type gram struct {
 	updates int       // rank-one updates since h was last formed
 	// graph, when set, adds the graph term: κ·X̃ᵀMX̃ joins λI in every
 	// system (κ the solver's).
-	graph *graphGram
+	graph *GraphGram
 }
 
 // newGram returns the direct solver for x, or nil when x is too wide for
@@ -62,7 +62,7 @@ func newDenseGram(x *linalg.Dense) *gram {
 // newGraphDirect returns the direct solver of problems with the graph
 // term over gg's window (nil when gg is nil: the window is not dense or
 // too wide).
-func newGraphDirect(gg *graphGram) *gram {
+func newGraphDirect(gg *GraphGram) *gram {
 	if gg == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package online
+package newton
 
 import (
 	"context"
@@ -30,7 +30,7 @@ const (
 // its soft labels for rows still present and hard labels thresholded at
 // ratio r for new rows: the cold path chose that temperature, and a small
 // change of the window moves its fixed point a little. With
-// newtonParams.Reanneal (one-versus-rest problems) it walks the whole path again
+// Params.Reanneal (one-versus-rest problems) it walks the whole path again
 // from the warm weights.
 func (b *binary) da(ctx context.Context, warm *model.Solution) (*model.Solution, error) {
 	if len(b.unlabeled) == 0 {

@@ -1,4 +1,4 @@
-package online
+package newton
 
 import (
 	"cmp"
@@ -12,7 +12,7 @@ const (
 	// tsvmLambdaStart is where the annealing of λ_u starts (thesis §6.3.1).
 	tsvmLambdaStart = 1e-5
 	// tsvmReanneal is the fraction of λ_u from which a warm start anneals
-	// again when newtonParams.Reanneal is set (one-versus-rest problems).
+	// again when Params.Reanneal is set (one-versus-rest problems).
 	tsvmReanneal = 1e-2
 	// tsvmAnnealing multiplies λ_u after each round.
 	tsvmAnnealing = 1.5
@@ -27,7 +27,7 @@ const (
 // thresholding at ratio r and anneals λ_u from 1e-5 by ×1.5, switching up
 // to S label pairs per round. A warm start keeps the labels of rows still
 // present, thresholds the new rows, and runs at the final λ_u at once; with
-// newtonParams.Reanneal it first trains on the labeled rows from the warm weights
+// Params.Reanneal it first trains on the labeled rows from the warm weights
 // and anneals again from λ_u·tsvmReanneal. Switching only swaps pairs inside
 // the margin, so at the final λ_u a row labeled confidently wrong keeps its
 // label; annealing lets the labeled rows move the weights first.

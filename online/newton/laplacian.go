@@ -1,4 +1,4 @@
-package online
+package newton
 
 // Laplacian is the graph term of manifold regularization as the solver needs
 // it: the matrix M = L_g^p over the window's rows, given through a factor B

@@ -1,4 +1,4 @@
-package online
+package newton
 
 import (
 	"context"
@@ -17,35 +17,35 @@ type Objective string
 
 // The objectives. They follow docs/MATH.md's normalization exactly.
 const (
-	objRLS    Objective = "rls"    // regularized least squares on the labeled rows
-	objSVM    Objective = "svm"    // L2-SVM-MFN on the labeled rows
-	objLapRLS Objective = "laprls" // RLS plus the graph term
-	objLapSVM Objective = "lapsvm" // L2-SVM plus the graph term
-	objTSVM   Objective = "tsvm"   // multi-switch transductive L2-SVM (thesis §6.3)
-	objDA     Objective = "da"     // deterministic annealing S3VM (thesis §6.4)
+	RLS    Objective = "rls"    // regularized least squares on the labeled rows
+	SVM    Objective = "svm"    // L2-SVM-MFN on the labeled rows
+	LapRLS Objective = "laprls" // RLS plus the graph term
+	LapSVM Objective = "lapsvm" // L2-SVM plus the graph term
+	TSVM   Objective = "tsvm"   // multi-switch transductive L2-SVM (thesis §6.3)
+	DA     Objective = "da"     // deterministic annealing S3VM (thesis §6.4)
 )
 
-// objectiveList returns the objectives in the order of docs/MATH.md.
-func objectiveList() []Objective {
-	return []Objective{objRLS, objSVM, objLapRLS, objLapSVM, objTSVM, objDA}
+// Objectives returns the objectives in the order of docs/MATH.md.
+func Objectives() []Objective {
+	return []Objective{RLS, SVM, LapRLS, LapSVM, TSVM, DA}
 }
 
-func (o Objective) transductive() bool { return o == objTSVM || o == objDA }
+func (o Objective) transductive() bool { return o == TSVM || o == DA }
 
 // UsesGraph reports whether the objective has the graph term, given λ_I.
 func (o Objective) UsesGraph(lambdaI float64) bool {
 	switch o {
-	case objLapRLS, objLapSVM:
+	case LapRLS, LapSVM:
 		return true
-	case objTSVM, objDA:
+	case TSVM, DA:
 		return lambdaI > 0
 	}
 	return false
 }
 
-// newtonParams are the hyper-parameters of one binary solve. The zero value
+// Params are the hyper-parameters of one binary solve. The zero value
 // of a field means the default written beside it.
-type newtonParams struct {
+type Params struct {
 	Objective Objective // default SVM
 	Lambda    float64   // λ, weight of ‖w‖²/2; default 1e-3
 	LambdaU   float64   // λ_u, weight of the unlabeled loss (tsvm, da); default 1
@@ -71,9 +71,10 @@ type newtonParams struct {
 	trace func(start bool, objective float64)
 }
 
-func (p newtonParams) withDefaults() newtonParams {
+// WithDefaults returns p with each zero field set to its default.
+func (p Params) WithDefaults() Params {
 	if p.Objective == "" {
-		p.Objective = objSVM
+		p.Objective = SVM
 	}
 	if p.Lambda == 0 {
 		p.Lambda = 1e-3
@@ -92,10 +93,10 @@ func (p newtonParams) withDefaults() newtonParams {
 }
 
 // Validate names the first bad field.
-func (p newtonParams) Validate() error {
-	if !slices.Contains(objectiveList(), p.Objective) {
+func (p Params) Validate() error {
+	if !slices.Contains(Objectives(), p.Objective) {
 		names := make([]string, 0, 6)
-		for _, o := range objectiveList() {
+		for _, o := range Objectives() {
 			names = append(names, string(o))
 		}
 		return fmt.Errorf("objective: unknown objective %q (want one of %s)", p.Objective, strings.Join(names, ", "))
@@ -107,7 +108,7 @@ func (p newtonParams) Validate() error {
 		return fmt.Errorf("lambda_u must be >= 0, got %v", p.LambdaU)
 	case p.LambdaI < 0:
 		return fmt.Errorf("lambda_i must be >= 0, got %v", p.LambdaI)
-	case (p.Objective == objLapRLS || p.Objective == objLapSVM) && p.LambdaI == 0:
+	case (p.Objective == LapRLS || p.Objective == LapSVM) && p.LambdaI == 0:
 		return fmt.Errorf("lambda_i must be > 0 for %s", p.Objective)
 	case p.R < 0 || p.R >= 1:
 		return fmt.Errorf("r must be in [0, 1), got %v", p.R)
@@ -133,9 +134,9 @@ type Problem struct {
 	// Laplacian is the graph over X's rows, in the same order; it is needed
 	// by laprls and lapsvm, and by tsvm and da when λ_I > 0.
 	Laplacian Laplacian
-	// graphGram is X̃ᵀMX̃ shared by the binary problems of one window (nil:
+	// GraphGram is X̃ᵀMX̃ shared by the binary problems of one window (nil:
 	// a problem forms its own when its window is dense and narrow).
-	graphGram *graphGram
+	GraphGram *GraphGram
 }
 
 func (p Problem) key(row int) uint64 {
@@ -161,9 +162,9 @@ var ErrNoLabels = errors.New("no labeled rows")
 // present); rows new to the window take theirs from the current outputs.
 // A warm solution whose length does not fit the feature space is ignored.
 // Weights are over the feature space: X's columns, or its ColumnMap.
-func Solve(ctx context.Context, prob Problem, params newtonParams, warm *model.Solution) (*model.Solution, error) {
+func Solve(ctx context.Context, prob Problem, params Params, warm *model.Solution) (*model.Solution, error) {
 	start := time.Now()
-	params = params.withDefaults()
+	params = params.WithDefaults()
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
@@ -183,13 +184,13 @@ func Solve(ctx context.Context, prob Problem, params newtonParams, warm *model.S
 	}
 	var sol *model.Solution
 	switch params.Objective {
-	case objRLS, objLapRLS:
+	case RLS, LapRLS:
 		sol = b.supervised(squaredLoss, warm)
-	case objSVM, objLapSVM:
+	case SVM, LapSVM:
 		sol = b.supervised(hingeLoss, warm)
-	case objTSVM:
+	case TSVM:
 		sol, err = b.tsvm(ctx, warm)
-	case objDA:
+	case DA:
 		sol, err = b.da(ctx, warm)
 	}
 	if err != nil {

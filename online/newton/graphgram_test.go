@@ -1,4 +1,4 @@
-package online
+package newton
 
 import (
 	"math"
@@ -17,7 +17,7 @@ func TestGraphGramMatchesDense(t *testing.T) {
 	for _, normalized := range []bool{false, true} {
 		lap := exactKNNLaplacian(rows, 5, normalized)
 		x := linalg.NewDense(rows, dimOf(rows), 2)
-		got := newGraphGram(x, lap).matrix()
+		got := NewGraphGram(x, lap).matrix()
 		n, d1 := x.Rows(), x.Cols()+1
 		xh := mat.NewDense(n, d1, nil)
 		for i := range n {
@@ -43,17 +43,17 @@ func TestGraphGramMatchesDense(t *testing.T) {
 func TestGraphGramOnlyForNarrowDenseWindows(t *testing.T) {
 	rows, _ := onlinetest.RandomProblem(4, 30, 5, 10)
 	lap := exactKNNLaplacian(rows, 3, true)
-	if newGraphGram(linalg.NewDense(rows, 5, 1), lap) == nil {
+	if NewGraphGram(linalg.NewDense(rows, 5, 1), lap) == nil {
 		t.Error("no graph Gram for a narrow dense window")
 	}
-	if newGraphGram(linalg.NewVectorRows(rows, 5, 1), lap) != nil {
+	if NewGraphGram(linalg.NewVectorRows(rows, 5, 1), lap) != nil {
 		t.Error("a graph Gram for rows that are not packed dense")
 	}
-	if newGraphGram(linalg.NewDense(rows, 5, 1), nil) != nil {
+	if NewGraphGram(linalg.NewDense(rows, 5, 1), nil) != nil {
 		t.Error("a graph Gram without a graph")
 	}
 	few := linalg.NewDense(rows[:5], 5, 1)
-	if newGraphGram(few, exactKNNLaplacian(rows[:5], 2, true)) != nil {
+	if NewGraphGram(few, exactKNNLaplacian(rows[:5], 2, true)) != nil {
 		t.Error("a graph Gram for a window with fewer rows than columns")
 	}
 }

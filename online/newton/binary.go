@@ -1,4 +1,4 @@
-package online
+package newton
 
 import (
 	"cmp"
@@ -14,7 +14,7 @@ import (
 // term's coefficient.
 type binary struct {
 	prob      Problem
-	par       newtonParams
+	par       Params
 	d         int
 	labeled   []int
 	unlabeled []int
@@ -23,7 +23,7 @@ type binary struct {
 	kappa     float64 // λ_I / s
 }
 
-func newBinary(prob Problem, par newtonParams) (*binary, error) {
+func newBinary(prob Problem, par Params) (*binary, error) {
 	n := prob.X.Rows()
 	if len(prob.Y) != n {
 		return nil, fmt.Errorf("problem has %d rows but %d labels", n, len(prob.Y))
@@ -91,9 +91,9 @@ func (b *binary) newton(kind lossKind, allRows bool) *newton {
 	}
 	if b.graph {
 		s.lap, s.kappa = b.prob.Laplacian, b.kappa
-		gg := b.prob.graphGram
+		gg := b.prob.GraphGram
 		if gg == nil {
-			gg = newGraphGram(b.prob.X, b.prob.Laplacian)
+			gg = NewGraphGram(b.prob.X, b.prob.Laplacian)
 		}
 		s.direct = newGraphDirect(gg)
 		return s

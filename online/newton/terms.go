@@ -1,4 +1,4 @@
-package online
+package newton
 
 // lossKind says how a term charges its output.
 type lossKind int

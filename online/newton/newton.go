@@ -1,4 +1,4 @@
-package online
+package newton
 
 import (
 	"math"
@@ -64,7 +64,7 @@ type newton struct {
 	terms  *terms
 	tol    Tolerances
 	// direct, when set, solves the Newton systems exactly instead of by
-	// CGLS (narrow dense problems, see gram and graphGram).
+	// CGLS (narrow dense problems, see gram and GraphGram).
 	direct *gram
 	// trace, when set, sees the objective at the start of every run
 	// (start = true) and after every Newton step.
