@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"streamer/online/newton"
+	"streamer/online/spectral"
 )
 
 const (
@@ -156,7 +157,7 @@ func chanceAgreement(labels []string) float64 {
 
 // Homophily counts the edges of g that join two labeled rows, and of
 // those the edges whose ends share a class.
-func Homophily(g WeightedGraph, labels []string) (same, edges int) {
+func Homophily(g spectral.WeightedGraph, labels []string) (same, edges int) {
 	for e := range g.Edges() {
 		i, j, _ := g.Edge(e)
 		if labels[i] == "" || labels[j] == "" {

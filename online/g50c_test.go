@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"streamer/anngraph"
+	"streamer/online/internal/onlinetest"
 	"streamer/online/linalg"
 	"streamer/online/newton"
 	"streamer/synth"
@@ -114,7 +115,7 @@ func g50cError(t *testing.T, xs []vector.Vector, ys []float64, p Params, graph n
 // points (heat weights), built as `fit` builds it.
 func g50cGraph(t *testing.T, xs []vector.Vector, k int, cfg anngraph.LaplacianConfig) newton.Laplacian {
 	t.Helper()
-	return annLaplacian(t, xs, anngraph.Config{K: k, Metric: anngraph.Euclidean, Exhaustive: true}, cfg)
+	return onlinetest.AnnLaplacian(t, xs, anngraph.Config{K: k, Metric: anngraph.Euclidean, Exhaustive: true}, cfg)
 }
 
 // TestRBFKernelMap checks that the feature map reproduces the kernel's

@@ -2,9 +2,7 @@ package online
 
 import (
 	"math"
-	"testing"
 
-	"streamer/anngraph"
 	"streamer/online/kernel"
 	"streamer/vector"
 )
@@ -29,20 +27,4 @@ func meanDistance(rows []vector.Vector) float64 {
 		}
 	}
 	return sigma / float64(n*(n-1)/2)
-}
-
-// annLaplacian returns the Laplacian of rows' kNN graph built by anngraph with cfg
-// (MaxExamples set to the number of rows).
-func annLaplacian(tb testing.TB, rows []vector.Vector, cfg anngraph.Config, lcfg anngraph.LaplacianConfig) *anngraph.Laplacian {
-	tb.Helper()
-	cfg.MaxExamples = len(rows)
-	view, err := anngraph.Build(rows, cfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	lap, err := view.Laplacian(lcfg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return lap
 }

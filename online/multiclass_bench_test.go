@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"streamer/anngraph"
+	"streamer/online/internal/onlinetest"
 	"streamer/online/linalg"
 	"streamer/online/model"
 	"streamer/synth"
@@ -35,7 +36,7 @@ func denseMultiClass(seed uint64, n, dim, classes int, labeled float64) (rows []
 // exact 10-NN graph, normalized Laplacian.
 func BenchmarkTrainDenseMultiClass(b *testing.B) {
 	xs, labels, _ := denseMultiClass(1, 1800, 64, 10, 0.05)
-	lap := annLaplacian(b, xs, anngraph.Config{K: 10, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{Normalized: true})
+	lap := onlinetest.AnnLaplacian(b, xs, anngraph.Config{K: 10, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{Normalized: true})
 	data := TrainData{X: linalg.NewMatrix(xs, 64), Labels: labels, Laplacian: lap, Graph: lap}
 	for _, p := range []Params{{Algorithm: SVM}, {Algorithm: TSVM}, {Algorithm: DA}, {Algorithm: LapSVM, LambdaI: 1}} {
 		b.Run(string(p.Algorithm), func(b *testing.B) {
@@ -70,7 +71,7 @@ func BenchmarkTrainSparseSR(b *testing.B) {
 				labels[i] = fmt.Sprint(text.Topics[first+i] % classes)
 			}
 		}
-		lap := annLaplacian(b, rows, anngraph.Config{K: 10, Metric: anngraph.Cosine, Seed: 1}, anngraph.LaplacianConfig{Normalized: true})
+		lap := onlinetest.AnnLaplacian(b, rows, anngraph.Config{K: 10, Metric: anngraph.Cosine, Seed: 1}, anngraph.LaplacianConfig{Normalized: true})
 		return TrainData{X: linalg.NewMatrix(rows, 1<<16), Labels: labels, Keys: keys, Rows: rows, Laplacian: lap, Graph: lap}
 	}
 	first, next := window(0), window(slide)

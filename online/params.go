@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"streamer/online/newton"
+	"streamer/online/spectral"
 	"strings"
 )
 
@@ -87,7 +88,7 @@ type Params struct {
 	PositiveCost, NegativeCost float64
 	// Spectral holds Spectral Regression's own settings; its Alpha and
 	// MaxIter, when 0, are Lambda and Tolerances.MaxCGLS.
-	Spectral SpectralSettings
+	Spectral spectral.Settings
 	newton.Tolerances
 }
 
@@ -114,7 +115,7 @@ func (p Params) Binary() newton.Params {
 // spectralSettings returns Spectral Regression's settings of a solve with
 // p (defaulted): Spectral, with α = λ and the block CG iterations capped as
 // CGLS's unless it sets them.
-func (p Params) spectralSettings() SpectralSettings {
+func (p Params) spectralSettings() spectral.Settings {
 	s := p.Spectral
 	if s.Alpha == 0 {
 		s.Alpha = p.Lambda
@@ -122,7 +123,7 @@ func (p Params) spectralSettings() SpectralSettings {
 	if s.MaxIter == 0 {
 		s.MaxIter = p.Tolerances.MaxCGLS
 	}
-	return s.withDefaults()
+	return s
 }
 
 // Validate names the first bad field.

@@ -9,6 +9,7 @@ import (
 	"streamer/online/linalg"
 	"streamer/online/model"
 	"streamer/online/newton"
+	"streamer/online/spectral"
 	"streamer/vector"
 	"sync"
 	"time"
@@ -28,7 +29,7 @@ type TrainData struct {
 	Rows      []vector.Vector
 	Laplacian newton.Laplacian
 	// Graph is the kNN graph over X's rows; Spectral Regression needs it.
-	Graph WeightedGraph
+	Graph spectral.WeightedGraph
 }
 
 // TrainStats describes a multi-class solve: the sums over its problems.
@@ -45,7 +46,7 @@ type TrainStats struct {
 }
 
 // ErrOneClass is returned while the labels name fewer than two classes.
-var ErrOneClass = errors.New("labels of at least two classes are needed")
+var ErrOneClass = spectral.ErrOneClass
 
 // Train solves every binary problem of the window, warm-started from prev
 // when it is non-nil. Classes keep prev's order; new ones are appended in
@@ -71,13 +72,13 @@ func Train(ctx context.Context, data TrainData, params Params, prev *model.Model
 func trainWith(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *model.Model) (*model.Model, TrainStats, error) {
 	start := time.Now()
 	if params.Algorithm == SR {
-		m, sp, st, err := trainSR(ctx, data, params.spectralSettings(), classes, labeled, warmOf(prev).spectral)
+		prob := spectral.Problem{X: data.X, Labels: data.Labels, Keys: data.Keys, Rows: data.Rows, Graph: data.Graph}
+		m, sp, st, err := spectral.Solve(ctx, prob, params.spectralSettings(), classes, warmOf(prev).spectral)
 		if err != nil {
 			return nil, TrainStats{}, err
 		}
 		m.Warm = &warmState{spectral: sp}
-		st.Algorithm = SR
-		return m, st, nil
+		return m, TrainStats{Stats: st, Problems: len(m.Problems), Labeled: labeled, Algorithm: SR}, nil
 	}
 	m := &model.Model{Classes: classes, Dim: linalg.NewColumnSpace(data.X).Features}
 	nprob := len(classes)

@@ -1,12 +1,15 @@
 package online
 
-import "streamer/online/model"
+import (
+	"streamer/online/model"
+	"streamer/online/spectral"
+)
 
 // warmState is what training keeps in a model (Model.Warm) for the next
 // solve.
 type warmState struct {
 	// spectral is an SR model's eigensolver block, duals and Gram matrix.
-	spectral *Spectral
+	spectral *spectral.State
 	// trial, set by auto when it weighed sr against svm or lapsvm, holds
 	// the candidate not served and their record.
 	trial *autoTrial

@@ -7,6 +7,7 @@ import (
 	"streamer/ingest"
 	"streamer/online"
 	"streamer/online/kernel"
+	"streamer/online/spectral"
 	"streamer/pipeline"
 	"streamer/snapshot"
 )
@@ -16,7 +17,7 @@ func (c Config) solverParams() online.Params {
 		Algorithm: online.Algorithm(c.Solver.Algorithm), Lambda: c.Solver.Lambda, LambdaU: c.Solver.LambdaU,
 		LambdaI: c.Solver.LambdaI, R: c.Solver.R, MaxSwitch: c.Solver.MaxSwitch,
 		PositiveCost: c.Solver.CostPos, NegativeCost: c.Solver.CostNeg,
-		Spectral: online.SpectralSettings{Delta: c.Solver.SRDelta, Gamma: c.Solver.SRGamma, Neighbours: c.Solver.SRK},
+		Spectral: spectral.Settings{Delta: c.Solver.SRDelta, Gamma: c.Solver.SRGamma, Neighbours: c.Solver.SRK},
 	}
 }
 

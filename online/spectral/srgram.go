@@ -1,4 +1,4 @@
-package online
+package spectral
 
 import (
 	"gonum.org/v1/gonum/mat"

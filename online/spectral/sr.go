@@ -1,4 +1,4 @@
-package online
+package spectral
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"streamer/online/eigen"
 	"streamer/online/linalg"
 	"streamer/online/model"
+	"streamer/vector"
 )
 
 // Spectral Regression (Cai, He and Han; MATH.md "Spectral Regression"):
@@ -49,7 +50,7 @@ const (
 	srLabelFree = 0.5
 	// srEigenTol is the default residual to which the eigenvectors are
 	// solved, and ten times it the precision of the regressions' outputs,
-	// relative to their targets (Tolerances.Spectral, ridgeBlock). They
+	// relative to their targets (Settings.Tolerance, ridgeBlock). They
 	// are regression targets for a nearest-centroid classifier, not
 	// results in themselves: on 3,000 clustered rows of 10 classes and on
 	// 6,000 rows of Debian text (5% labels, three and two seeds), these
@@ -61,9 +62,31 @@ const (
 	srEigenTol = 1e-4
 )
 
-// SpectralSettings are Spectral Regression's settings. The zero value of a field
+// Problem is one Spectral Regression problem: a window of rows,
+// their classes, and the kNN graph over them.
+type Problem struct {
+	X linalg.Matrix
+	// Labels holds each row's class name, "" for an unlabeled row.
+	Labels []string
+	// Keys identify rows across windows, so that a warm start finds the
+	// rows still present; nil matches rows by index.
+	Keys []uint64
+	// Rows, when set, are the vectors X was built from, in order; a warm
+	// solve of a dense window then updates its sums over rows by the rows
+	// that changed instead of summing them again. They must not change
+	// while a state built from them lives.
+	Rows []vector.Vector
+	// Graph is the kNN graph over X's rows.
+	Graph WeightedGraph
+}
+
+// ErrOneClass is returned while the window's labels name fewer
+// than two classes.
+var ErrOneClass = errors.New("labels of at least two classes are needed")
+
+// Settings are Spectral Regression's settings. The zero value of a field
 // means the default written beside it.
-type SpectralSettings struct {
+type Settings struct {
 	// Delta is δ, the weight of the kNN edges against the label block; 0
 	// means 0.05.
 	Delta float64
@@ -86,7 +109,7 @@ type SpectralSettings struct {
 	MaxIter int
 }
 
-func (s SpectralSettings) withDefaults() SpectralSettings {
+func (s Settings) withDefaults() Settings {
 	if s.Delta == 0 {
 		s.Delta = 0.05
 	}
@@ -108,9 +131,9 @@ func (s SpectralSettings) withDefaults() SpectralSettings {
 	return s
 }
 
-// Spectral is the warm state of Spectral Regression: the eigensolver's
+// State is the warm state of Spectral Regression: the eigensolver's
 // last block, one row per window row.
-type Spectral struct {
+type State struct {
 	Keys []uint64
 	// Vectors is len(Keys) × Block, row-major: the wanted eigenvectors of
 	// S = D^{-1/2} W D^{-1/2} first, then the guard vectors.
@@ -132,7 +155,7 @@ type Spectral struct {
 }
 
 // rowOf maps each row key of the warm state to its row.
-func (sp *Spectral) rowOf() map[uint64]int {
+func (sp *State) rowOf() map[uint64]int {
 	at := make(map[uint64]int, len(sp.Keys))
 	for r, k := range sp.Keys {
 		at[k] = r
@@ -142,8 +165,8 @@ func (sp *Spectral) rowOf() map[uint64]int {
 
 // srProblem is one SR solve: the window's rows mapped to classes.
 type srProblem struct {
-	data    TrainData
-	params  SpectralSettings
+	data    Problem
+	params  Settings
 	classes []string
 	class   []int     // per row: index into classes, -1 unlabeled
 	labeled int       // rows with a label
@@ -152,7 +175,7 @@ type srProblem struct {
 	duals   []float64 // set by ridgeBlock: n × responses, row-major
 }
 
-func newSRProblem(data TrainData, params SpectralSettings, classes []string) (*srProblem, error) {
+func newSRProblem(data Problem, params Settings, classes []string) (*srProblem, error) {
 	if data.Graph == nil {
 		return nil, errors.New("sr needs the window's kNN graph")
 	}
@@ -197,32 +220,35 @@ func (p *srProblem) eigenCount(n int) int {
 	return nev
 }
 
-// trainSR solves Spectral Regression over the window, warm-started from
-// the last SR solve's state, warm (nil: cold): its eigenvectors (rows
-// still in the window; new rows from their neighbours) and regressions.
-// It returns the model and the state for the next solve.
-func trainSR(ctx context.Context, data TrainData, params SpectralSettings, classes []string, labeled int, warm *Spectral) (*model.Model, *Spectral, TrainStats, error) {
+// Solve solves Spectral Regression over the window of prob for
+// classes, warm-started from the last solve's state, warm (nil: cold): its
+// eigenvectors (rows still in the window; new rows from their neighbours)
+// and regressions. It returns the model, calibrated, the state for the
+// next solve, and the sums of the regressions' statistics with the
+// eigensolver's iterations.
+func Solve(ctx context.Context, prob Problem, params Settings, classes []string, warm *State) (*model.Model, *State, model.Stats, error) {
 	start := time.Now()
-	p, err := newSRProblem(data, params, classes)
+	params = params.withDefaults()
+	p, err := newSRProblem(prob, params, classes)
 	if err != nil {
-		return nil, nil, TrainStats{}, err
+		return nil, nil, model.Stats{}, err
 	}
 	factor := p.startFactor(warm)
 	defer factor.wait()
-	aff := newSRAffinity(data.Graph, p.class, len(classes), params.Delta, params.Neighbours)
-	eig, nev, err := p.eigenvectors(aff, p.eigenCount(data.X.Rows()), warm)
+	aff := newSRAffinity(prob.Graph, p.class, len(classes), params.Delta, params.Neighbours)
+	eig, nev, err := p.eigenvectors(aff, p.eigenCount(prob.X.Rows()), warm)
 	if err != nil {
-		return nil, nil, TrainStats{}, fmt.Errorf("sr eigenvectors: %w", err)
+		return nil, nil, model.Stats{}, fmt.Errorf("sr eigenvectors: %w", err)
 	}
 	responses := p.responses(aff, eig.Vectors, nev)
-	m := &model.Model{Classes: classes, Dim: linalg.NewColumnSpace(data.X).Features, Problems: make([]model.Solution, nev)}
+	m := &model.Model{Classes: classes, Dim: linalg.NewColumnSpace(prob.X).Features, Problems: make([]model.Solution, nev)}
 	if err := p.regressions(ctx, m, responses, warm, factor); err != nil {
-		return nil, nil, TrainStats{}, err
+		return nil, nil, model.Stats{}, err
 	}
-	rows, z := labeledEmbedding(m, data)
+	rows, z := labeledEmbedding(m, prob)
 	m.Centroids = p.centroids(rows, z)
-	m.Calibration = calibrateCentroids(m, rows, z, data.Labels)
-	st := TrainStats{Problems: nev, Labeled: labeled}
+	m.Calibration = calibrateCentroids(m, rows, z, prob.Labels)
+	var st model.Stats
 	for _, s := range m.Problems {
 		st.Objective += s.Stats.Objective
 		st.NewtonSteps += s.Stats.NewtonSteps
@@ -238,7 +264,7 @@ func trainSR(ctx context.Context, data TrainData, params SpectralSettings, class
 // and returns the block whose first columns are those the responses come
 // from (responseCount says how many, pickResponses which), aligned with
 // the warm start's, and their number.
-func (p *srProblem) eigenvectors(aff *srAffinity, nev int, last *Spectral) (eigen.Result, int, error) {
+func (p *srProblem) eigenvectors(aff *srAffinity, nev int, last *State) (eigen.Result, int, error) {
 	n := aff.Dim()
 	block := min(nev+srGuard, n-1)
 	if block < nev {
@@ -473,7 +499,7 @@ func diffuse(aff *srAffinity, u0 []float64, x *mat.Dense, products int) *mat.Den
 // still in the window keep their values, new rows take the weighted mean
 // of their neighbours' (0 when none is known); whole reports that no row
 // was new. It returns nil without a usable warm state.
-func (p *srProblem) warmBlock(aff *srAffinity, sp *Spectral, block int) (x *mat.Dense, whole bool) {
+func (p *srProblem) warmBlock(aff *srAffinity, sp *State, block int) (x *mat.Dense, whole bool) {
 	if sp == nil || sp.Block != block {
 		return nil, false
 	}
@@ -574,7 +600,7 @@ func (p *srProblem) responses(aff *srAffinity, v *mat.Dense, nev int) [][]float6
 // regressions sets m's problems to the ridge regressions of the responses:
 // all at once through the shared factor on a dense window, else all at
 // once in the dual by block CG, warm-started from prev's duals.
-func (p *srProblem) regressions(ctx context.Context, m *model.Model, responses [][]float64, warm *Spectral, factor *sharedFactor) error {
+func (p *srProblem) regressions(ctx context.Context, m *model.Model, responses [][]float64, warm *State, factor *sharedFactor) error {
 	if sols, ok := p.ridgeShared(responses, factor); ok {
 		copy(m.Problems, sols)
 		return nil
@@ -592,7 +618,7 @@ func (p *srProblem) regressions(ctx context.Context, m *model.Model, responses [
 // still in the window, 0 for the rows that entered since, and for every
 // row when prev kept no duals for as many responses. On an unchanged
 // window it is prev's solution, which needs no iteration.
-func (p *srProblem) warmDuals(sp *Spectral, responses int, scale []float64) []float64 {
+func (p *srProblem) warmDuals(sp *State, responses int, scale []float64) []float64 {
 	n := len(p.class)
 	v := make([]float64, n*responses)
 	if sp == nil || sp.Responses != responses || sp.Duals == nil {
@@ -635,7 +661,7 @@ func (p *srProblem) centroids(rows []int, z [][]float64) [][]float64 {
 
 // labeledEmbedding returns the labeled rows of the window and their
 // embeddings z = Aᵀx under m's regression weights.
-func labeledEmbedding(m *model.Model, data TrainData) ([]int, [][]float64) {
+func labeledEmbedding(m *model.Model, data Problem) ([]int, [][]float64) {
 	var rows []int
 	for i, l := range data.Labels {
 		if l != "" {
@@ -685,9 +711,9 @@ func calibrateCentroids(m *model.Model, rows []int, z [][]float64, labels []stri
 
 // spectralState keeps the eigensolver's block by row key for the next
 // solve's warm start.
-func (p *srProblem) spectralState(v *mat.Dense) *Spectral {
+func (p *srProblem) spectralState(v *mat.Dense) *State {
 	n, b := v.Dims()
-	sp := &Spectral{Keys: make([]uint64, n), Vectors: make([]float64, 0, n*b), Block: b, gram: p.gram}
+	sp := &State{Keys: make([]uint64, n), Vectors: make([]float64, 0, n*b), Block: b, gram: p.gram}
 	for i := range n {
 		sp.Keys[i] = p.key(i)
 		sp.Vectors = append(sp.Vectors, v.RawRowView(i)...)

@@ -1,4 +1,4 @@
-package online
+package spectral
 
 import (
 	"context"
@@ -41,7 +41,7 @@ type sharedFactor struct {
 // enough for ridgeShared, from prev's X̃ᵀCX̃ updated by the rows that
 // changed when prev kept it (srGram); nil for other windows. The caller
 // owns the goroutine and waits for it (wait) before returning.
-func (p *srProblem) startFactor(warm *Spectral) *sharedFactor {
+func (p *srProblem) startFactor(warm *State) *sharedFactor {
 	x, ok := p.data.X.(*linalg.Dense)
 	if !ok || x.Cols()+1 > srGramMaxCols {
 		return nil
@@ -160,11 +160,11 @@ func (p *srProblem) rightHandSides(x *linalg.Dense, ys [][]float64, scale []floa
 // products per response than a CGLS run each. The weighted outputs
 // S·X̃·A = K̂V differ from the optimum's by K̂(K̂ + αI)⁻¹ times the
 // residual, at most the residual's norm: the solve stops when every
-// column's residual is within 10·Tolerances.Spectral of ‖S t‖, which
+// column's residual is within 10·Settings.Tolerance of ‖S t‖, which
 // puts the outputs that close to the optimum's. It starts from prev's
 // duals for the rows still in the window (0 for new rows), and sets
 // p.duals.
-func (p *srProblem) ridgeBlock(ctx context.Context, ys [][]float64, warm *Spectral) ([]model.Solution, error) {
+func (p *srProblem) ridgeBlock(ctx context.Context, ys [][]float64, warm *State) ([]model.Solution, error) {
 	x := p.data.X
 	n, s := x.Rows(), len(ys)
 	scale := p.rowScales()

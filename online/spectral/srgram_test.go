@@ -1,4 +1,4 @@
-package online
+package spectral
 
 import (
 	"math"
@@ -31,11 +31,11 @@ func TestSRGramUpdateMatchesSum(t *testing.T) {
 				labels[i] = "a"
 			}
 		}
-		data := TrainData{X: linalg.NewDense(rows, dim, 0), Labels: labels, Keys: keys}
+		data := Problem{X: linalg.NewDense(rows, dim, 0), Labels: labels, Keys: keys}
 		if withRows {
 			data.Rows = rows
 		}
-		p := &srProblem{data: data, params: SpectralSettings{Gamma: 0.5}, class: make([]int, n)}
+		p := &srProblem{data: data, params: Settings{Gamma: 0.5}, class: make([]int, n)}
 		for i, l := range labels {
 			p.class[i] = -1
 			if l != "" {
@@ -100,9 +100,9 @@ func symDistance(a, b *mat.SymDense) float64 {
 // reports, from its normal equations, against the objective evaluated over
 // the rows at the weights it returns.
 func TestSRSharedRidgeObjective(t *testing.T) {
-	data, _, _ := srData(t, 400, 6, 3, 0.1, 9)
-	classes, _ := modelClasses(nil, data.Labels)
-	p, err := newSRProblem(data, SpectralSettings{Alpha: 0.3, Gamma: 0.7}.withDefaults(), classes)
+	data, _, _ := spectralData(t, 400, 6, 3, 0.1, 9)
+	classes := classesOf(data.Labels)
+	p, err := newSRProblem(data, Settings{Alpha: 0.3, Gamma: 0.7}.withDefaults(), classes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package online
+package spectral
 
 import (
 	"context"
@@ -14,30 +14,29 @@ import (
 	"streamer/online/eigen"
 	"streamer/online/internal/onlinetest"
 	"streamer/online/linalg"
-	"streamer/online/model"
-	"streamer/online/newton"
 	"streamer/synth"
 	"streamer/vector"
 )
 
-// srData draws c Gaussian clusters in dim dimensions, labels a fraction of
+// spectralData draws c Gaussian clusters in dim dimensions, labels a fraction of
 // each class (at least two rows), and builds the exact kNN graph.
-func srData(t testing.TB, n, dim, c int, labeledFrac float64, seed uint64) (TrainData, []string, *anngraph.Laplacian) {
+func spectralData(t testing.TB, n, dim, c int, labeledFrac float64, seed uint64) (Problem, []string, *anngraph.Laplacian) {
 	t.Helper()
-	xs, cs := synth.Clusters(synth.ClusterConfig{Points: n, Dim: dim, Clusters: c, Spread: 0.6, Seed: seed})
-	truth := make([]string, n)
-	labels := make([]string, n)
-	perClass := map[int]int{}
-	r := rand.New(rand.NewPCG(seed, 7))
-	for i, k := range cs {
-		truth[i] = fmt.Sprint(k)
-		if perClass[k] < 2 || r.Float64() < labeledFrac {
-			labels[i] = truth[i]
-			perClass[k]++
+	xs, labels, truth := onlinetest.LabeledClusters(n, dim, c, labeledFrac, seed)
+	lap := onlinetest.AnnLaplacian(t, xs, anngraph.Config{K: 8, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{})
+	return Problem{X: linalg.NewMatrix(xs, dim), Labels: labels, Graph: lap}, truth, lap
+}
+
+// classesOf returns the classes of labels in order of first appearance,
+// as training numbers them.
+func classesOf(labels []string) []string {
+	var classes []string
+	for _, l := range labels {
+		if l != "" && !slices.Contains(classes, l) {
+			classes = append(classes, l)
 		}
 	}
-	lap := annLaplacian(t, xs, anngraph.Config{K: 8, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{})
-	return TrainData{X: linalg.NewMatrix(xs, dim), Labels: labels, Laplacian: lap, Graph: lap}, truth, lap
+	return classes
 }
 
 // TestTopEigenMatchesDense checks LOBPCG's eigenpairs of the SR affinity
@@ -56,9 +55,9 @@ func TestTopEigenMatchesDense(t *testing.T) {
 		{"binary", 400, 2, 0.05, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			data, _, lap := srData(t, tt.n, 5, tt.c, tt.frac, 3)
-			classes, _ := modelClasses(nil, data.Labels)
-			p, err := newSRProblem(data, SpectralSettings{}.withDefaults(), classes)
+			data, _, lap := spectralData(t, tt.n, 5, tt.c, tt.frac, 3)
+			classes := classesOf(data.Labels)
+			p, err := newSRProblem(data, Settings{}.withDefaults(), classes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,15 +88,15 @@ func TestTopEigenMatchesDense(t *testing.T) {
 // same rows (the window's whole graph from p = 8 on): the same W and the
 // same degrees, labels and the label block included.
 func TestSRAffinityKeepsThePNearest(t *testing.T) {
-	data, _, _ := srData(t, 300, 5, 4, 0.1, 13)
-	rows, _ := synth.Clusters(synth.ClusterConfig{Points: 300, Dim: 5, Clusters: 4, Spread: 0.6, Seed: 13}) // srData's rows
-	classes, _ := modelClasses(nil, data.Labels)
-	p, err := newSRProblem(data, SpectralSettings{}.withDefaults(), classes)
+	data, _, _ := spectralData(t, 300, 5, 4, 0.1, 13)
+	rows, _ := synth.Clusters(synth.ClusterConfig{Points: 300, Dim: 5, Clusters: 4, Spread: 0.6, Seed: 13}) // spectralData's rows
+	classes := classesOf(data.Labels)
+	p, err := newSRProblem(data, Settings{}.withDefaults(), classes)
 	if err != nil {
 		t.Fatal(err)
 	}
 	graph := func(k int) *anngraph.Laplacian {
-		return annLaplacian(t, rows, anngraph.Config{K: k, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{Weights: anngraph.Binary})
+		return onlinetest.AnnLaplacian(t, rows, anngraph.Config{K: k, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{Weights: anngraph.Binary})
 	}
 	window := graph(8)
 	r := rand.New(rand.NewPCG(5, 6))
@@ -142,10 +141,10 @@ func projectorDistance(a, b *mat.Dense, k int) float64 {
 func TestSREigensolverSolvesTheResponses(t *testing.T) {
 	stoppedShort := 0 // columns looked at but not solved to the tolerance
 	for _, seed := range []uint64{3, 4, 5} {
-		data, _, lap := srData(t, 600, 5, 4, 0.05, seed)
-		classes, _ := modelClasses(nil, data.Labels)
+		data, _, lap := spectralData(t, 600, 5, 4, 0.05, seed)
+		classes := classesOf(data.Labels)
 		const tol = 1e-8
-		p, err := newSRProblem(data, SpectralSettings{Tolerance: tol}.withDefaults(), classes)
+		p, err := newSRProblem(data, Settings{Tolerance: tol}.withDefaults(), classes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,9 +192,9 @@ func TestSREigensolverSolvesTheResponses(t *testing.T) {
 // TestSRResponsesAreGeneralizedEigenvectors checks the responses against
 // the definition: W y = μ D y, yᵀ D y = 1, and yᵀ D 1 = 0.
 func TestSRResponsesAreGeneralizedEigenvectors(t *testing.T) {
-	data, _, lap := srData(t, 420, 4, 3, 0.05, 5)
-	classes, _ := modelClasses(nil, data.Labels)
-	p, _ := newSRProblem(data, SpectralSettings{Tolerance: 1e-9}.withDefaults(), classes)
+	data, _, lap := spectralData(t, 420, 4, 3, 0.05, 5)
+	classes := classesOf(data.Labels)
+	p, _ := newSRProblem(data, Settings{Tolerance: 1e-9}.withDefaults(), classes)
 	aff := newSRAffinity(lap, p.class, len(classes), 0.1, 5)
 	eig, _, err := p.eigenvectors(aff, 2, nil)
 	if err != nil {
@@ -233,18 +232,17 @@ func TestSRResponsesAreGeneralizedEigenvectors(t *testing.T) {
 func TestSRAllLabeledIsRegularizedDiscriminantAnalysis(t *testing.T) {
 	for _, n := range []int{150, 360} { // dense eigensolver, then LOBPCG
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			data, truth, lap := srData(t, n, 6, 4, 0, 11)
+			data, truth, lap := spectralData(t, n, 6, 4, 0, 11)
 			data.Labels = truth
-			params := Params{Algorithm: SR, Lambda: 0.5, Tolerances: newton.Tolerances{Epsilon: 1e-12}, Spectral: SpectralSettings{Tolerance: 1e-11}}
-			m, _, err := Train(context.Background(), data, params, nil)
+			classes := classesOf(truth)
+			set := Settings{Alpha: 0.5, Tolerance: 1e-11}.withDefaults()
+			m, _, _, err := Solve(context.Background(), data, set, classes, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			classes, _ := modelClasses(nil, truth)
-			set := params.withDefaults().spectralSettings()
 			p, _ := newSRProblem(data, set, classes)
 			aff := newSRAffinity(lap, p.class, len(classes), set.Delta, set.Neighbours)
-			ref := rdaReference(data, p.class, len(classes), aff.degrees(), params.Lambda)
+			ref := rdaReference(data, p.class, len(classes), aff.degrees(), set.Alpha)
 			probe, _ := synth.Clusters(synth.ClusterConfig{Points: 30, Dim: 6, Clusters: 4, Spread: 0.6, Seed: 99})
 			for _, x := range probe {
 				got := m.Scores(x, nil)
@@ -266,7 +264,7 @@ type rdaModel struct {
 	d         int
 }
 
-func rdaReference(data TrainData, class []int, c int, deg []float64, alpha float64) rdaModel {
+func rdaReference(data Problem, class []int, c int, deg []float64, alpha float64) rdaModel {
 	n, d := data.X.Rows(), data.X.Cols()
 	// D^{1/2}-scaled class indicators, minus the trivial vector,
 	// orthonormalized: an orthonormal basis of S's eigenspace of 1 ⟂ u0.
@@ -349,280 +347,6 @@ func (m rdaModel) scores(x vector.Vector) []float64 {
 	return out
 }
 
-// TestSRWarmStartOnUnchangedWindow checks that a re-solve of an unchanged
-// window, warm-started from the last model, costs no eigensolver and no
-// CGLS iteration, and returns the same classifier.
-func TestSRWarmStartOnUnchangedWindow(t *testing.T) {
-	data, _, _ := srData(t, 800, 8, 5, 0.03, 21)
-	data.Keys = make([]uint64, data.X.Rows())
-	for i := range data.Keys {
-		data.Keys[i] = uint64(1000 + i)
-	}
-	params := Params{Algorithm: SR}
-	cold, coldSt, err := Train(context.Background(), data, params, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if coldSt.EigenIters == 0 || coldSt.NewtonSteps == 0 {
-		t.Fatalf("cold solve did no work: %+v", coldSt)
-	}
-	warm, warmSt, err := Train(context.Background(), data, params, cold)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A Newton step per response is the check that the seed solves its
-	// system; it factors nothing and iterates nothing.
-	if warmSt.EigenIters != 0 || warmSt.CGLSIters > 1 || warmSt.NewtonSteps > warmSt.Problems {
-		t.Errorf("warm re-solve of an unchanged window: %d eigen iterations, %d Newton steps, %d CGLS iterations (cold %d, %d, %d)",
-			warmSt.EigenIters, warmSt.NewtonSteps, warmSt.CGLSIters, coldSt.EigenIters, coldSt.NewtonSteps, coldSt.CGLSIters)
-	}
-	probe, _ := synth.Clusters(synth.ClusterConfig{Points: 50, Dim: 8, Clusters: 5, Spread: 0.6, Seed: 5})
-	for _, x := range probe {
-		a, b := cold.Scores(x, nil), warm.Scores(x, nil)
-		for c := range a {
-			if math.Abs(a[c]-b[c]) > 1e-4*(1+math.Abs(a[c])) {
-				t.Fatalf("scores moved: %v then %v", a, b)
-			}
-		}
-	}
-}
-
-// TestSRWarmStartAfterSlide checks that when a few rows leave and enter
-// the window, a warm re-solve needs fewer eigensolver iterations than a
-// cold one, and agrees with it.
-func TestSRWarmStartAfterSlide(t *testing.T) {
-	full, _, _ := srData(t, 1000, 8, 5, 0.03, 31)
-	window := func(lo, hi int) TrainData {
-		rows := make([]vector.Vector, 0, hi-lo)
-		keys := make([]uint64, 0, hi-lo)
-		for i := lo; i < hi; i++ {
-			v := make([]float64, 8)
-			full.X.MulTransVec(v, []int{i}, []float64{1})
-			rows = append(rows, vector.Dense(v))
-			keys = append(keys, uint64(i))
-		}
-		lap := annLaplacian(t, rows, anngraph.Config{K: 8, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{})
-		return TrainData{X: linalg.NewMatrix(rows, 8), Labels: full.Labels[lo:hi], Keys: keys, Laplacian: lap, Graph: lap}
-	}
-	params := Params{Algorithm: SR}
-	first, _, err := Train(context.Background(), window(0, 900), params, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next := window(20, 920)
-	_, coldSt, err := Train(context.Background(), next, params, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, warmSt, err := Train(context.Background(), next, params, first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if warmSt.EigenIters >= coldSt.EigenIters {
-		t.Errorf("warm eigensolve took %d iterations, cold %d", warmSt.EigenIters, coldSt.EigenIters)
-	}
-	t.Logf("eigen iterations cold %d warm %d; CGLS cold %d warm %d", coldSt.EigenIters, warmSt.EigenIters, coldSt.CGLSIters, warmSt.CGLSIters)
-}
-
-// TestSRBeatsSupervisedOnClusters checks what SR is for: with a few labels
-// of several classes whose rows form clusters, the graph's eigenvectors
-// carry the labels to the unlabeled rows, and SR classifies the unlabeled
-// rows better than the same ridge learner on the labeled rows alone.
-func TestSRBeatsSupervisedOnClusters(t *testing.T) {
-	if testing.Short() {
-		t.Skip("numerical; no concurrency to race")
-	}
-	var srAcc, rlsAcc []float64
-	for seed := range uint64(3) {
-		data, truth, _ := srData(t, 1500, 10, 8, 0.005, 40+seed)
-		for _, algo := range []Algorithm{SR, RLS} {
-			m, _, err := Train(context.Background(), data, Params{Algorithm: algo, Lambda: 1e-2}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			acc := transductiveAccuracy(t, m, data, truth)
-			if algo == SR {
-				srAcc = append(srAcc, acc)
-			} else {
-				rlsAcc = append(rlsAcc, acc)
-			}
-		}
-	}
-	t.Logf("sr %v, supervised rls %v", srAcc, rlsAcc)
-	var gain float64
-	for i := range srAcc {
-		if srAcc[i] <= rlsAcc[i] {
-			t.Errorf("seed %d: sr %.3f does not beat supervised %.3f", i, srAcc[i], rlsAcc[i])
-		}
-		gain += (srAcc[i] - rlsAcc[i]) / float64(len(srAcc))
-	}
-	if gain < 0.02 {
-		t.Errorf("sr beats supervised by %.1f points on average, not 2", 100*gain)
-	}
-}
-
-func transductiveAccuracy(t testing.TB, m *model.Model, data TrainData, truth []string) float64 {
-	ok, total := 0, 0
-	row := make([]float64, data.X.Cols())
-	for i, l := range data.Labels {
-		if l != "" {
-			continue
-		}
-		clear(row)
-		data.X.MulTransVec(row, []int{i}, []float64{1})
-		if m.Classes[m.Predict(vector.Dense(row)).Class] == truth[i] {
-			ok++
-		}
-		total++
-	}
-	return float64(ok) / float64(total)
-}
-
-// TestSRBinary checks that two classes work: one response, two
-// centroids, probabilities in (0, 1].
-func TestSRBinary(t *testing.T) {
-	data, truth, _ := srData(t, 400, 5, 2, 0.05, 8)
-	m, st, err := Train(context.Background(), data, Params{Algorithm: SR}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Problems != 1 || len(m.Centroids) != 2 || m.Binary() {
-		t.Fatalf("binary SR: %d problems, %d centroids, Binary() = %v", st.Problems, len(m.Centroids), m.Binary())
-	}
-	if acc := transductiveAccuracy(t, m, data, truth); acc < 0.9 {
-		t.Errorf("accuracy %.3f on two separated clusters", acc)
-	}
-	x := make([]float64, 5)
-	data.X.MulTransVec(x, []int{0}, []float64{1})
-	pred := m.Predict(vector.Dense(x))
-	if pred.Prob <= 0 || pred.Prob > 1 {
-		t.Errorf("probability %v", pred.Prob)
-	}
-}
-
-// TestSRNeedsGraph checks the error without a graph.
-func TestSRNeedsGraph(t *testing.T) {
-	data, _, _ := srData(t, 50, 3, 3, 0.2, 1)
-	data.Graph = nil
-	if _, _, err := Train(context.Background(), data, Params{Algorithm: SR}, nil); err == nil {
-		t.Fatal("sr without a graph: no error")
-	}
-}
-
-// sparseSRWindow returns rows [lo, hi) of text-like rows as a window with
-// its exact cosine kNN graph, keyed by row index; rows of 2^12 features,
-// the class is the topic modulo 4, and every tenth row is labeled.
-func sparseSRWindow(t *testing.T, text synth.SparseText, lo, hi int) TrainData {
-	t.Helper()
-	rows := text.Rows[lo:hi]
-	keys := make([]uint64, 0, hi-lo)
-	labels := make([]string, 0, hi-lo)
-	for i := lo; i < hi; i++ {
-		keys = append(keys, uint64(i))
-		label := ""
-		if i%10 == 0 {
-			label = fmt.Sprint(text.Topics[i] % 4)
-		}
-		labels = append(labels, label)
-	}
-	lap := annLaplacian(t, rows, anngraph.Config{K: 10, Metric: anngraph.Cosine, Exhaustive: true}, anngraph.LaplacianConfig{})
-	return TrainData{X: linalg.NewMatrix(rows, 1<<12), Labels: labels, Keys: keys, Laplacian: lap, Graph: lap, Rows: rows}
-}
-
-// TestSRDualsReproduceTheWeights checks the warm state of a sparse SR
-// model: at the optimum of each ridge regression the weights are the sum
-// of the rows weighted by their dual coefficients, a = Σ c_i x̃_i (the
-// bias's row entry is 1).
-func TestSRDualsReproduceTheWeights(t *testing.T) {
-	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 400, Dim: 1 << 12, NNZ: 30, Topics: 8, Seed: 3})
-	data := sparseSRWindow(t, text, 0, 400)
-	params := Params{Algorithm: SR, Spectral: SpectralSettings{Tolerance: 1e-11}}
-	m, _, err := Train(context.Background(), data, params, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp := warmOf(m).spectral
-	if sp == nil || sp.Responses != len(m.Problems) || len(sp.Duals) != len(sp.Keys)*sp.Responses {
-		t.Fatalf("no dual coefficients kept for %d responses", len(m.Problems))
-	}
-	for k, p := range m.Problems {
-		c := make([]float64, len(sp.Keys))
-		var bias float64
-		for i := range c {
-			c[i] = sp.Duals[i*sp.Responses+k]
-			bias += c[i]
-		}
-		a := make([]float64, 1<<12)
-		for i, x := range data.Rows {
-			x.AddScaledTo(a, c[i])
-		}
-		a = append(a, bias)
-		var diff, norm2 float64
-		for j, w := range p.W {
-			diff += (w - a[j]) * (w - a[j])
-			norm2 += w * w
-		}
-		if math.Sqrt(diff) > 1e-6*math.Sqrt(norm2) {
-			t.Errorf("response %d: ‖a - Σ c_i x̃_i‖ = %.3g, ‖a‖ = %.3g", k, math.Sqrt(diff), math.Sqrt(norm2))
-		}
-	}
-}
-
-// TestSRSparseWarmStartAfterSlide checks the warm start of the regressions
-// on a sparse window (block CG in the dual): after 2% of the rows slide, a
-// re-solve from the dual coefficients of the rows still in the window
-// takes fewer iterations than a cold one and classifies alike.
-func TestSRSparseWarmStartAfterSlide(t *testing.T) {
-	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 620, Dim: 1 << 12, NNZ: 30, Topics: 8, Seed: 5})
-	params := Params{Algorithm: SR}
-	first, _, err := Train(context.Background(), sparseSRWindow(t, text, 0, 600), params, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next := sparseSRWindow(t, text, 12, 612)
-	cold, coldSt, err := Train(context.Background(), next, params, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	warm, warmSt, err := Train(context.Background(), next, params, first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("iterations: cold %d, warm %d", coldSt.CGLSIters, warmSt.CGLSIters)
-	if warmSt.CGLSIters >= coldSt.CGLSIters {
-		t.Errorf("warm regressions took %d iterations, cold %d", warmSt.CGLSIters, coldSt.CGLSIters)
-	}
-	agree := 0
-	for _, x := range next.Rows {
-		if cold.Classes[cold.Predict(x).Class] == warm.Classes[warm.Predict(x).Class] {
-			agree++
-		}
-	}
-	if agree < len(next.Rows)*99/100 {
-		t.Errorf("warm and cold models agree on %d of %d rows", agree, len(next.Rows))
-	}
-}
-
-// TestSRSparseWarmStartOnUnchangedWindow: with every row of the last solve
-// still in the window, the regressions start from the last duals, which
-// already solve them: no iteration.
-func TestSRSparseWarmStartOnUnchangedWindow(t *testing.T) {
-	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 400, Dim: 1 << 12, NNZ: 30, Topics: 8, Seed: 7})
-	data := sparseSRWindow(t, text, 0, 400)
-	params := Params{Algorithm: SR}
-	cold, coldSt, err := Train(context.Background(), data, params, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, warmSt, err := Train(context.Background(), data, params, cold)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if warmSt.CGLSIters > 0 || coldSt.CGLSIters == 0 {
-		t.Errorf("iterations: cold %d, warm on the same window %d (want 0)", coldSt.CGLSIters, warmSt.CGLSIters)
-	}
-}
-
 // TestRidgeBlockBoundsTheOutputs checks SR's regressions on a sparse
 // window against a dense solve of each one's normal equations: on rows
 // with more features than rows and a small ridge α (the regime of SR on
@@ -650,8 +374,8 @@ func TestRidgeBlockBoundsTheOutputs(t *testing.T) {
 		}
 	}
 	problem := func(eps float64) *srProblem {
-		params := SpectralSettings{Alpha: alpha, Gamma: gamma, Tolerance: eps / 10}
-		return &srProblem{data: TrainData{X: x}, params: params, class: class}
+		params := Settings{Alpha: alpha, Gamma: gamma, Tolerance: eps / 10}
+		return &srProblem{data: Problem{X: x}, params: params, class: class}
 	}
 	best := make([][]float64, responses) // the optimum's outputs, per response
 	optimum := make([]float64, responses)
@@ -832,7 +556,7 @@ func TestFillFromNeighboursKeepsTheTrivialVector(t *testing.T) {
 		}
 		rows[i] = vector.Dense(v)
 	}
-	lap := annLaplacian(t, rows, anngraph.Config{K: 6, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{})
+	lap := onlinetest.AnnLaplacian(t, rows, anngraph.Config{K: 6, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{})
 	class := make([]int, len(rows))
 	for i := range class {
 		class[i] = -1
@@ -884,9 +608,9 @@ func TestRidgeBlockOnDenseMatchesSparse(t *testing.T) {
 			class[i] = 0
 		}
 	}
-	params := SpectralSettings{Alpha: 1e-2, Gamma: 0.5, Tolerance: 1e-9}
+	params := Settings{Alpha: 1e-2, Gamma: 0.5, Tolerance: 1e-9}
 	weights := func(x linalg.Matrix) [][]float64 {
-		p := &srProblem{data: TrainData{X: x}, params: params, class: class}
+		p := &srProblem{data: Problem{X: x}, params: params, class: class}
 		sols, err := p.ridgeBlock(context.Background(), ys, nil)
 		if err != nil {
 			t.Fatal(err)
