@@ -10,8 +10,8 @@ import (
 
 	"streamer/brokers"
 	"streamer/ingest"
-	"streamer/online"
 	"streamer/online/linalg"
+	"streamer/online/train"
 	"streamer/pipeline"
 	"streamer/replay"
 	"streamer/service"
@@ -139,7 +139,7 @@ func benchModel(ctx context.Context, docs []synth.Document, dec ingest.Decoder) 
 		vecs[i], labels[i] = dec.Featurizer.Text(d.Text), d.Label
 	}
 	x := linalg.NewMatrix(vecs, dec.Featurizer.Dim)
-	m, _, err := online.Train(ctx, online.TrainData{X: x, Labels: labels}, online.Params{Algorithm: online.SVM}, nil)
+	m, _, err := train.Solve(ctx, train.Window{X: x, Labels: labels}, train.Params{Algorithm: train.SVM}, nil)
 	if err != nil {
 		return nil, err
 	}

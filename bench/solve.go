@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"time"
 
-	"streamer/online"
 	"streamer/online/linalg"
 	"streamer/online/newton"
+	"streamer/online/train"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -31,26 +31,26 @@ type SolveConfig struct {
 	// Repeats is how many times the cold and the warm solve run, in turn;
 	// the report gives their median seconds. 0 means 1.
 	Repeats int
-	Params  online.Params
+	Params  train.Params
 }
 
 // SolveReport is what `streamer bench solve` prints.
 type SolveReport struct {
-	Algorithm     online.Algorithm `json:"algo"`
-	Rows          int              `json:"rows"`
-	Features      int              `json:"features"`
-	NNZ           int              `json:"nnz"`
-	Labeled       int              `json:"labeled"`
-	Repeats       int              `json:"repeats"`
-	ColdSeconds   float64          `json:"cold_seconds"`
-	WarmSeconds   float64          `json:"warm_seconds"`
-	Objective     float64          `json:"objective"`
-	WarmObjective float64          `json:"warm_objective"`
-	NewtonSteps   int              `json:"newton_steps"`
-	CGLSIters     int              `json:"cgls_iters"`
-	WarmNewton    int              `json:"warm_newton_steps"`
-	WarmCGLS      int              `json:"warm_cgls_iters"`
-	RowsPerSecond float64          `json:"rows_per_second"`
+	Algorithm     train.Algorithm `json:"algo"`
+	Rows          int             `json:"rows"`
+	Features      int             `json:"features"`
+	NNZ           int             `json:"nnz"`
+	Labeled       int             `json:"labeled"`
+	Repeats       int             `json:"repeats"`
+	ColdSeconds   float64         `json:"cold_seconds"`
+	WarmSeconds   float64         `json:"warm_seconds"`
+	Objective     float64         `json:"objective"`
+	WarmObjective float64         `json:"warm_objective"`
+	NewtonSteps   int             `json:"newton_steps"`
+	CGLSIters     int             `json:"cgls_iters"`
+	WarmNewton    int             `json:"warm_newton_steps"`
+	WarmCGLS      int             `json:"warm_cgls_iters"`
+	RowsPerSecond float64         `json:"rows_per_second"`
 	// UnlabeledAccuracy is the accuracy on the unlabeled rows against the
 	// planted labels, after the cold solve.
 	UnlabeledAccuracy float64 `json:"unlabeled_accuracy"`
@@ -67,7 +67,7 @@ func Solve(ctx context.Context, cfg SolveConfig) (SolveReport, error) {
 	genStart := time.Now()
 	replaced := cfg.replaced()
 	data, y := benchData(cfg)
-	rep := SolveReport{Algorithm: cmp.Or(cfg.Params.Algorithm, online.DefaultAlgorithm), Rows: cfg.Rows, Features: cfg.Features, NNZ: cfg.NNZ}
+	rep := SolveReport{Algorithm: cmp.Or(cfg.Params.Algorithm, train.DefaultAlgorithm), Rows: cfg.Rows, Features: cfg.Features, NNZ: cfg.NNZ}
 	rep.GenerateSeconds = time.Since(genStart).Seconds()
 	window := func(first int) newton.Problem {
 		rows := data.Rows[first : first+cfg.Rows]

@@ -8,10 +8,10 @@ import (
 
 	"streamer/anngraph"
 	"streamer/ingest"
-	"streamer/online"
 	"streamer/online/kernel"
 	"streamer/online/linalg"
 	"streamer/online/model"
+	"streamer/online/train"
 	"streamer/snapshot"
 	"streamer/vector"
 )
@@ -36,7 +36,7 @@ type FitConfig struct {
 	// Unlabeled says which LIBSVM label marks an unlabeled row; the zero
 	// value decides from the file's labels (ingest.UnlabeledAuto).
 	Unlabeled ingest.UnlabeledLabel
-	Params    online.Params
+	Params    train.Params
 	Graph     GraphConfig
 	// Kernel, when enabled, trains over a Nyström kernel map of the rows
 	// (landmarks drawn from them); the kNN graph stays on the rows.
@@ -96,7 +96,7 @@ type dataset struct {
 // RunFit trains a model on cfg.Data.
 func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	start := time.Now()
-	cfg.Graph.Laplacian.Degree = online.GraphDegree(cfg.Params.Algorithm, cfg.Graph.Laplacian.Degree)
+	cfg.Graph.Laplacian.Degree = train.GraphDegree(cfg.Params.Algorithm, cfg.Graph.Laplacian.Degree)
 	data, err := readDataset(cfg.Data, &ingest.Decoder{Featurizer: cfg.Features, Unlabeled: cfg.Unlabeled}, cfg.BadLines)
 	if err != nil {
 		return nil, err
@@ -117,15 +117,15 @@ func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	if err != nil {
 		return nil, err
 	}
-	train := online.TrainData{X: linalg.NewMatrix(data.rows, data.dim), Labels: data.labels}
+	window := train.Window{X: linalg.NewMatrix(data.rows, data.dim), Labels: data.labels}
 	if km != nil {
-		train.X = linalg.NewMatrix(km.ApplyAll(data.rows), km.Dim())
+		window.X = linalg.NewMatrix(km.ApplyAll(data.rows), km.Dim())
 	}
 	if lap != nil {
-		train.Laplacian, train.Graph = lap, lap
+		window.Laplacian, window.Graph = lap, lap
 	}
 	cpu := processCPU()
-	m, st, err := online.Train(ctx, train, cfg.Params, nil)
+	m, st, err := train.Solve(ctx, window, cfg.Params, nil)
 	cpu = processCPU() - cpu
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
@@ -243,7 +243,7 @@ func applyLabelsFile(d *dataset, path string) error {
 // one: exact kNN for few rows, the approximate graph of anngraph beyond.
 func buildGraph(d *dataset, cfg FitConfig) (*anngraph.Laplacian, error) {
 	algo := cfg.Params.Algorithm
-	grows := algo.GrowsGraph() && online.ClassCount(d.labels) >= 3
+	grows := algo.GrowsGraph() && train.ClassCount(d.labels) >= 3
 	if !algo.UsesGraph(cfg.Params.LambdaI) && !grows {
 		return nil, nil
 	}
@@ -293,7 +293,7 @@ func fitSnapshot(m *model.Model, cfg FitConfig, dim int, stats snapshot.Stats) *
 
 // snapshotParams returns the solver's hyper-parameters as a snapshot keeps
 // them.
-func snapshotParams(p online.Params) snapshot.Params {
+func snapshotParams(p train.Params) snapshot.Params {
 	return snapshot.Params{
 		Algorithm: string(p.Algorithm), Lambda: p.Lambda, LambdaU: p.LambdaU, LambdaI: p.LambdaI,
 		R: p.R, MaxSwitch: p.MaxSwitch, PositiveCost: p.PositiveCost, NegativeCost: p.NegativeCost,

@@ -10,6 +10,7 @@ import (
 
 	"streamer/anngraph"
 	"streamer/online/model"
+	"streamer/online/train"
 	"streamer/synth"
 )
 
@@ -22,7 +23,7 @@ func inlineStream(t *testing.T, batch bool, workers int) ([]uint64, int, *model.
 	t.Helper()
 	l, err := NewLearner(LearnerConfig{
 		Features: 6, Window: anngraph.Config{MaxExamples: 250, K: 5, Metric: anngraph.Euclidean, InsertWorkers: workers},
-		Params: Params{Algorithm: LapSVM, LambdaI: 1}, BatchInline: batch,
+		Params: train.Params{Algorithm: train.LapSVM, LambdaI: 1}, BatchInline: batch,
 	})
 	if err != nil {
 		t.Fatal(err)

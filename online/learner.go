@@ -13,6 +13,7 @@ import (
 	"streamer/online/linalg"
 	"streamer/online/model"
 	"streamer/online/newton"
+	"streamer/online/train"
 	"streamer/vector"
 )
 
@@ -28,7 +29,7 @@ type LearnerConfig struct {
 	// of 0 means GraphDegree's choice for the algorithm.
 	Graph anngraph.LaplacianConfig
 	// Params are the solver's hyper-parameters.
-	Params Params
+	Params train.Params
 	// Queue bounds the hand-off of examples from Observe to Run's
 	// goroutine, which inserts them into the window; 0 means 20000.
 	Queue int
@@ -65,8 +66,8 @@ func (c LearnerConfig) withDefaults() LearnerConfig {
 	if c.Queue <= 0 {
 		c.Queue = 20000
 	}
-	c.Params = c.Params.withDefaults()
-	c.Graph.Degree = GraphDegree(c.Params.Algorithm, c.Graph.Degree)
+	c.Params = c.Params.WithDefaults()
+	c.Graph.Degree = train.GraphDegree(c.Params.Algorithm, c.Graph.Degree)
 	return c
 }
 
@@ -78,7 +79,7 @@ func (c LearnerConfig) Validate() error {
 	if err := c.Window.Validate(); err != nil {
 		return fmt.Errorf("window: %w", err)
 	}
-	if err := c.Params.withDefaults().Validate(); err != nil {
+	if err := c.Params.WithDefaults().Validate(); err != nil {
 		return fmt.Errorf("solver: %w", err)
 	}
 	if err := c.Kernel.Validate(); err != nil {
@@ -558,7 +559,7 @@ type SolveReport struct {
 	Version uint64 // the version of the new model
 	Window  int    // examples in the window
 	Labeled int    // of which labeled
-	TrainStats
+	train.Stats
 }
 
 // ErrUnchanged is returned by Solve when nothing changed since the last
@@ -582,7 +583,7 @@ func (l *Learner) Solve(ctx context.Context) (SolveReport, error) {
 		return SolveReport{}, ErrUnchanged
 	}
 	rep, err := l.train(ctx, view, labels)
-	if err != nil && !errors.Is(err, ErrOneClass) && !errors.Is(err, newton.ErrNoLabels) {
+	if err != nil && !errors.Is(err, train.ErrOneClass) && !errors.Is(err, newton.ErrNoLabels) {
 		l.mu.Lock()
 		l.changed = true // let the next trigger try again
 		l.mu.Unlock()
@@ -713,13 +714,13 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 	// Checked before the graph, the map and the matrix are built: a window
 	// whose labels have all left, or were dropped waiting, or name one
 	// class so far, is tried again at every trigger while examples arrive.
-	classes, labeled := modelClasses(prev, labels)
+	classes, labeled := train.Classes(prev, labels)
 	rep.Labeled = labeled
 	switch {
 	case labeled == 0:
 		return rep, newton.ErrNoLabels
 	case len(classes) < 2:
-		return rep, ErrOneClass
+		return rep, train.ErrOneClass
 	}
 	lap, err := view.laplacian(l.cfg.Graph)
 	if err != nil {
@@ -733,16 +734,16 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 	if km != nil {
 		rows, features = l.mapped.rows(km, view), km.Dim()
 	}
-	data := TrainData{X: linalg.NewMatrix(rows, features), Labels: labels, Keys: view.keys, Rows: rows}
+	data := train.Window{X: linalg.NewMatrix(rows, features), Labels: labels, Keys: view.keys, Rows: rows}
 	if lap != nil { // a nil *anngraph.Laplacian must not become a non-nil interface
 		data.Laplacian, data.Graph = lap, lap
 	}
-	m, st, err := Train(ctx, data, l.cfg.Params, prev)
+	m, st, err := train.Solve(ctx, data, l.cfg.Params, prev)
 	if err != nil {
 		return rep, err
 	}
 	m.Map = km
-	rep.TrainStats, rep.Version = st, version+1
+	rep.Stats, rep.Version = st, version+1
 	l.SetModel(m, model.Stamp{Epoch: l.epoch.Load(), Version: rep.Version}, model.SolvedOn{Window: rep.Window, Labeled: rep.Labeled, Objective: st.Objective})
 	return rep, nil
 }

@@ -11,6 +11,7 @@ import (
 	"streamer/anngraph"
 	"streamer/online/model"
 	"streamer/online/newton"
+	"streamer/online/train"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -47,13 +48,13 @@ func observeEveryFifth(l *Learner, rows []labeledRow, label func(labeledRow) str
 	}
 }
 
-func newTestLearner(t *testing.T, algo Algorithm, window int) *Learner {
+func newTestLearner(t *testing.T, algo train.Algorithm, window int) *Learner {
 	t.Helper()
 	cfg := LearnerConfig{
 		Features:      1 << 16,
 		Window:        anngraph.Config{MaxExamples: window, K: 5, Seed: 1},
 		Graph:         anngraph.LaplacianConfig{Normalized: true},
-		Params:        Params{Algorithm: algo, Lambda: 1e-3, LambdaI: 0.1},
+		Params:        train.Params{Algorithm: algo, Lambda: 1e-3, LambdaI: 0.1},
 		SolveExamples: 100,
 		SolveLabels:   10,
 	}
@@ -65,7 +66,7 @@ func newTestLearner(t *testing.T, algo Algorithm, window int) *Learner {
 }
 
 func TestLearnerLearnsAndPredicts(t *testing.T) {
-	for _, algo := range []Algorithm{SVM, TSVM, LapSVM} {
+	for _, algo := range []train.Algorithm{train.SVM, train.TSVM, train.LapSVM} {
 		t.Run(string(algo), func(t *testing.T) {
 			l := newTestLearner(t, algo, 400)
 			rows := textRows(600, 1)
@@ -111,7 +112,7 @@ func TestLearnerLearnsAndPredicts(t *testing.T) {
 }
 
 func TestLearnerSkipsUnchangedSolve(t *testing.T) {
-	l := newTestLearner(t, SVM, 100)
+	l := newTestLearner(t, train.SVM, 100)
 	if _, err := l.Solve(context.Background()); !errors.Is(err, ErrUnchanged) {
 		t.Fatalf("empty learner: err = %v", err)
 	}
@@ -119,7 +120,7 @@ func TestLearnerSkipsUnchangedSolve(t *testing.T) {
 	for _, r := range rows {
 		l.Observe(r.id, time.Time{}, r.v, "")
 	}
-	if _, err := l.Solve(context.Background()); !errors.Is(err, newton.ErrNoLabels) && !errors.Is(err, ErrOneClass) {
+	if _, err := l.Solve(context.Background()); !errors.Is(err, newton.ErrNoLabels) && !errors.Is(err, train.ErrOneClass) {
 		t.Fatalf("no labels: err = %v", err)
 	}
 	l.Label(rows[0].id, "a")
@@ -143,7 +144,7 @@ func TestLearnerSkipsUnchangedSolve(t *testing.T) {
 // left the window, a solve is skipped with ErrNoLabels and the model in
 // force stays; a label that arrives again lets the next solve run.
 func TestLearnerSkipsWindowWithoutLabels(t *testing.T) {
-	l := newTestLearner(t, TSVM, 60)
+	l := newTestLearner(t, train.TSVM, 60)
 	rows := textRows(200, 4)
 	observeEveryFifth(l, rows[:60], func(r labeledRow) string { return r.class })
 	if _, err := l.Solve(context.Background()); err != nil {
@@ -172,7 +173,7 @@ func TestLearnerSkipsWindowWithoutLabels(t *testing.T) {
 // solved on, however the window grew since, and a restored model keeps
 // what it is given.
 func TestModelSolvedOnIsTheSolvesWindow(t *testing.T) {
-	l := newTestLearner(t, SVM, 100)
+	l := newTestLearner(t, train.SVM, 100)
 	rows := textRows(90, 7)
 	observeEveryFifth(l, rows[:50], func(r labeledRow) string { return r.class })
 	rep, err := l.Solve(context.Background())
@@ -208,11 +209,11 @@ func TestModelSolvedOnIsTheSolvesWindow(t *testing.T) {
 // TestLearnerSkipsOneClass: before any model, a window whose labels name
 // one class is skipped with ErrOneClass; a second class lets it solve.
 func TestLearnerSkipsOneClass(t *testing.T) {
-	l := newTestLearner(t, SVM, 60)
+	l := newTestLearner(t, train.SVM, 60)
 	rows := textRows(60, 6)
 	observeEveryFifth(l, rows, func(labeledRow) string { return "only" })
 	rep, err := l.Solve(context.Background())
-	if !errors.Is(err, ErrOneClass) || rep.Labeled != 12 {
+	if !errors.Is(err, train.ErrOneClass) || rep.Labeled != 12 {
 		t.Fatalf("labels of one class: %+v, err = %v; want 12 labeled, ErrOneClass", rep, err)
 	}
 	l.Label(rows[1].id, "other")
@@ -222,7 +223,7 @@ func TestLearnerSkipsOneClass(t *testing.T) {
 }
 
 func TestLearnerEvictsAndForgets(t *testing.T) {
-	l := newTestLearner(t, SVM, 10)
+	l := newTestLearner(t, train.SVM, 10)
 	rows := textRows(15, 3)
 	var evicted []string
 	for _, r := range rows {
@@ -250,7 +251,7 @@ func TestLearnerEvictsAndForgets(t *testing.T) {
 // TestLearnerConcurrentObserveAndSolve runs ingestion, scoring and solves at
 // once; run it with -race.
 func TestLearnerConcurrentObserveAndSolve(t *testing.T) {
-	l := newTestLearner(t, LapSVM, 300)
+	l := newTestLearner(t, train.LapSVM, 300)
 	rows := textRows(1200, 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -259,7 +260,7 @@ func TestLearnerConcurrentObserveAndSolve(t *testing.T) {
 		defer wg.Done()
 		for ctx.Err() == nil {
 			if _, err := l.Solve(ctx); err != nil && !errors.Is(err, ErrUnchanged) &&
-				!errors.Is(err, newton.ErrNoLabels) && !errors.Is(err, ErrOneClass) && !errors.Is(err, context.Canceled) {
+				!errors.Is(err, newton.ErrNoLabels) && !errors.Is(err, train.ErrOneClass) && !errors.Is(err, context.Canceled) {
 				t.Error(err)
 				return
 			}
@@ -287,7 +288,7 @@ func TestLearnerConcurrentObserveAndSolve(t *testing.T) {
 }
 
 func TestLearnerKeepsOneKindOfVector(t *testing.T) {
-	l := newTestLearner(t, SVM, 10)
+	l := newTestLearner(t, train.SVM, 10)
 	if _, err := l.Observe("a", time.Time{}, vector.Sparse([]int32{1, 5}, []float64{1, 1}), ""); err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +300,7 @@ func TestLearnerKeepsOneKindOfVector(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrIncompatible", name, err)
 		}
 	}
-	d := newTestLearner(t, SVM, 10)
+	d := newTestLearner(t, train.SVM, 10)
 	d.Observe("a", time.Time{}, vector.Dense([]float64{1, 2, 3}), "")
 	if _, err := d.Observe("b", time.Time{}, vector.Dense([]float64{1, 2}), ""); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("dense of another length: err = %v", err)
@@ -310,7 +311,7 @@ func TestLearnerKeepsOneKindOfVector(t *testing.T) {
 // it scores with the pinned one, solves from the newest, and scores with
 // the newest again once unpinned.
 func TestLearnerPin(t *testing.T) {
-	l := newTestLearner(t, SVM, 400)
+	l := newTestLearner(t, train.SVM, 400)
 	rows := textRows(400, 2)
 	ts := time.Unix(0, 0)
 	observe := func(rs []labeledRow) {
@@ -364,12 +365,12 @@ func TestLearnerPin(t *testing.T) {
 // arrival and counted, and the count outlives the plain window that auto
 // replaces by a graph once three classes are labeled.
 func TestWindowTooOldCounts(t *testing.T) {
-	for _, algo := range []Algorithm{SVM, LapSVM, Auto} {
+	for _, algo := range []train.Algorithm{train.SVM, train.LapSVM, train.Auto} {
 		t.Run(string(algo), func(t *testing.T) {
 			l, err := NewLearner(LearnerConfig{
 				Features:      1 << 16,
 				Window:        anngraph.Config{MaxExamples: 100, MaxAge: 10 * time.Second, K: 5, Seed: 1},
-				Params:        Params{Algorithm: algo, Lambda: 1e-3, LambdaI: 0.1},
+				Params:        train.Params{Algorithm: algo, Lambda: 1e-3, LambdaI: 0.1},
 				SolveExamples: 100,
 				SolveLabels:   10,
 			})
@@ -384,7 +385,7 @@ func TestWindowTooOldCounts(t *testing.T) {
 			if n, _ := l.WindowSize(); n != 1 || l.WindowTooOld() != 1 {
 				t.Fatalf("window of %d rows, %d too old; want 1 and 1", n, l.WindowTooOld())
 			}
-			if algo != Auto {
+			if algo != train.Auto {
 				return
 			}
 			if _, plain := l.window.(*plainWindow); !plain {

@@ -11,6 +11,7 @@ import (
 	"streamer/online"
 	"streamer/online/model"
 	"streamer/online/newton"
+	"streamer/online/train"
 	"streamer/vector"
 )
 
@@ -76,7 +77,7 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	if cfg.Baseline {
 		bc := cfg.Learner
-		bc.Params.Algorithm, bc.Params.LambdaU, bc.Params.LambdaI = online.SVM, 0, 0
+		bc.Params.Algorithm, bc.Params.LambdaU, bc.Params.LambdaI = train.SVM, 0, 0
 		if p.baseline, err = online.NewLearner(bc); err != nil {
 			return nil, fmt.Errorf("baseline learner: %w", err)
 		}
@@ -184,7 +185,7 @@ var ErrNoModel = errors.New("no model yet")
 func (p *Pipeline) noModel() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if errors.Is(p.lastErr, online.ErrOneClass) || errors.Is(p.lastErr, newton.ErrNoLabels) {
+	if errors.Is(p.lastErr, train.ErrOneClass) || errors.Is(p.lastErr, newton.ErrNoLabels) {
 		return fmt.Errorf("%w: labels of at least two classes are needed", ErrNoModel)
 	}
 	return fmt.Errorf("%w: waiting for the first solve", ErrNoModel)
@@ -331,7 +332,7 @@ func (p *Pipeline) Solve(ctx context.Context) (online.SolveReport, error) {
 // isSkip reports whether a solve error only means there was nothing to do
 // yet.
 func isSkip(err error) bool {
-	return errors.Is(err, online.ErrUnchanged) || errors.Is(err, online.ErrOneClass) || errors.Is(err, newton.ErrNoLabels)
+	return errors.Is(err, online.ErrUnchanged) || errors.Is(err, train.ErrOneClass) || errors.Is(err, newton.ErrNoLabels)
 }
 
 // IsSkip reports whether err from Solve only means there was nothing to

@@ -18,7 +18,7 @@ import (
 	"streamer/brokers"
 	"streamer/ingest"
 	"streamer/offline"
-	"streamer/online"
+	"streamer/online/train"
 	"streamer/pipeline"
 	"streamer/service"
 	"streamer/synth"
@@ -138,7 +138,7 @@ func decodeLines(t *testing.T, data []byte) map[string]pipeline.Prediction {
 func TestPinnedReplayMatchesPredict(t *testing.T) {
 	f := newFixture(t, 400)
 	fit, err := offline.RunFit(context.Background(), offline.FitConfig{
-		Data: f.jsonl, Features: ingest.Featurizer{Dim: 16384}, Params: online.Params{Algorithm: online.SVM},
+		Data: f.jsonl, Features: ingest.Featurizer{Dim: 16384}, Params: train.Params{Algorithm: train.SVM},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +171,7 @@ func TestPinnedReplayMatchesPredict(t *testing.T) {
 func TestPinnedReplayOfNothingNamesItsModel(t *testing.T) {
 	f := newFixture(t, 50)
 	fit, err := offline.RunFit(context.Background(), offline.FitConfig{
-		Data: f.jsonl, Features: ingest.Featurizer{Dim: 16384}, Params: online.Params{Algorithm: online.SVM},
+		Data: f.jsonl, Features: ingest.Featurizer{Dim: 16384}, Params: train.Params{Algorithm: train.SVM},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -8,13 +8,14 @@ import (
 	"streamer/online"
 	"streamer/online/kernel"
 	"streamer/online/spectral"
+	"streamer/online/train"
 	"streamer/pipeline"
 	"streamer/snapshot"
 )
 
-func (c Config) solverParams() online.Params {
-	return online.Params{
-		Algorithm: online.Algorithm(c.Solver.Algorithm), Lambda: c.Solver.Lambda, LambdaU: c.Solver.LambdaU,
+func (c Config) solverParams() train.Params {
+	return train.Params{
+		Algorithm: train.Algorithm(c.Solver.Algorithm), Lambda: c.Solver.Lambda, LambdaU: c.Solver.LambdaU,
 		LambdaI: c.Solver.LambdaI, R: c.Solver.R, MaxSwitch: c.Solver.MaxSwitch,
 		PositiveCost: c.Solver.CostPos, NegativeCost: c.Solver.CostNeg,
 		Spectral: spectral.Settings{Delta: c.Solver.SRDelta, Gamma: c.Solver.SRGamma, Neighbours: c.Solver.SRK},
@@ -101,7 +102,7 @@ func (c Config) snapshotSettings() (snapshot.Features, snapshot.Params, snapshot
 		},
 		snapshot.Window{
 			MaxExamples: c.Window.MaxExamples, MaxAge: c.Window.MaxAge, K: c.Window.K,
-			Laplacian: c.Graph.Laplacian, Degree: online.GraphDegree(online.Algorithm(c.Solver.Algorithm), c.Graph.Degree), Weights: c.Graph.Weights,
+			Laplacian: c.Graph.Laplacian, Degree: train.GraphDegree(train.Algorithm(c.Solver.Algorithm), c.Graph.Degree), Weights: c.Graph.Weights,
 		}
 }
 

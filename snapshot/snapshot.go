@@ -44,7 +44,7 @@ type Features struct {
 	Normalize bool `json:"normalize,omitempty"`
 }
 
-// Params are the solver's hyper-parameters (see online.Params), under
+// Params are the solver's hyper-parameters (see train.Params), under
 // the keys of the configuration's solver section.
 type Params struct {
 	Algorithm    string  `json:"algorithm"`

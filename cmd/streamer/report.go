@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"streamer/online"
+	"streamer/online/train"
 )
 
 // writeFile creates the file at path, has write fill it, and closes it;
@@ -54,7 +54,7 @@ func writeReport(w io.Writer, path string, v any) error {
 }
 
 // addParamFlags binds the solver's hyper-parameters to flags.
-func addParamFlags(f *pflag.FlagSet, p *online.Params) {
+func addParamFlags(f *pflag.FlagSet, p *train.Params) {
 	f.Float64Var(&p.Lambda, "lambda", 1e-3, "λ, weight of the regularizer ‖w‖²/2")
 	f.Float64Var(&p.LambdaU, "lambda-u", 1, "λ_u, weight of the unlabeled loss (tsvm, da)")
 	f.Float64Var(&p.LambdaI, "lambda-i", 0, "λ_I, weight of the graph term (laprls, lapsvm; tsvm and da when > 0)")

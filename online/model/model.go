@@ -134,7 +134,7 @@ type Prediction struct {
 
 // Predict classifies x: the class of largest calibrated probability, so
 // that Prob is never the probability of a class less likely than another.
-// Train pins the calibration at the solver's decision point (see
+// Training pins the calibration at the solver's decision point (see
 // FitPlattSlope), so for a binary model the class is also the sign of the
 // output.
 func (m *Model) Predict(x vector.Vector) Prediction {

@@ -43,3 +43,19 @@ func LabeledClusters(n, dim, c int, labeledFrac float64, seed uint64) (rows []ve
 	}
 	return xs, labels, truth
 }
+
+// DenseMultiClass returns n dense rows of dim features in classes classes
+// (three Gaussian clusters per class), with a fraction labeled of the
+// labels revealed ("" for the others), and every row's true class.
+func DenseMultiClass(seed uint64, n, dim, classes int, labeled float64) (rows []vector.Vector, labels, truth []string) {
+	xs, cs := synth.Clusters(synth.ClusterConfig{Points: n, Dim: dim, Clusters: 3 * classes, Spread: 0.6, Seed: seed})
+	r := rand.New(rand.NewPCG(seed, 17))
+	labels, truth = make([]string, n), make([]string, n)
+	for i, c := range cs {
+		truth[i] = fmt.Sprintf("c%d", c%classes)
+		if r.Float64() < labeled {
+			labels[i] = truth[i]
+		}
+	}
+	return xs, labels, truth
+}

@@ -1,4 +1,4 @@
-package online
+package train
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"time"
 )
 
-// TrainData is a window of rows for a multi-class solve.
-type TrainData struct {
+// Window is a window of rows for a multi-class solve.
+type Window struct {
 	X linalg.Matrix
 	// Labels holds each row's class name, "" for an unlabeled row.
 	Labels []string
@@ -32,8 +32,8 @@ type TrainData struct {
 	Graph spectral.WeightedGraph
 }
 
-// TrainStats describes a multi-class solve: the sums over its problems.
-type TrainStats struct {
+// Stats describes a multi-class solve: the sums over its problems.
+type Stats struct {
 	model.Stats
 	Problems int
 	Labeled  int
@@ -48,19 +48,19 @@ type TrainStats struct {
 // ErrOneClass is returned while the labels name fewer than two classes.
 var ErrOneClass = spectral.ErrOneClass
 
-// Train solves every binary problem of the window, warm-started from prev
+// Solve solves every binary problem of the window, warm-started from prev
 // when it is non-nil. Classes keep prev's order; new ones are appended in
 // order of first appearance, so a class that first appears later is added.
 // Problems run in parallel on up to GOMAXPROCS goroutines.
-func Train(ctx context.Context, data TrainData, params Params, prev *model.Model) (*model.Model, TrainStats, error) {
+func Solve(ctx context.Context, data Window, params Params, prev *model.Model) (*model.Model, Stats, error) {
 	if len(data.Labels) != data.X.Rows() {
-		return nil, TrainStats{}, fmt.Errorf("%d rows but %d labels", data.X.Rows(), len(data.Labels))
+		return nil, Stats{}, fmt.Errorf("%d rows but %d labels", data.X.Rows(), len(data.Labels))
 	}
-	classes, labeled := modelClasses(prev, data.Labels)
+	classes, labeled := Classes(prev, data.Labels)
 	if len(classes) < 2 {
-		return nil, TrainStats{}, ErrOneClass
+		return nil, Stats{}, ErrOneClass
 	}
-	params = params.withDefaults()
+	params = params.WithDefaults()
 	if params.Algorithm == Auto {
 		return trainAuto(ctx, data, params, classes, labeled, prev)
 	}
@@ -69,16 +69,16 @@ func Train(ctx context.Context, data TrainData, params Params, prev *model.Model
 
 // trainWith solves params.Algorithm (not auto) for classes, warm-started
 // from prev.
-func trainWith(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *model.Model) (*model.Model, TrainStats, error) {
+func trainWith(ctx context.Context, data Window, params Params, classes []string, labeled int, prev *model.Model) (*model.Model, Stats, error) {
 	start := time.Now()
 	if params.Algorithm == SR {
 		prob := spectral.Problem{X: data.X, Labels: data.Labels, Keys: data.Keys, Rows: data.Rows, Graph: data.Graph}
 		m, sp, st, err := spectral.Solve(ctx, prob, params.spectralSettings(), classes, warmOf(prev).spectral)
 		if err != nil {
-			return nil, TrainStats{}, err
+			return nil, Stats{}, err
 		}
 		m.Warm = &warmState{spectral: sp}
-		return m, TrainStats{Stats: st, Problems: len(m.Problems), Labeled: labeled, Algorithm: SR}, nil
+		return m, Stats{Stats: st, Problems: len(m.Problems), Labeled: labeled, Algorithm: SR}, nil
 	}
 	m := &model.Model{Classes: classes, Dim: linalg.NewColumnSpace(data.X).Features}
 	nprob := len(classes)
@@ -100,9 +100,9 @@ func trainWith(ctx context.Context, data TrainData, params Params, classes []str
 		m.Problems[k] = *sol
 	})
 	if err := errors.Join(errs...); err != nil {
-		return nil, TrainStats{}, err
+		return nil, Stats{}, err
 	}
-	st := TrainStats{Problems: nprob, Labeled: labeled, Algorithm: params.Algorithm}
+	st := Stats{Problems: nprob, Labeled: labeled, Algorithm: params.Algorithm}
 	for _, p := range m.Problems {
 		st.Objective += p.Stats.Objective
 		st.NewtonSteps += p.Stats.NewtonSteps
@@ -116,9 +116,9 @@ func trainWith(ctx context.Context, data TrainData, params Params, classes []str
 	return m, st, nil
 }
 
-// modelClasses returns prev's classes followed by the new ones in data, and
+// Classes returns prev's classes followed by the new ones in labels, and
 // the number of labeled rows.
-func modelClasses(prev *model.Model, labels []string) ([]string, int) {
+func Classes(prev *model.Model, labels []string) ([]string, int) {
 	var classes []string
 	seen := map[string]bool{}
 	if prev != nil {
@@ -155,7 +155,7 @@ func forEachProblem(n int, fn func(k int)) {
 	wg.Wait()
 }
 
-func solveClass(ctx context.Context, data TrainData, params Params, m *model.Model, k int, prev *model.Model, graph *newton.GraphGram) (*model.Solution, error) {
+func solveClass(ctx context.Context, data Window, params Params, m *model.Model, k int, prev *model.Model, graph *newton.GraphGram) (*model.Solution, error) {
 	pos := m.Classes[m.ProblemClass(k)]
 	y := make([]float64, len(data.Labels))
 	for i, l := range data.Labels {
@@ -188,7 +188,7 @@ func solveClass(ctx context.Context, data TrainData, params Params, m *model.Mod
 // a positive fraction r estimated from a few labels, and at the binary
 // λ_u = 0.1 tsvm fell about a point below supervised on 13-class text.
 func ovrLambdaU(p Params, c int) float64 {
-	return p.withDefaults().LambdaU * 2 / float64(c)
+	return p.WithDefaults().LambdaU * 2 / float64(c)
 }
 
 // mirrored reports whether the binary problem of m has as its positive
@@ -253,7 +253,7 @@ func negated(s *model.Solution) *model.Solution {
 
 // calibrate fits one Platt sigmoid per problem on the labeled rows, its
 // midpoint pinned at the output 0 (FitPlattSlope).
-func calibrate(m *model.Model, data TrainData) []model.Platt {
+func calibrate(m *model.Model, data Window) []model.Platt {
 	var rows []int
 	for i, l := range data.Labels {
 		if l != "" {

@@ -1,4 +1,4 @@
-package online_test
+package train_test
 
 import (
 	"context"
@@ -6,10 +6,10 @@ import (
 	"math"
 
 	"streamer/anngraph"
-	"streamer/online"
 	"streamer/online/kernel"
 	"streamer/online/linalg"
 	"streamer/online/model"
+	"streamer/online/train"
 	"streamer/vector"
 )
 
@@ -39,9 +39,9 @@ func Example_spectralRegression() {
 	mapped := km.ApplyAll(rows)
 	ctx := context.Background()
 
-	sr, _, err := online.Train(ctx, online.TrainData{
+	sr, _, err := train.Solve(ctx, train.Window{
 		X: linalg.NewMatrix(mapped, km.Dim()), Labels: labels, Graph: graph,
-	}, online.Params{Algorithm: online.SR}, nil)
+	}, train.Params{Algorithm: train.SR}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -54,9 +54,9 @@ func Example_spectralRegression() {
 			labeled, names = append(labeled, mapped[i]), append(names, l)
 		}
 	}
-	svm, _, err := online.Train(ctx, online.TrainData{
+	svm, _, err := train.Solve(ctx, train.Window{
 		X: linalg.NewMatrix(labeled, km.Dim()), Labels: names,
-	}, online.Params{Algorithm: online.SVM}, nil)
+	}, train.Params{Algorithm: train.SVM}, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -1,4 +1,4 @@
-package online
+package train
 
 import (
 	"context"
@@ -24,14 +24,14 @@ func TestSRWarmStartOnUnchangedWindow(t *testing.T) {
 		data.Keys[i] = uint64(1000 + i)
 	}
 	params := Params{Algorithm: SR}
-	cold, coldSt, err := Train(context.Background(), data, params, nil)
+	cold, coldSt, err := Solve(context.Background(), data, params, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if coldSt.EigenIters == 0 || coldSt.NewtonSteps == 0 {
 		t.Fatalf("cold solve did no work: %+v", coldSt)
 	}
-	warm, warmSt, err := Train(context.Background(), data, params, cold)
+	warm, warmSt, err := Solve(context.Background(), data, params, cold)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestSRWarmStartOnUnchangedWindow(t *testing.T) {
 // cold one, and agrees with it.
 func TestSRWarmStartAfterSlide(t *testing.T) {
 	full, _, _ := srData(t, 1000, 8, 5, 0.03, 31)
-	window := func(lo, hi int) TrainData {
+	window := func(lo, hi int) Window {
 		rows := make([]vector.Vector, 0, hi-lo)
 		keys := make([]uint64, 0, hi-lo)
 		for i := lo; i < hi; i++ {
@@ -67,19 +67,19 @@ func TestSRWarmStartAfterSlide(t *testing.T) {
 			keys = append(keys, uint64(i))
 		}
 		lap := onlinetest.AnnLaplacian(t, rows, anngraph.Config{K: 8, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{})
-		return TrainData{X: linalg.NewMatrix(rows, 8), Labels: full.Labels[lo:hi], Keys: keys, Laplacian: lap, Graph: lap}
+		return Window{X: linalg.NewMatrix(rows, 8), Labels: full.Labels[lo:hi], Keys: keys, Laplacian: lap, Graph: lap}
 	}
 	params := Params{Algorithm: SR}
-	first, _, err := Train(context.Background(), window(0, 900), params, nil)
+	first, _, err := Solve(context.Background(), window(0, 900), params, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	next := window(20, 920)
-	_, coldSt, err := Train(context.Background(), next, params, nil)
+	_, coldSt, err := Solve(context.Background(), next, params, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, warmSt, err := Train(context.Background(), next, params, first)
+	_, warmSt, err := Solve(context.Background(), next, params, first)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestSRBeatsSupervisedOnClusters(t *testing.T) {
 	for seed := range uint64(3) {
 		data, truth, _ := srData(t, 1500, 10, 8, 0.005, 40+seed)
 		for _, algo := range []Algorithm{SR, RLS} {
-			m, _, err := Train(context.Background(), data, Params{Algorithm: algo, Lambda: 1e-2}, nil)
+			m, _, err := Solve(context.Background(), data, Params{Algorithm: algo, Lambda: 1e-2}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func TestSRBeatsSupervisedOnClusters(t *testing.T) {
 	}
 }
 
-func transductiveAccuracy(t testing.TB, m *model.Model, data TrainData, truth []string) float64 {
+func transductiveAccuracy(t testing.TB, m *model.Model, data Window, truth []string) float64 {
 	ok, total := 0, 0
 	row := make([]float64, data.X.Cols())
 	for i, l := range data.Labels {
@@ -147,7 +147,7 @@ func transductiveAccuracy(t testing.TB, m *model.Model, data TrainData, truth []
 // centroids, probabilities in (0, 1].
 func TestSRBinary(t *testing.T) {
 	data, truth, _ := srData(t, 400, 5, 2, 0.05, 8)
-	m, st, err := Train(context.Background(), data, Params{Algorithm: SR}, nil)
+	m, st, err := Solve(context.Background(), data, Params{Algorithm: SR}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestSRBinary(t *testing.T) {
 func TestSRNeedsGraph(t *testing.T) {
 	data, _, _ := srData(t, 50, 3, 3, 0.2, 1)
 	data.Graph = nil
-	if _, _, err := Train(context.Background(), data, Params{Algorithm: SR}, nil); err == nil {
+	if _, _, err := Solve(context.Background(), data, Params{Algorithm: SR}, nil); err == nil {
 		t.Fatal("sr without a graph: no error")
 	}
 }
@@ -177,7 +177,7 @@ func TestSRNeedsGraph(t *testing.T) {
 // sparseSRWindow returns rows [lo, hi) of text-like rows as a window with
 // its exact cosine kNN graph, keyed by row index; rows of 2^12 features,
 // the class is the topic modulo 4, and every tenth row is labeled.
-func sparseSRWindow(t *testing.T, text synth.SparseText, lo, hi int) TrainData {
+func sparseSRWindow(t *testing.T, text synth.SparseText, lo, hi int) Window {
 	t.Helper()
 	rows := text.Rows[lo:hi]
 	keys := make([]uint64, 0, hi-lo)
@@ -191,7 +191,7 @@ func sparseSRWindow(t *testing.T, text synth.SparseText, lo, hi int) TrainData {
 		labels = append(labels, label)
 	}
 	lap := onlinetest.AnnLaplacian(t, rows, anngraph.Config{K: 10, Metric: anngraph.Cosine, Exhaustive: true}, anngraph.LaplacianConfig{})
-	return TrainData{X: linalg.NewMatrix(rows, 1<<12), Labels: labels, Keys: keys, Laplacian: lap, Graph: lap, Rows: rows}
+	return Window{X: linalg.NewMatrix(rows, 1<<12), Labels: labels, Keys: keys, Laplacian: lap, Graph: lap, Rows: rows}
 }
 
 // TestSRDualsReproduceTheWeights checks the warm state of a sparse SR
@@ -202,7 +202,7 @@ func TestSRDualsReproduceTheWeights(t *testing.T) {
 	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 400, Dim: 1 << 12, NNZ: 30, Topics: 8, Seed: 3})
 	data := sparseSRWindow(t, text, 0, 400)
 	params := Params{Algorithm: SR, Spectral: spectral.Settings{Tolerance: 1e-11}}
-	m, _, err := Train(context.Background(), data, params, nil)
+	m, _, err := Solve(context.Background(), data, params, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,16 +240,16 @@ func TestSRDualsReproduceTheWeights(t *testing.T) {
 func TestSRSparseWarmStartAfterSlide(t *testing.T) {
 	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 620, Dim: 1 << 12, NNZ: 30, Topics: 8, Seed: 5})
 	params := Params{Algorithm: SR}
-	first, _, err := Train(context.Background(), sparseSRWindow(t, text, 0, 600), params, nil)
+	first, _, err := Solve(context.Background(), sparseSRWindow(t, text, 0, 600), params, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	next := sparseSRWindow(t, text, 12, 612)
-	cold, coldSt, err := Train(context.Background(), next, params, nil)
+	cold, coldSt, err := Solve(context.Background(), next, params, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	warm, warmSt, err := Train(context.Background(), next, params, first)
+	warm, warmSt, err := Solve(context.Background(), next, params, first)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,11 +275,11 @@ func TestSRSparseWarmStartOnUnchangedWindow(t *testing.T) {
 	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 400, Dim: 1 << 12, NNZ: 30, Topics: 8, Seed: 7})
 	data := sparseSRWindow(t, text, 0, 400)
 	params := Params{Algorithm: SR}
-	cold, coldSt, err := Train(context.Background(), data, params, nil)
+	cold, coldSt, err := Solve(context.Background(), data, params, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, warmSt, err := Train(context.Background(), data, params, cold)
+	_, warmSt, err := Solve(context.Background(), data, params, cold)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,9 +290,9 @@ func TestSRSparseWarmStartOnUnchangedWindow(t *testing.T) {
 
 // srData draws c Gaussian clusters in dim dimensions, labels a fraction of
 // each class (at least two rows), and builds the exact kNN graph.
-func srData(t testing.TB, n, dim, c int, labeledFrac float64, seed uint64) (TrainData, []string, *anngraph.Laplacian) {
+func srData(t testing.TB, n, dim, c int, labeledFrac float64, seed uint64) (Window, []string, *anngraph.Laplacian) {
 	t.Helper()
 	xs, labels, truth := onlinetest.LabeledClusters(n, dim, c, labeledFrac, seed)
 	lap := onlinetest.AnnLaplacian(t, xs, anngraph.Config{K: 8, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{})
-	return TrainData{X: linalg.NewMatrix(xs, dim), Labels: labels, Laplacian: lap, Graph: lap}, truth, lap
+	return Window{X: linalg.NewMatrix(xs, dim), Labels: labels, Laplacian: lap, Graph: lap}, truth, lap
 }

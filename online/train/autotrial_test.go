@@ -1,4 +1,4 @@
-package online
+package train
 
 import (
 	"context"
@@ -53,7 +53,7 @@ func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 	for i := 1; i < n; i += 20 { // labels that arrive between the solves
 		after.Labels[i] = truth[i]
 	}
-	for _, data := range []TrainData{before, after} {
+	for _, data := range []Window{before, after} {
 		if choice, candidate := chooseAuto(data, Params{}); choice.Algorithm != LapSVM || !candidate {
 			t.Fatalf("chooseAuto: %s, sr a candidate: %v; want lapsvm, and sr a candidate", choice.Algorithm, candidate)
 		}
@@ -61,9 +61,9 @@ func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 	wrong := good
 	wrong.Labels = relabel(good.Labels, 1, c, 5)
 	ctx := context.Background()
-	train := func(data TrainData, a Algorithm, prev *model.Model) (*model.Model, TrainStats) {
+	train := func(data Window, a Algorithm, prev *model.Model) (*model.Model, Stats) {
 		t.Helper()
-		m, st, err := Train(ctx, data, Params{Algorithm: a, LambdaI: autoLambdaI}, prev)
+		m, st, err := Solve(ctx, data, Params{Algorithm: a, LambdaI: autoLambdaI}, prev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestAutoServesSROnATieWhenTheGraphLeansToIt(t *testing.T) {
 	ctx := context.Background()
 	last := func(a Algorithm) *model.Model { // a model served by the rule, without a trial
 		t.Helper()
-		m, _, err := Train(ctx, two, Params{Algorithm: a}, nil)
+		m, _, err := Solve(ctx, two, Params{Algorithm: a}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func TestAutoServesSROnATieWhenTheGraphLeansToIt(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name  string
-		data  TrainData
+		data  Window
 		leans bool
 		prev  *model.Model
 		want  Algorithm
@@ -171,7 +171,7 @@ func TestAutoServesSROnATieWhenTheGraphLeansToIt(t *testing.T) {
 		if !follows || edges >= autoMinEdges || leansSR(tt.data) != tt.leans {
 			t.Fatalf("%s: %d of %d labeled edges agree: not the case this test is for", tt.name, same, edges)
 		}
-		m, st, err := Train(ctx, tt.data, Params{Algorithm: Auto}, tt.prev)
+		m, st, err := Solve(ctx, tt.data, Params{Algorithm: Auto}, tt.prev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func TestAutoServesSROnATieWhenTheGraphLeansToIt(t *testing.T) {
 // trialData returns srData's window of n rows in 6 dimensions and c
 // classes (a fraction frac of the labels, two a class at least) with the
 // rows and keys that auto's trial needs, and every row's class.
-func trialData(t *testing.T, n, c int, frac float64) (TrainData, []string) {
+func trialData(t *testing.T, n, c int, frac float64) (Window, []string) {
 	t.Helper()
 	data, truth, _ := srData(t, n, 6, c, frac, 4)
 	data.Rows, _ = synth.Clusters(synth.ClusterConfig{Points: n, Dim: 6, Clusters: c, Spread: 0.6, Seed: 4})
@@ -207,13 +207,13 @@ func TestAutoTriesSRWhileTooFewEdgesToTell(t *testing.T) {
 	for i := 7; i < n; i += 60 { // ten labels arrive between the solves
 		after.Labels[i] = truth[i]
 	}
-	for _, data := range []TrainData{before, after} {
+	for _, data := range []Window{before, after} {
 		if same, edges, _ := graphFollows(data); edges >= autoMinEdges || leansSR(data) {
 			t.Fatalf("%d of %d labeled edges agree: not the case this test is for", same, edges)
 		}
 	}
 	ctx := context.Background()
-	first, st, err := Train(ctx, before, Params{Algorithm: Auto}, nil)
+	first, st, err := Solve(ctx, before, Params{Algorithm: Auto}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,12 +222,12 @@ func TestAutoTriesSRWhileTooFewEdgesToTell(t *testing.T) {
 	}
 	wrong := before
 	wrong.Labels = relabel(before.Labels, 1, c, 5)
-	svm, _, err := Train(ctx, wrong, Params{Algorithm: SVM}, nil)
+	svm, _, err := Solve(ctx, wrong, Params{Algorithm: SVM}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	svm.Warm = &warmState{spectral: warmOf(svm).spectral, trial: &autoTrial{other: trialIn(first).other, labeled: labeledKeys(before), every: 1}}
-	second, st, err := Train(ctx, after, Params{Algorithm: Auto}, svm)
+	second, st, err := Solve(ctx, after, Params{Algorithm: Auto}, svm)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package online
+package train
 
 import (
 	"context"
@@ -23,7 +23,7 @@ func TestTrainedProbabilityAgreesWithTheDecision(t *testing.T) {
 	}
 	for name, ls := range map[string][]string{"binary": binary, "one versus rest": labels} {
 		t.Run(name, func(t *testing.T) {
-			m, _, err := Train(context.Background(), TrainData{X: linalg.NewVectorRows(xs, 10, 1), Labels: ls}, Params{Algorithm: SVM}, nil)
+			m, _, err := Solve(context.Background(), Window{X: linalg.NewVectorRows(xs, 10, 1), Labels: ls}, Params{Algorithm: SVM}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package online
+package train
 
 import (
 	"context"
@@ -64,7 +64,7 @@ func (r *trialRecord) add(srRight, rivalRight bool) {
 // autoMaxEvery-th) and otherwise kept as it was: where one candidate
 // keeps winning, or the two agree, the trial costs a few solves of the
 // other.
-func trainAuto(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *model.Model) (*model.Model, TrainStats, error) {
+func trainAuto(ctx context.Context, data Window, params Params, classes []string, labeled int, prev *model.Model) (*model.Model, Stats, error) {
 	start := time.Now()
 	rival, trial := chooseAuto(data, params)
 	if !trial || data.Rows == nil || data.Keys == nil {
@@ -78,11 +78,11 @@ func trainAuto(ctx context.Context, data TrainData, params Params, classes []str
 	sr.Algorithm = SR
 	srModel, srStats, err := trainCandidate(ctx, data, sr, classes, labeled, prevSR, serveSR || next.age == 0)
 	if err != nil {
-		return nil, TrainStats{}, err
+		return nil, Stats{}, err
 	}
 	rivalModel, rivalStats, err := trainCandidate(ctx, data, rival, classes, labeled, prevRival, !serveSR || next.age == 0)
 	if err != nil {
-		return nil, TrainStats{}, err
+		return nil, Stats{}, err
 	}
 	served, st := rivalModel, rivalStats
 	next.other = srModel
@@ -119,13 +119,13 @@ func nextTrial(prev *model.Model, serveSR bool) *autoTrial {
 
 // trainCandidate solves a candidate of the trial when solve is set, else
 // returns its last model (prev, when of the same kind) as it was.
-func trainCandidate(ctx context.Context, data TrainData, params Params, classes []string, labeled int, prev *model.Model, solve bool) (*model.Model, TrainStats, error) {
+func trainCandidate(ctx context.Context, data Window, params Params, classes []string, labeled int, prev *model.Model, solve bool) (*model.Model, Stats, error) {
 	if solve || prev == nil || (prev.Centroids != nil) != (params.Algorithm == SR) {
 		return trainWith(ctx, data, params, classes, labeled, prev)
 	}
 	kept := *prev
 	kept.Warm = &warmState{spectral: warmOf(prev).spectral}
-	return &kept, TrainStats{Algorithm: params.Algorithm}, nil
+	return &kept, Stats{Algorithm: params.Algorithm}, nil
 }
 
 // trialPair returns prev's sr and rival candidates when prev served one
@@ -143,7 +143,7 @@ func trialPair(prev *model.Model) (sr, rival *model.Model) {
 
 // revealedRecord adds to prev's record the rows labeled in data that were
 // not at prev's trial, as its sr and rival candidates classify them.
-func revealedRecord(prev, sr, rival *model.Model, data TrainData) trialRecord {
+func revealedRecord(prev, sr, rival *model.Model, data Window) trialRecord {
 	t := warmOf(prev).trial
 	if t == nil {
 		return trialRecord{}
@@ -161,7 +161,7 @@ func revealedRecord(prev, sr, rival *model.Model, data TrainData) trialRecord {
 }
 
 // labeledKeys returns the keys of data's labeled rows.
-func labeledKeys(data TrainData) map[uint64]bool {
+func labeledKeys(data Window) map[uint64]bool {
 	keys := make(map[uint64]bool)
 	for i, label := range data.Labels {
 		if label != "" {

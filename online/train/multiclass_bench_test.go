@@ -1,9 +1,8 @@
-package online
+package train
 
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"testing"
 
 	"streamer/anngraph"
@@ -11,39 +10,22 @@ import (
 	"streamer/online/linalg"
 	"streamer/online/model"
 	"streamer/synth"
-	"streamer/vector"
 )
-
-// denseMultiClass returns n dense rows of dim features in classes classes
-// (three Gaussian clusters per class), with a fraction labeled of the
-// labels revealed ("" for the others), and every row's true class.
-func denseMultiClass(seed uint64, n, dim, classes int, labeled float64) (rows []vector.Vector, labels, truth []string) {
-	xs, cs := synth.Clusters(synth.ClusterConfig{Points: n, Dim: dim, Clusters: 3 * classes, Spread: 0.6, Seed: seed})
-	r := rand.New(rand.NewPCG(seed, 17))
-	labels, truth = make([]string, n), make([]string, n)
-	for i, c := range cs {
-		truth[i] = fmt.Sprintf("c%d", c%classes)
-		if r.Float64() < labeled {
-			labels[i] = truth[i]
-		}
-	}
-	return xs, labels, truth
-}
 
 // BenchmarkTrainDenseMultiClass measures a cold one-versus-rest fit of a
 // small dense problem: 1,800 rows × 64 features, 10 classes, 5% labeled
 // (the size of `streamer fit` on a digits-like set); lapsvm over the
 // exact 10-NN graph, normalized Laplacian.
 func BenchmarkTrainDenseMultiClass(b *testing.B) {
-	xs, labels, _ := denseMultiClass(1, 1800, 64, 10, 0.05)
+	xs, labels, _ := onlinetest.DenseMultiClass(1, 1800, 64, 10, 0.05)
 	lap := onlinetest.AnnLaplacian(b, xs, anngraph.Config{K: 10, Metric: anngraph.Euclidean, Exhaustive: true}, anngraph.LaplacianConfig{Normalized: true})
-	data := TrainData{X: linalg.NewMatrix(xs, 64), Labels: labels, Laplacian: lap, Graph: lap}
+	data := Window{X: linalg.NewMatrix(xs, 64), Labels: labels, Laplacian: lap, Graph: lap}
 	for _, p := range []Params{{Algorithm: SVM}, {Algorithm: TSVM}, {Algorithm: DA}, {Algorithm: LapSVM, LambdaI: 1}} {
 		b.Run(string(p.Algorithm), func(b *testing.B) {
-			var st TrainStats
+			var st Stats
 			for b.Loop() {
 				var err error
-				_, st, err = Train(context.Background(), data, p, nil)
+				_, st, err = Solve(context.Background(), data, p, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -62,7 +44,7 @@ func BenchmarkTrainDenseMultiClass(b *testing.B) {
 func BenchmarkTrainSparseSR(b *testing.B) {
 	const n, slide, classes = 4000, 40, 10
 	text := synth.GenerateSparseText(synth.SparseTextConfig{Rows: n + slide, Dim: 1 << 16, NNZ: 40, Topics: 2 * classes, Seed: 3})
-	window := func(first int) TrainData {
+	window := func(first int) Window {
 		rows := text.Rows[first : first+n]
 		keys, labels := make([]uint64, n), make([]string, n)
 		for i := range n {
@@ -72,11 +54,11 @@ func BenchmarkTrainSparseSR(b *testing.B) {
 			}
 		}
 		lap := onlinetest.AnnLaplacian(b, rows, anngraph.Config{K: 10, Metric: anngraph.Cosine, Seed: 1}, anngraph.LaplacianConfig{Normalized: true})
-		return TrainData{X: linalg.NewMatrix(rows, 1<<16), Labels: labels, Keys: keys, Rows: rows, Laplacian: lap, Graph: lap}
+		return Window{X: linalg.NewMatrix(rows, 1<<16), Labels: labels, Keys: keys, Rows: rows, Laplacian: lap, Graph: lap}
 	}
 	first, next := window(0), window(slide)
 	params := Params{Algorithm: SR}
-	prev, _, err := Train(context.Background(), first, params, nil)
+	prev, _, err := Solve(context.Background(), first, params, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -85,10 +67,10 @@ func BenchmarkTrainSparseSR(b *testing.B) {
 		prev *model.Model
 	}{{"cold", nil}, {"warm", prev}} {
 		b.Run(c.name, func(b *testing.B) {
-			var st TrainStats
+			var st Stats
 			for b.Loop() {
 				var err error
-				if _, st, err = Train(context.Background(), next, params, c.prev); err != nil {
+				if _, st, err = Solve(context.Background(), next, params, c.prev); err != nil {
 					b.Fatal(err)
 				}
 			}

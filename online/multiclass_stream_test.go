@@ -3,23 +3,22 @@ package online
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
+	"streamer/anngraph"
+	"streamer/online/internal/onlinetest"
+	"streamer/online/newton"
+	"streamer/online/train"
 	"testing"
 	"time"
-
-	"streamer/anngraph"
-	"streamer/online/linalg"
-	"streamer/online/newton"
 )
 
 // streamAccuracy streams rows through a learner as `streamer eval` does:
 // each row is predicted on arrival, a fraction rate of the labels is
 // revealed delay rows later, and a re-solve runs whenever one is due. It
 // returns the accuracy over every row predicted, revealed or not.
-func streamAccuracy(t *testing.T, params Params, seed uint64, n, dim, classes int, rate float64, delay int) float64 {
+func streamAccuracy(t *testing.T, params train.Params, seed uint64, n, dim, classes int, rate float64, delay int) float64 {
 	t.Helper()
-	xs, _, truth := denseMultiClass(seed, n, dim, classes, 0)
+	xs, _, truth := onlinetest.DenseMultiClass(seed, n, dim, classes, 0)
 	l, err := NewLearner(LearnerConfig{
 		Features: dim, Window: anngraph.Config{MaxExamples: n}, Params: params,
 		SolveExamples: 250, SolveLabels: 10,
@@ -55,7 +54,7 @@ func streamAccuracy(t *testing.T, params Params, seed uint64, n, dim, classes in
 			queue = queue[1:]
 		}
 		if l.Due() {
-			if _, err := l.Solve(context.Background()); err != nil && err != ErrOneClass && err != newton.ErrNoLabels && err != ErrUnchanged {
+			if _, err := l.Solve(context.Background()); err != nil && err != train.ErrOneClass && err != newton.ErrNoLabels && err != ErrUnchanged {
 				t.Fatal(err)
 			}
 		}
@@ -80,52 +79,17 @@ func TestMultiClassStreamTSVMNotBelowSupervised(t *testing.T) {
 	const margin = 0.02
 	var sup [3]float64
 	for seed := range sup {
-		sup[seed] = streamAccuracy(t, Params{Algorithm: SVM}, uint64(seed+1), 1200, 16, 6, 0.05, 50)
+		sup[seed] = streamAccuracy(t, train.Params{Algorithm: train.SVM}, uint64(seed+1), 1200, 16, 6, 0.05, 50)
 	}
-	for _, algo := range []Algorithm{TSVM, DA} {
+	for _, algo := range []train.Algorithm{train.TSVM, train.DA} {
 		var ssl, base float64
 		for seed := range sup {
-			a := streamAccuracy(t, Params{Algorithm: algo, LambdaU: 0.1}, uint64(seed+1), 1200, 16, 6, 0.05, 50)
+			a := streamAccuracy(t, train.Params{Algorithm: algo, LambdaU: 0.1}, uint64(seed+1), 1200, 16, 6, 0.05, 50)
 			t.Logf("seed %d: %s %.4f, svm %.4f", seed+1, algo, a, sup[seed])
 			ssl, base = ssl+a/3, base+sup[seed]/3
 		}
 		if ssl < base-margin {
 			t.Errorf("%s %.4f below supervised %.4f by more than %.2f", algo, ssl, base, margin)
-		}
-	}
-}
-
-// TestOneVersusRestLambdaU checks that each one-versus-rest problem of
-// Train is the binary TSVM problem of its class with λ_u scaled by 2/c and r
-// the fraction of the class among the labeled rows.
-func TestOneVersusRestLambdaU(t *testing.T) {
-	const classes = 4
-	xs, labels, _ := denseMultiClass(3, 400, 8, classes, 0.1)
-	x := linalg.NewMatrix(xs, 8)
-	params := Params{Algorithm: TSVM, LambdaU: 0.4}
-	m, _, err := Train(context.Background(), TrainData{X: x, Labels: labels}, params, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, class := range m.Classes {
-		y := make([]float64, len(labels))
-		for i, l := range labels {
-			switch {
-			case l == class:
-				y[i] = 1
-			case l != "":
-				y[i] = -1
-			}
-		}
-		p := params
-		p.LambdaU = 0.4 * 2 / classes
-		sol, err := newton.Solve(context.Background(), newton.Problem{X: x, Y: y}, p.Binary(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, want := m.Problems[k].Stats.Objective, sol.Stats.Objective
-		if math.Abs(got-want) > 1e-12*math.Abs(want) {
-			t.Errorf("class %s: objective %.15g, the binary problem with λ_u·2/c %.15g", class, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package online
+package train
 
 import (
 	"cmp"
@@ -73,7 +73,7 @@ const (
 // lapsvm (trainAuto then lets the labels that arrive decide): always
 // while the labeled edges are too few to judge the graph, and when enough
 // of them agree more than chance would.
-func chooseAuto(data TrainData, p Params) (choice Params, srCandidate bool) {
+func chooseAuto(data Window, p Params) (choice Params, srCandidate bool) {
 	p.Algorithm = TSVM
 	if data.Laplacian == nil {
 		p.LambdaI = 0 // no graph to weigh (two classes grow none)
@@ -114,7 +114,7 @@ func autoWeight(lap newton.Laplacian) float64 {
 // graphFollows counts the window's labeled kNN edges and those that join
 // rows of one class, and reports whether they agree well enough for sr;
 // Laplace's rule keeps a handful of agreeing edges from deciding.
-func graphFollows(data TrainData) (same, edges int, follows bool) {
+func graphFollows(data Window) (same, edges int, follows bool) {
 	same, edges = Homophily(data.Graph, data.Labels)
 	return same, edges, float64(same+1)/float64(edges+2) >= autoMinHomophily
 }
@@ -122,7 +122,7 @@ func graphFollows(data TrainData) (same, edges int, follows bool) {
 // leansSR reports whether a trial whose record is tied serves sr: at
 // least autoMinTieEdges labeled kNN edges, and they agree well enough for
 // sr. With fewer than autoMinEdges, auto's rule chose svm.
-func leansSR(data TrainData) bool {
+func leansSR(data Window) bool {
 	_, edges, follows := graphFollows(data)
 	return follows && edges >= autoMinTieEdges
 }

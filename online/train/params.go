@@ -1,4 +1,4 @@
-package online
+package train
 
 import (
 	"fmt"
@@ -74,7 +74,7 @@ func (a Algorithm) UsesGraph(lambdaI float64) bool {
 type Params struct {
 	Algorithm Algorithm // default DefaultAlgorithm (SVM)
 	Lambda    float64   // λ, weight of ‖w‖²/2, and SR's ridge α; default 1e-3
-	LambdaU   float64   // λ_u, weight of the unlabeled loss (tsvm, da); default 1; Train scales it by 2/c for the one-versus-rest tsvm problems of c classes
+	LambdaU   float64   // λ_u, weight of the unlabeled loss (tsvm, da); default 1; Solve scales it by 2/c for the one-versus-rest tsvm problems of c classes
 	LambdaI   float64   // λ_I, weight of the graph term; laprls and lapsvm need it > 0, tsvm and da use the graph when it is > 0
 	// R is the fraction of unlabeled rows that are positive (tsvm, da);
 	// 0 means the fraction of positives among the labeled rows. In a
@@ -92,7 +92,8 @@ type Params struct {
 	newton.Tolerances
 }
 
-func (p Params) withDefaults() Params {
+// WithDefaults returns p with each zero field set to its default.
+func (p Params) WithDefaults() Params {
 	if p.Algorithm == "" {
 		p.Algorithm = DefaultAlgorithm
 	}

@@ -1,4 +1,4 @@
-package online
+package train
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func accuracy(m *model.Model, xs []vector.Vector, truth []string) float64 {
 func TestTrainOneVersusRest(t *testing.T) {
 	xs, labels, truth := threeClusters(300, 30)
 	for _, a := range []Algorithm{RLS, SVM, TSVM, DA} {
-		m, st, err := Train(context.Background(), TrainData{X: linalg.NewVectorRows(xs, 10, 1), Labels: labels}, Params{Algorithm: a, Lambda: 0.1}, nil)
+		m, st, err := Solve(context.Background(), Window{X: linalg.NewVectorRows(xs, 10, 1), Labels: labels}, Params{Algorithm: a, Lambda: 0.1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +58,7 @@ func TestTrainNeedsTwoClasses(t *testing.T) {
 	xs, _, _ := threeClusters(20, 0)
 	labels := make([]string, 20)
 	labels[0], labels[1] = "a", "a"
-	_, _, err := Train(context.Background(), TrainData{X: linalg.NewVectorRows(xs, 10, 1), Labels: labels}, Params{}, nil)
+	_, _, err := Solve(context.Background(), Window{X: linalg.NewVectorRows(xs, 10, 1), Labels: labels}, Params{}, nil)
 	if err != ErrOneClass {
 		t.Fatalf("err = %v, want ErrOneClass", err)
 	}
@@ -76,14 +76,14 @@ func TestClassAppearsLater(t *testing.T) {
 	}
 	x := linalg.NewVectorRows(xs, 10, 1)
 	params := Params{Algorithm: TSVM, Lambda: 0.1}
-	binary, _, err := Train(context.Background(), TrainData{X: x, Labels: early}, params, nil)
+	binary, _, err := Solve(context.Background(), Window{X: x, Labels: early}, params, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !binary.Binary() || len(binary.Problems) != 1 {
 		t.Fatalf("model with classes %v has %d problems", binary.Classes, len(binary.Problems))
 	}
-	grown, _, err := Train(context.Background(), TrainData{X: x, Labels: labels}, params, binary)
+	grown, _, err := Solve(context.Background(), Window{X: x, Labels: labels}, params, binary)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestBinaryScoresAreMirrored(t *testing.T) {
 			labels[i] = "ham"
 		}
 	}
-	m, _, err := Train(context.Background(), TrainData{X: linalg.NewVectorRows(xs, 4, 1), Labels: labels}, Params{Algorithm: SVM}, nil)
+	m, _, err := Solve(context.Background(), Window{X: linalg.NewVectorRows(xs, 4, 1), Labels: labels}, Params{Algorithm: SVM}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestBinaryPositiveClass(t *testing.T) {
 				labels[i] = "-1"
 			}
 		}
-		m, _, err := Train(context.Background(), TrainData{X: linalg.NewVectorRows(xs, 5, 1), Labels: labels},
+		m, _, err := Solve(context.Background(), Window{X: linalg.NewVectorRows(xs, 5, 1), Labels: labels},
 			Params{Algorithm: TSVM, Lambda: 0.1, R: 0.3}, nil)
 		if err != nil {
 			t.Fatal(err)
