@@ -168,13 +168,13 @@ func (b *binary) warmSoftLabels(warm *model.Solution, o []float64, p []float64) 
 }
 
 // optimizeP sets p_j = 1/(1 + exp((g_j - 2ν)/T)) with
-// g_j = λ_u[l2(o_j) - l2(-o_j)] (eq. 6.12), ν chosen so that mean(p) = r,
-// and returns 2ν. The root search starts at start (NaN: none), the last
+// g_j = λ_u[h(o_j) - h(-o_j)], h the squared hinge (eq. 6.12), ν chosen
+// so that mean(p) = r, and returns 2ν. The root search starts at start (NaN: none), the last
 // p-step's 2ν: successive p-steps move it little.
 func (b *binary) optimizeP(o, p []float64, temp, start float64) float64 {
 	g := make([]float64, len(p))
 	for j, row := range b.unlabeled {
-		g[j] = b.par.LambdaU * (l2(o[row]) - l2(-o[row]))
+		g[j] = b.par.LambdaU * (squaredHinge(o[row]) - squaredHinge(-o[row]))
 	}
 	nu2 := balanceRoot(g, temp, clampFraction(b.r, len(p)), start)
 	for j := range p {
@@ -183,7 +183,9 @@ func (b *binary) optimizeP(o, p []float64, temp, start float64) float64 {
 	return nu2
 }
 
-func l2(z float64) float64 {
+// squaredHinge returns max(0, 1 - z)², the L2-SVM loss of an output z on
+// the side of its label.
+func squaredHinge(z float64) float64 {
 	if z >= 1 {
 		return 0
 	}
