@@ -89,7 +89,8 @@ func TestRestoredAutoModelIsNotSolvedAgain(t *testing.T) {
 	if _, err := first.Solve(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	m, version, on := first.ModelSolvedOn()
+	cur := first.InForce()
+	m, version, on := cur.Model, cur.Stamp.Version, cur.SolvedOn
 	restarted := newLearner()
 	restarted.SetModel(m, model.Stamp{Version: version}, on)
 	restarted.MarkSolved()

@@ -64,7 +64,7 @@ func inlineStream(t *testing.T, batch bool, workers int) ([]uint64, int, *model.
 	if want := map[bool]int{false: 350, true: 0}[batch]; returned != want {
 		t.Fatalf("Observe returned %d evicted ids, want %d", returned, want)
 	}
-	m, _ := l.Model()
+	m := l.InForce().Model
 	return keys, labeled, m
 }
 

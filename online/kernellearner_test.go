@@ -37,7 +37,7 @@ func TestLearnerKeepsItsKernelMap(t *testing.T) {
 		if _, err := l.Solve(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		m, _ := l.Model()
+		m := l.InForce().Model
 		if m.Map == nil || len(m.Map.Landmarks) != 50 || m.Dim != m.Map.Dim() {
 			t.Fatalf("model without the map of 50 landmarks: %+v", m.Map)
 		}

@@ -132,10 +132,11 @@ type Learner struct {
 
 	solving sync.Mutex // one solve at a time
 	mapped  mappedRows // guarded by solving
-	current atomic.Pointer[versionedModel]
+	current atomic.Pointer[Solved]
 	// pinned, when set, scores in place of current (Pin): solves go on
-	// from current, and put their models in force only at Unpin.
-	pinned atomic.Pointer[versionedModel]
+	// from current and put their models in force, which score again at
+	// Unpin.
+	pinned atomic.Pointer[Solved]
 	// epoch stamps the models Solve makes (SetEpoch).
 	epoch atomic.Uint64
 	// kind is that of the first vector observed, nil before: the window
@@ -144,10 +145,12 @@ type Learner struct {
 	kind atomic.Pointer[vectorKind]
 }
 
-type versionedModel struct {
-	model *model.Model
-	stamp model.Stamp
-	on    model.SolvedOn
+// Solved is a model as the learner holds it: the model, its stamp and the
+// window it was solved on, read together.
+type Solved struct {
+	Model    *model.Model // nil before the first solve or restore
+	Stamp    model.Stamp
+	SolvedOn model.SolvedOn
 }
 
 // NewLearner returns a Learner with an empty window and no model.
@@ -412,17 +415,17 @@ func (l *Learner) Contains(id string) bool {
 	return ok
 }
 
-// WindowTooOld counts the examples the window refused since the learner
+// TooOldCount counts the examples the window refused since the learner
 // started because their event time was more than window.max_age before
 // the newest it had seen: late ones, or those of a partition read behind
 // the others by more than the age.
-func (l *Learner) WindowTooOld() uint64 {
+func (l *Learner) TooOldCount() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.flushPending()
 	l.winMu.Lock()
 	defer l.winMu.Unlock()
-	return l.tooOldBefore + l.window.TooOld()
+	return l.tooOldBefore + l.window.TooOldCount()
 }
 
 // WindowSize returns the number of examples in the window and how many of
@@ -471,30 +474,14 @@ func (l *Learner) MarkSolved() {
 	l.changed, l.sinceExamples, l.sinceLabels = false, 0, 0
 }
 
-// Model returns the model in force and its version; nil and 0 before the
+// InForce returns the model in force, the newest solved or restored, with
+// its stamp and the window it was solved on; its Model is nil before the
 // first solve or restore.
-func (l *Learner) Model() (*model.Model, uint64) {
-	m, version, _ := l.ModelSolvedOn()
-	return m, version
-}
-
-// ModelSolvedOn returns the model in force, its version and the window it
-// was solved on, read together; nil and zeros before the first solve or
-// restore.
-func (l *Learner) ModelSolvedOn() (*model.Model, uint64, model.SolvedOn) {
+func (l *Learner) InForce() Solved {
 	if v := l.current.Load(); v != nil {
-		return v.model, v.stamp.Version, v.on
+		return *v
 	}
-	return nil, 0, model.SolvedOn{}
-}
-
-// InForce returns the model in force and its stamp; nil before the first
-// solve or restore.
-func (l *Learner) InForce() (*model.Model, model.Stamp) {
-	if v := l.current.Load(); v != nil {
-		return v.model, v.stamp
-	}
-	return nil, model.Stamp{}
+	return Solved{}
 }
 
 // SetModel puts a model in force, such as one restored from a snapshot,
@@ -502,7 +489,7 @@ func (l *Learner) InForce() (*model.Model, model.Stamp) {
 // packs m for scoring (Model.Pack).
 func (l *Learner) SetModel(m *model.Model, st model.Stamp, on model.SolvedOn) {
 	m.Pack()
-	l.current.Store(&versionedModel{model: m, stamp: st, on: on})
+	l.current.Store(&Solved{Model: m, Stamp: st, SolvedOn: on})
 }
 
 // SetEpoch sets the epoch that stamps the models Solve makes from now on
@@ -517,7 +504,7 @@ func (l *Learner) SetEpoch(epoch uint64) { l.epoch.Store(epoch) }
 // It packs m for scoring (Model.Pack).
 func (l *Learner) Pin(m *model.Model, st model.Stamp) {
 	m.Pack()
-	l.pinned.Store(&versionedModel{model: m, stamp: st})
+	l.pinned.Store(&Solved{Model: m, Stamp: st})
 }
 
 // Unpin lets the newest model score again.
@@ -526,7 +513,7 @@ func (l *Learner) Unpin() { l.pinned.Store(nil) }
 // Pinned returns the pinned model's stamp, and whether a model is pinned.
 func (l *Learner) Pinned() (model.Stamp, bool) {
 	if v := l.pinned.Load(); v != nil {
-		return v.stamp, true
+		return v.Stamp, true
 	}
 	return model.Stamp{}, false
 }
@@ -541,7 +528,7 @@ func (l *Learner) Scoring() (*model.Model, model.Stamp) {
 	if v == nil {
 		return nil, model.Stamp{}
 	}
-	return v.model, v.stamp
+	return v.Model, v.Stamp
 }
 
 // Predict scores v with the model that scores (Scoring). It returns false
@@ -618,7 +605,7 @@ func (l *Learner) growGraph() error {
 	l.forget(evicted)
 	l.forget(left)
 	l.sampled.thinned.Add(uint64(len(left)))
-	l.tooOldBefore += plain.TooOld()
+	l.tooOldBefore += plain.TooOldCount()
 	l.window = graphWindow{w}
 	l.graphed.Store(true)
 	// The same rows in another form change nothing to solve: a window
@@ -710,7 +697,8 @@ func (l *Learner) freeze() (windowView, []string, bool) {
 
 func (l *Learner) train(ctx context.Context, view windowView, labels []string) (SolveReport, error) {
 	rep := SolveReport{Window: len(view.keys)}
-	prev, version := l.Model()
+	cur := l.InForce()
+	prev, version := cur.Model, cur.Stamp.Version
 	// Checked before the graph, the map and the matrix are built: a window
 	// whose labels have all left, or were dropped waiting, or name one
 	// class so far, is tried again at every trigger while examples arrive.

@@ -100,7 +100,7 @@ func TestLearnerLearnsAndPredicts(t *testing.T) {
 			if n, labeled := l.WindowSize(); n != 400 || labeled != 40 {
 				t.Fatalf("window %d examples, %d labeled; want 400, 40", n, labeled)
 			}
-			_, version := l.Model()
+			version := l.InForce().Stamp.Version
 			if version != uint64(solves) || solves < 5 {
 				t.Fatalf("model version %d after %d solves", version, solves)
 			}
@@ -157,14 +157,14 @@ func TestLearnerSkipsWindowWithoutLabels(t *testing.T) {
 	if !errors.Is(err, newton.ErrNoLabels) || rep.Window != 60 || rep.Labeled != 0 {
 		t.Fatalf("window of unlabeled rows: %+v, err = %v; want 60 rows, none labeled, ErrNoLabels", rep, err)
 	}
-	if m, version := l.Model(); !m.Ready() || version != 1 {
-		t.Fatalf("after the skip: model ready %v, version %d; want the first model in force", m.Ready(), version)
+	if cur := l.InForce(); !cur.Model.Ready() || cur.Stamp.Version != 1 {
+		t.Fatalf("after the skip: model ready %v, version %d; want the first model in force", cur.Model.Ready(), cur.Stamp.Version)
 	}
 	l.Label(rows[100].id, rows[100].class)
 	if _, err := l.Solve(context.Background()); err != nil {
 		t.Fatalf("after a new label: %v", err)
 	}
-	if _, version := l.Model(); version != 2 {
+	if version := l.InForce().Stamp.Version; version != 2 {
 		t.Fatalf("model version %d after a new label, want 2", version)
 	}
 }
@@ -183,7 +183,8 @@ func TestModelSolvedOnIsTheSolvesWindow(t *testing.T) {
 	for _, r := range rows[50:] {
 		l.Observe(r.id, time.Time{}, r.v, r.class)
 	}
-	m, version, on := l.ModelSolvedOn()
+	cur := l.InForce()
+	m, version, on := cur.Model, cur.Stamp.Version, cur.SolvedOn
 	want := model.SolvedOn{Window: 50, Labeled: 10, Objective: rep.Objective}
 	if version != 1 || on != want || rep.Objective <= 0 {
 		t.Fatalf("model %d solved on %+v, want version 1 and %+v", version, on, want)
@@ -201,8 +202,8 @@ func TestModelSolvedOnIsTheSolvesWindow(t *testing.T) {
 	}
 	restored := model.SolvedOn{Window: 7, Labeled: 3, Objective: 0.5}
 	l.SetModel(m, model.Stamp{Epoch: 2, Version: 9}, restored)
-	if _, version, on := l.ModelSolvedOn(); version != 9 || on != restored {
-		t.Fatalf("restored model %d solved on %+v, want 9 and %+v", version, on, restored)
+	if cur := l.InForce(); cur.Stamp.Version != 9 || cur.SolvedOn != restored {
+		t.Fatalf("restored model %d solved on %+v, want 9 and %+v", cur.Stamp.Version, cur.SolvedOn, restored)
 	}
 }
 
@@ -282,7 +283,7 @@ func TestLearnerConcurrentObserveAndSolve(t *testing.T) {
 		}
 	}()
 	wg.Wait()
-	if _, v := l.Model(); v == 0 {
+	if v := l.InForce().Stamp.Version; v == 0 {
 		t.Fatal("no solve finished")
 	}
 }
@@ -332,7 +333,8 @@ func TestLearnerPin(t *testing.T) {
 	l.Pin(first, st1)
 	l.SetEpoch(4)
 	observe(rows[200:])
-	newest, v2 := l.Model()
+	cur := l.InForce()
+	newest, v2 := cur.Model, cur.Stamp.Version
 	if v2 != st1.Version+1 || newest == first {
 		t.Fatalf("pinned at %v, the learner reached version %d", st1, v2)
 	}
@@ -382,8 +384,8 @@ func TestWindowTooOldCounts(t *testing.T) {
 			for i, s := range []int{0, 5, 20, 3} {
 				l.Observe(rows[i].id, at(s), rows[i].v, "")
 			}
-			if n, _ := l.WindowSize(); n != 1 || l.WindowTooOld() != 1 {
-				t.Fatalf("window of %d rows, %d too old; want 1 and 1", n, l.WindowTooOld())
+			if n, _ := l.WindowSize(); n != 1 || l.TooOldCount() != 1 {
+				t.Fatalf("window of %d rows, %d too old; want 1 and 1", n, l.TooOldCount())
 			}
 			if algo != train.Auto {
 				return
@@ -397,8 +399,8 @@ func TestWindowTooOldCounts(t *testing.T) {
 			if err := l.growGraph(); err != nil {
 				t.Fatal(err)
 			}
-			if _, plain := l.window.(*plainWindow); plain || l.WindowTooOld() != 1 {
-				t.Fatalf("after the graph grew: plain %v, %d too old; want a graph and 1", plain, l.WindowTooOld())
+			if _, plain := l.window.(*plainWindow); plain || l.TooOldCount() != 1 {
+				t.Fatalf("after the graph grew: plain %v, %d too old; want a graph and 1", plain, l.TooOldCount())
 			}
 		})
 	}

@@ -406,7 +406,7 @@ type Stats struct {
 
 // Stats returns the current summary.
 func (p *Pipeline) Stats() Stats {
-	_, version := p.learner.Model()
+	version := p.learner.InForce().Stamp.Version
 	window, labeled := p.learner.WindowSize()
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -79,7 +79,7 @@ func (s *Service) pinMissing() string {
 func (s *Service) applyPin(ctx context.Context) {
 	sel, pinned := s.pin.follower.Current()
 	learner := s.pipe.Learner()
-	_, newest := learner.Model()
+	newest := learner.InForce().Stamp.Version
 	if !pinned {
 		s.pin.missing.Store("")
 		if _, was := learner.Pinned(); was {
@@ -108,8 +108,8 @@ func (s *Service) applyPin(ctx context.Context) {
 // when it is that one, else the snapshot from the history topic, or from
 // the snapshot topic.
 func (s *Service) pinnedModel(ctx context.Context, sel snapshot.Selector) (*model.Model, model.Stamp, error) {
-	if m, st := s.pipe.Learner().InForce(); sel.Matches(st) && m.Ready() {
-		return m, st, nil
+	if cur := s.pipe.Learner().InForce(); sel.Matches(cur.Stamp) && cur.Model.Ready() {
+		return cur.Model, cur.Stamp, nil
 	}
 	data, err := s.conn.FindSnapshotVersion(ctx, s.cfg.Model.Name, sel, s.cfg.Snapshot.HistoryTopic, s.cfg.Kafka.Topics.Snapshots)
 	if err != nil {
@@ -136,7 +136,7 @@ func (s *Service) pinStatus() string {
 		return fmt.Sprintf("%s; version %d of epoch %d scores", missing, st.Version, st.Epoch)
 	}
 	if st, ok := s.pipe.Learner().Pinned(); ok {
-		_, newest := s.pipe.Learner().Model()
+		newest := s.pipe.Learner().InForce().Stamp.Version
 		return fmt.Sprintf("model pinned to version %d of epoch %d (newest learned: %d)", st.Version, st.Epoch, newest)
 	}
 	return ""

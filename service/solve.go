@@ -97,7 +97,8 @@ func (s *Service) solve(ctx context.Context, lastSkip *string) (rows int, ok boo
 // buildSnapshot returns the snapshot of the model in force and the stream
 // position, or nil while there is no model.
 func (s *Service) buildSnapshot() *snapshot.Snapshot {
-	m, version, on := s.pipe.Learner().ModelSolvedOn()
+	cur := s.pipe.Learner().InForce()
+	m, version, on := cur.Model, cur.Stamp.Version, cur.SolvedOn
 	if !m.Ready() {
 		return nil
 	}
