@@ -555,10 +555,10 @@ var ErrUnchanged = errors.New("window unchanged since the last solve")
 
 // Solve re-solves the model over the window, warm-started from the model in
 // force, and puts the new model in force. It returns ErrUnchanged when the
-// window and its labels did not change, ErrOneClass while the labels
-// name fewer than two classes, and ErrNoLabels while the window holds no
-// labeled example. Examples and labels may arrive meanwhile;
-// they count toward the next solve.
+// window and its labels did not change, train.ErrOneClass while the labels
+// name fewer than two classes, and newton.ErrNoLabels while the window
+// holds no labeled example. Examples and labels may arrive meanwhile; they
+// count toward the next solve.
 func (l *Learner) Solve(ctx context.Context) (SolveReport, error) {
 	l.solving.Lock()
 	defer l.solving.Unlock()
@@ -618,10 +618,9 @@ func (l *Learner) growGraph() error {
 }
 
 // growBacklogRows bounds the rows of a graph grown behind a backlog. A
-// catch-up drain of short text read 5,000 to 18,000 rows before its first
-// solve, and growing the graph over all of them held both cores for 2 to
-// 8 s of a drain that takes 4 s without it; 2,048 sparse rows take about
-// 0.8 s.
+// catch-up drain of short text reads thousands of rows before its first
+// solve, and growing the graph over all of them holds both cores for
+// longer than the drain takes without it (docs/RESULTS.md, "Drain").
 const growBacklogRows = 2048
 
 // growRows returns the rows of the plain window that a grown graph takes,

@@ -9,8 +9,8 @@ import (
 // landmarkIndex is an inverted index of sparse landmarks: for each
 // feature, the landmarks that carry it and their values. A sparse row's
 // products with every landmark then cost a step per non-zero term, where
-// merging the row with each landmark costs the row's length a landmark:
-// on text, with 1,000 landmarks, most of a kernel row's time.
+// merging the row with each landmark costs the row's length a landmark,
+// which on text was most of a kernel row's time (BenchmarkKernelMap).
 type landmarkIndex struct {
 	spans    map[int32][2]int32 // feature → [lo, hi) of landmark and value
 	landmark []int32

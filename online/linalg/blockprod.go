@@ -7,9 +7,9 @@ import (
 
 // BlockMatrix is implemented by matrices that multiply a block of s vectors
 // at once, stored row-major (entry (i, j) at i·s + j), as block CG asks:
-// one pass over the stored values serves every vector. (On 20,000 text
-// rows a product of 12 vectors costs as much as 12 single products: the
-// block leaves the cache that one vector stays in.) Every output entry is
+// one pass over the stored values serves every vector (though on large
+// sparse windows the block leaves the cache that one vector stays in:
+// BenchmarkBlockProducts). Every output entry is
 // summed in a fixed order (a dense matrix's transposed product by shares
 // of the rows, added in order), so the products are the same on every
 // run.
@@ -47,10 +47,9 @@ func (m *CSR) MulTransBlock(dst, z []float64, s int) {
 // its transpose's) with the block src. Each row's outputs are summed six
 // at a time in registers (then three, then one), the row's values read
 // once per group: adding every value into all s outputs in memory loads
-// and stores each output once per value. On 20,000 text rows and 12
-// vectors, Xᵀ·Z took 5.8 ms against 7.7 and X·P 6.5 ms against 7.9
-// (medians of ten, alternated; groups of 4, 8 or 12 were slower than 6).
-// Every output is summed over the row's values in order, as before.
+// and stores each output once per value, and groups of 4, 8 or 12 were
+// slower than 6 (BenchmarkBlockProducts). Every output is summed over the
+// row's values in order.
 func sparseRowsBlock(dst, src []float64, s int, ptr []int, idx []int32, vals []float32, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		RowBlockDot(dst[i*s:(i+1)*s], src, s, idx[ptr[i]:ptr[i+1]], vals[ptr[i]:ptr[i+1]])
@@ -136,7 +135,7 @@ type cscIndex struct {
 }
 
 // transpose returns m's transpose, built on first use (a counting sort of
-// the non-zeros; 18 ms for 1.6 million).
+// the non-zeros).
 func (m *CSR) transpose() *cscIndex {
 	m.transOnce.Do(func() {
 		cols := m.Cols()
@@ -172,8 +171,8 @@ func (m *Dense) MulBlock(dst, p []float64, s int) {
 // MulTransBlock sums, on each of m's workers over its contiguous share of
 // the rows, z_ik·x_i into column k's sum (SIMD axpys as long as a row),
 // adds the shares in order and writes the sums by rows of dst. gonum's
-// Gemm with the transposed rows as first factor took 2.4 times as long
-// (50 ms against 21 for 20,000 × 784 rows and 12 columns).
+// Gemm with the transposed rows as first factor is slower
+// (BenchmarkDenseBlockProducts measures both).
 func (m *Dense) MulTransBlock(dst, z []float64, s int) {
 	d := m.cols
 	workers := max(1, min(m.workers, m.n))

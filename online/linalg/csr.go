@@ -15,12 +15,12 @@ import (
 // the most frequent features get the lowest columns. Text is Zipfian, so
 // the weights that products touch most often sit together in cache, and
 // vector operations run over the features present rather than the whole
-// hashed space. Solve maps solutions between the compact columns and the
-// feature space (see ColumnMap). Values are stored as float32 (the
+// hashed space. The solvers map solutions between the compact columns and
+// the feature space (see ColumnMap). Values are stored as float32 (the
 // products accumulate in float64): a product reads 8 bytes per non-zero
-// instead of 12, which took a tenth off TSVM's time on one core on the
-// 200,000-row problem of docs/RESULTS.md and moved its objective in the
-// tenth digit. It is safe for concurrent use.
+// instead of 12, which shortens a solve (BenchmarkCGLS; the solver's
+// figures of docs/RESULTS.md) and moves its objective only far past the
+// solver's tolerance. It is safe for concurrent use.
 type CSR struct {
 	indptr   []int
 	indices  []int32 // compact columns

@@ -5,9 +5,9 @@ import "container/heap"
 // MinHeap hands out items least first, by a strict order less: a partial
 // sort for the loops that stop after the first few (label switching, the
 // exact line search). Building it costs O(n) and each pop O(log n), where
-// sorting cost O(n log n) for loops that mostly took a handful: the sorts
-// were 3.6% of a two-core TSVM solve, all of it on one core. It adapts a
-// slice to container/heap; items[0] is the least item.
+// sorting costs O(n log n) for loops that mostly take a handful, and runs
+// on one core while the products run on all. It adapts a slice to
+// container/heap; items[0] is the least item.
 type MinHeap[T any] struct {
 	items []T
 	less  func(a, b T) bool

@@ -9,8 +9,9 @@ import (
 // the p weights of feature j side by side. Scoring a sparse row with p
 // problems one after another reads p scattered entries per feature, each
 // a cache miss in weight vectors of 2^18 features; packed, it reads one
-// block of p. A binary SR model has 4 problems (1 + srExtra), and its
-// scoring took 4 times the CPU of a binary LapSVM's in a catch-up drain.
+// block of p. A binary SR model has 4 problems, one per response, so
+// packing matters even for two classes; BenchmarkScores measures both
+// ways.
 type packedWeights struct {
 	p    int
 	w    []float64 // w[j*p+k]: problem k's weight of feature j

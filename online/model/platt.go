@@ -67,10 +67,10 @@ func FitPlatt(outputs, labels []float64) Platt {
 // FitPlattSlope fits Platt's A with B pinned at 0, so that an output of 0,
 // the solver's decision point, maps to 1/2: the probability then agrees
 // with the solver's decision instead of moving it. A fitted B moves it by
-// -B/A, and on the spamassassin stream that cost 1.2 points of
-// prequential accuracy, 2 for the supervised baseline (B is fitted on the labeled rows' training outputs,
-// which the solve has pushed past the margins). A stays ≤ 0: a sigmoid
-// that falls with the output would reverse the decision.
+// -B/A, and costs accuracy (on the mail stream of docs/RESULTS.md, the
+// model's and the supervised baseline's): B is fitted on the labeled rows'
+// training outputs, which the solve has pushed past the margins. A stays
+// ≤ 0: a sigmoid that falls with the output would reverse the decision.
 func FitPlattSlope(outputs, labels []float64) Platt {
 	target, npos, nneg := plattTargets(labels)
 	if npos == 0 || nneg == 0 {

@@ -11,10 +11,11 @@ import (
 // graph, and the term's spread of scales asks hundreds of iterations per
 // Newton step; the direct solver instead forms X̃ᵀMX̃ once per window
 // (2·n·d² flops plus d products with M, shared by every class) and
-// factors a d × d matrix per Newton step. 10 classes of dense rows,
-// λ_I = 1, cold solve: 20,000 × 784 16.2 → 3.3 s, 5,000 × 1,000 12.7 →
-// 3.2 s, 1,000 × 1,000 5.3 → 2.3 s; but 400 × 1,000 0.46 → 1.7 s, so a
-// window needs at least as many rows as columns.
+// factors a d × d matrix per Newton step. That is several times faster
+// than CGLS on windows of at least as many rows as columns, and slower on
+// narrower ones, where forming X̃ᵀMX̃ costs more than the iterations it
+// saves, so a window needs at least as many rows as columns
+// (BenchmarkTrainDenseMultiClass measures a dense lapsvm fit).
 const directGraphMaxCols = 1025
 
 // graphGramBlock is the number of columns of M·X̃ formed at a time.

@@ -110,7 +110,7 @@ func (b *binary) switchRounds(ctx context.Context, s *newton, st *model.Stats) e
 // output: (output, term) pairs, least first, from a heap, since a round
 // mostly switches a handful of pairs out of the whole unlabeled set (a
 // stable sort of the terms, with its O(n log² n) merges and two lookups
-// per comparison, had taken 15% of a 13-class drain's CPU).
+// per comparison, costs a drain of many classes much of its CPU).
 func (b *binary) switchLabels(s *newton) int {
 	t := s.terms
 	var plus, minus []termOutput

@@ -44,21 +44,19 @@ const (
 	srDegenerate = 1e-6
 	// srLabelFree is the share of an eigenvector's mass on the labeled
 	// rows, relative to their share of the rows, below which it is taken
-	// as a cluster that no label reached: 0.07 to 0.44 on generated
-	// clusters and glyphs at 5% of labels, against 1 to 5 for most
-	// directions of labeled classes.
+	// as a cluster that no label reached: on generated clusters and
+	// glyphs at 5% of labels, such clusters lie well below it and most
+	// directions of labeled classes above 1.
 	srLabelFree = 0.5
 	// srEigenTol is the default residual to which the eigenvectors are
 	// solved, and ten times it the precision of the regressions' outputs,
 	// relative to their targets (Settings.Tolerance, ridgeBlock). They
 	// are regression targets for a nearest-centroid classifier, not
-	// results in themselves: on 3,000 clustered rows of 10 classes and on
-	// 6,000 rows of Debian text (5% labels, three and two seeds), these
-	// tolerances classify every held-out row as 1e-6 does, with 30% fewer
-	// eigensolver iterations. Bounding the outputs instead of SVMlin's
-	// relative residual cut the CGLS iterations by another 34% to 42% on
-	// all of Debian's 5,459 rows (two label draws: 2 rows of 5,459 changed
-	// class) and by 38% on 20,000 text-like rows.
+	// results in themselves: on clustered rows and on Debian text, these
+	// tolerances classify held-out rows as 1e-6 does, with fewer
+	// eigensolver iterations, and bounding the outputs instead of SVMlin's
+	// relative residual cuts the regressions' iterations further
+	// (BenchmarkTrainSparseSR; docs/RESULTS.md, "Several classes").
 	srEigenTol = 1e-4
 )
 
@@ -296,9 +294,9 @@ func (p *srProblem) eigenvectors(aff *srAffinity, nev int, last *State) (eigen.R
 // eigenvalues as near 1 as the classes' own; past it, modes within a class
 // (along a curved cluster, or between the labeled rows of the label block),
 // which only add noise to the distances to the centroids: kept, they cost
-// generated glyphs at 5% of labels 1 to 4 points of batch accuracy (up to
-// 5 over a kernel map), and two half-moons with one label each 15 to 45
-// points.
+// accuracy on generated glyphs at 5% of labels, and much of it on two
+// half-moons with one label each (Example_spectralRegression in package
+// train).
 func (p *srProblem) responseCount(values []float64, nev int) int {
 	gap := func(mu float64) float64 { return max(1-mu, srDegenerate) }
 	count := len(p.present) - 1
@@ -358,8 +356,8 @@ func (p *srProblem) responseOrder(v *mat.Dense, nev int) (order []int, carrying 
 // their eigenvalue and their labeled mass, which decide that they are no
 // response; they stay in the block for the next warm start. Past c-1 they
 // lie in the bulk of the spectrum, where eigenvalues are close and
-// converge slowly: solving them anyway took a warm re-solve of 20,000
-// dense rows 20 to 40 more products in three seeds of six.
+// converge slowly: solving them anyway costs a warm re-solve more
+// products.
 func (p *srProblem) neededVectors(x *mat.Dense, theta []float64, nev int) int {
 	order, _ := p.responseOrder(x, nev)
 	return slices.Max(order[:p.responseCount(theta, nev)]) + 1
@@ -448,12 +446,11 @@ func denseTopEigen(aff *srAffinity, u0 []float64, block int) eigen.Result {
 // The eigensolver's start, cold (label indicators) or warm (the last
 // solve's block), first goes through up to srDiffusions products with S
 // (subspace iteration, with a Rayleigh–Ritz step and a convergence check
-// every srOrthoEvery products): a product costs about a tenth of an
-// LOBPCG iteration, and they damp what lies outside the leading
-// eigenspace. On 3,000 clustered rows of 10 classes a cold start then
-// needs 1 LOBPCG iteration instead of 17–19, on 6,000 rows of Debian text
-// 4–5 instead of 35–38, with the same classes; a warm one after a slide of
-// 2% of the rows 2 instead of 17.
+// every srOrthoEvery products): a product costs a fraction of an LOBPCG
+// iteration, and they damp what lies outside the leading eigenspace, so
+// that a cold or warm start then needs far fewer LOBPCG iterations, with
+// the same classes (the eigensolver iterations of `streamer bench solve
+// --classes` in docs/RESULTS.md).
 const (
 	srDiffusions = 40
 	srOrthoEvery = 10
@@ -533,8 +530,8 @@ func (p *srProblem) key(row int) uint64 {
 // known neighbours along the kNN edges, taken where the responses live,
 // D^{-1/2}x (x_i = d_i^{1/2} Σ_j w_ij d_j^{-1/2} x_j / Σ_j w_ij): the
 // eigen-equation θ y_i = Σ_j w_ij y_j / d_i with θ near 1. Averaging x
-// itself, whose rows carry d^{1/2}, left a first residual four times
-// larger on 20,000 clustered rows after 1% slid.
+// itself, whose rows carry d^{1/2}, leaves a larger first residual after
+// a slide.
 func fillFromNeighbours(aff *srAffinity, x *mat.Dense, known []bool) {
 	for i := range aff.n {
 		if known[i] {

@@ -18,8 +18,7 @@ import (
 // has the same costs, so λI + X̃ᵀCX̃ is formed and factored once (a BLAS-3
 // pass, n·d² flops) and all responses are back-substituted, instead of
 // iterating (ridgeBlock: two passes over X per iteration, some tens of
-// iterations; CGLS per response took 85 iterations each on 5,000 × 784
-// clustered rows).
+// iterations per solve).
 const srGramMaxCols = 2049
 
 // srGramBlock is the number of rows packed per rank-k update.
@@ -240,9 +239,9 @@ func (p *srProblem) solveDual(ctx context.Context, op *dualRidge, v, rhs, tol []
 // without that eigenvalue, and V = V̂ + z·(zᵀB − wᵀV̂)/e. The residual
 // B − A·V is then exactly the projected system's, so its stopping rule
 // still bounds the outputs; a start V̂ = V that solves A·V = B is left
-// as it is. (Deflated CG, Saad, Yeung, Erhel and Guyomarc'h, 2000.) On
-// 20,000 text rows, 12 responses, a cold solve takes 53–56 block
-// iterations instead of 59–61.
+// as it is. (Deflated CG, Saad, Yeung, Erhel and Guyomarc'h, 2000.) A
+// cold solve then takes a few block iterations fewer
+// (BenchmarkTrainSparseSR).
 type biasDeflation struct {
 	op   *dualRidge
 	z, w []float64

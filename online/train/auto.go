@@ -14,45 +14,39 @@ const (
 	// autoMinHomophily is the share of labeled-to-labeled kNN edges that
 	// must join rows of the same class for auto to choose sr: a graph
 	// whose neighbours share labels carries them to the unlabeled rows
-	// (images: above 0.9; short text, where graph methods lose to a
-	// linear model on the labels: below 0.5).
+	// (images: well above it; short text, where graph methods lose to a
+	// linear model on the labels: well below).
 	autoMinHomophily = 0.7
 	// autoLambdaI is λ_I, the weight of the graph term, of the lapsvm that
 	// auto runs on a graph that follows the labels better than chance but
 	// not well enough for sr, and of the tsvm it runs on three classes or
 	// more where the graph agrees no better than chance, when
-	// solver.lambda_i is 0. With autoDegree, measured on Debian's short
-	// descriptions (13 classes, 5% of labels 50 examples late, 3 label
-	// seeds, the every-example gain over supervised averaged over five
-	// orders of the stream): λ_I = 3, 5, 10 on lapsvm alone +0.88, +0.97,
-	// +0.96 points; with tsvm's graph term as well, 5 and 10 +1.26 and
-	// +1.25 (+0.37 with λ_I = 1 on the plain Laplacian before). Over the
-	// plain Laplacian λ_I = 10 loses (autoLambdaIOverL).
+	// solver.lambda_i is 0: with autoDegree, the best gain over supervised
+	// on Debian's short descriptions, with the graph term on both lapsvm
+	// and tsvm (docs/RESULTS.md, "Several classes"). Over the plain
+	// Laplacian λ_I = 10 loses (autoLambdaIOverL).
 	autoLambdaI = 10
 	// autoLambdaIOverL is auto's λ_I over the plain Laplacian, when
 	// graph.degree sets p = 1: the best of λ_I = 1, 3, 10 there on
-	// Debian (an earlier draw of five orders, the term on both lapsvm and
-	// tsvm: +0.50, +0.23, −0.58). With it, graph.degree=1 gains +0.59
-	// on the orders above (+0.37 before, without tsvm's term).
+	// Debian, the term on both lapsvm and tsvm (docs/RESULTS.md, "Several
+	// classes").
 	autoLambdaIOverL = 1
 	// autoDegree is p of M = L^p under auto when graph.degree is 0. The
 	// graph term of L^p penalizes outputs that vary over paths of p edges,
 	// not only over single edges, so a label's smoothing reaches the rows
 	// a short text's few neighbours connect it to. On Debian (as above,
-	// λ_I = 10 for both terms): p = 2, 3, 4 gain +1.03, +1.25, +0.97
-	// points, and λ_I = 30 at p = 3 +0.95; p = 1 gained +0.37 with
-	// λ_I = 1, its best (λ_I = 3 and 10 lost ground on earlier orders).
-	// Solving takes twice as long: 6.5 s a seed's run against 3.2 s.
+	// λ_I = 10 for both terms) p = 3 gained most among 1 to 4, for about
+	// twice the solving time of p = 1 (docs/RESULTS.md, "Several
+	// classes").
 	autoDegree = 3
 	// autoMinTieEdges is the number of labeled kNN edges, fewer than
 	// autoMinEdges, that must agree well enough for sr (autoMinHomophily,
 	// by Laplace's rule) for a trial whose record is tied (no label since
 	// on which sr and svm disagreed, as at the first solve) to serve sr
-	// rather than svm. Measured with 5% of labels 50 examples late (3
-	// label seeds), against serving svm: on four streams of 8 × 8 glyph
+	// rather than svm. Against serving svm, it gains on streams of glyph
 	// images (synth.Glyphs; about one label a class at the first solve,
-	// which sr carries along the graph), +0.7 to +1.1 points; on 18
-	// streams of Gaussian clusters, −1.5 to +1.8, +0.2 in sum.
+	// which sr carries along the graph) and is even on Gaussian clusters
+	// (docs/RESULTS.md, "Several classes").
 	autoMinTieEdges = 3
 	// autoMinZ is how many standard deviations the count of agreeing
 	// labeled edges must lie above its expectation under labels drawn

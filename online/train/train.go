@@ -186,7 +186,8 @@ func solveClass(ctx context.Context, data Window, params Params, m *model.Model,
 // λ_u·2/c, which is λ_u itself for two classes. It is measured, not
 // derived: hard transductive labels weigh on c problems at once, each with
 // a positive fraction r estimated from a few labels, and at the binary
-// λ_u = 0.1 tsvm fell about a point below supervised on 13-class text.
+// λ_u tsvm fell below supervised on many-class text
+// (TestOneVersusRestLambdaU, TestMultiClassStreamTSVMNotBelowSupervised).
 func ovrLambdaU(p Params, c int) float64 {
 	return p.WithDefaults().LambdaU * 2 / float64(c)
 }
