@@ -36,8 +36,8 @@ type CSR struct {
 
 // ColumnMap is implemented by matrices whose columns are a subset of a
 // larger feature space: column j is feature Columns()[j] of Features().
-// Solve returns weights over the whole feature space for such a matrix, and
-// takes warm starts over it.
+// The solvers return weights over the whole feature space for such a
+// matrix, and take warm starts over it.
 type ColumnMap interface {
 	Columns() []int32
 	Features() int

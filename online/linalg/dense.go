@@ -15,8 +15,9 @@ import (
 // Its columns are the first Cols() features of a feature space of
 // Features() (a window of 784-value vectors in a service configured for
 // 2^18 hashed features has 784 columns), so the solver's vectors have the
-// length of the rows, not of the space; Solve maps weights between the two
-// (see ColumnMap). Products over all rows are BLAS matrix–vector products.
+// length of the rows, not of the space; the solvers map weights between
+// the two (see ColumnMap). Products over all rows are BLAS matrix–vector
+// products.
 // It is safe for concurrent use.
 type Dense struct {
 	values   []float64 // row i is values[i*cols : (i+1)*cols]

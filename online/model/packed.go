@@ -69,7 +69,7 @@ func (m *Model) weights() [][]float64 {
 // weights feature-major as well (see packedWeights), and with a kernel
 // map, carried over to the landmarks (kernel.Map.Fold); Scores then reads
 // them. It is done once; a model must be packed before it is shared with
-// the goroutines that score with it, as SetModel and Pin do.
+// the goroutines that score with it, as the learner's SetModel and Pin do.
 func (m *Model) Pack() {
 	if m == nil {
 		return
