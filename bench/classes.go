@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"streamer/anngraph"
-	"streamer/online"
+	"streamer/online/linalg"
+	"streamer/online/model"
+	"streamer/online/train"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -31,21 +33,21 @@ type ClassesConfig struct {
 	// Repeats is how many times each of the four solves runs, in turn;
 	// the report gives each one's median seconds. 0 means 1.
 	Repeats int
-	Params  online.Params
+	Params  train.Params
 }
 
 // ClassesReport is what the multi-class bench prints. Graph building
 // is timed apart from the solves.
 type ClassesReport struct {
-	Algorithm      online.Algorithm `json:"algo"`
-	Rows           int              `json:"rows"`
-	Classes        int              `json:"classes"`
-	Labeled        int              `json:"labeled"`
-	Repeats        int              `json:"repeats"`
-	GraphSeconds   float64          `json:"graph_seconds"`
-	ColdSeconds    float64          `json:"cold_seconds"`
-	SVMColdSeconds float64          `json:"svm_cold_seconds"`
-	ColdOverSVM    float64          `json:"cold_over_svm"`
+	Algorithm      train.Algorithm `json:"algo"`
+	Rows           int             `json:"rows"`
+	Classes        int             `json:"classes"`
+	Labeled        int             `json:"labeled"`
+	Repeats        int             `json:"repeats"`
+	GraphSeconds   float64         `json:"graph_seconds"`
+	ColdSeconds    float64         `json:"cold_seconds"`
+	SVMColdSeconds float64         `json:"svm_cold_seconds"`
+	ColdOverSVM    float64         `json:"cold_over_svm"`
 	// AllLabeledSVMSeconds is a cold supervised svm on the same rows with
 	// every label revealed: the cost of learning from the whole window
 	// when labels are not scarce.
@@ -74,7 +76,7 @@ func Classes(ctx context.Context, cfg ClassesConfig) (ClassesReport, error) {
 			labels[i] = truth[i]
 		}
 	}
-	rep := ClassesReport{Algorithm: cmp.Or(cfg.Params.Algorithm, online.DefaultAlgorithm), Rows: cfg.Rows, Classes: cfg.Classes, Repeats: max(1, cfg.Repeats)}
+	rep := ClassesReport{Algorithm: cmp.Or(cfg.Params.Algorithm, train.DefaultAlgorithm), Rows: cfg.Rows, Classes: cfg.Classes, Repeats: max(1, cfg.Repeats)}
 	cold, err := classBenchWindow(cfg, rows, labels, 0, &rep.GraphSeconds)
 	if err != nil {
 		return rep, err
@@ -108,7 +110,7 @@ func Classes(ctx context.Context, cfg ClassesConfig) (ClassesReport, error) {
 // after the rows were replaced.
 type classesBench struct {
 	cfg        ClassesConfig
-	cold, next online.TrainData
+	cold, next train.Window
 	truth      []string
 }
 
@@ -117,26 +119,26 @@ type classesBench struct {
 // deterministic, so every round has the same).
 func (b classesBench) round(ctx context.Context, rep *ClassesReport, first bool) ([4]float64, error) {
 	var t [4]float64
-	m, st, err := online.Train(ctx, b.cold, b.cfg.Params, nil)
+	m, st, err := train.Solve(ctx, b.cold, b.cfg.Params, nil)
 	if err != nil {
 		return t, fmt.Errorf("cold solve: %w", err)
 	}
 	t[0] = st.Seconds
 	svm := b.cfg.Params
-	svm.Algorithm, svm.LambdaU, svm.LambdaI = online.SVM, 0, 0
-	sm, sst, err := online.Train(ctx, b.cold, svm, nil)
+	svm.Algorithm, svm.LambdaU, svm.LambdaI = train.SVM, 0, 0
+	sm, sst, err := train.Solve(ctx, b.cold, svm, nil)
 	if err != nil {
 		return t, fmt.Errorf("svm solve: %w", err)
 	}
 	t[1] = sst.Seconds
 	full := b.cold
 	full.Labels = b.truth[:b.cfg.Rows]
-	_, fst, err := online.Train(ctx, full, svm, nil)
+	_, fst, err := train.Solve(ctx, full, svm, nil)
 	if err != nil {
 		return t, fmt.Errorf("svm solve with every label: %w", err)
 	}
 	t[2] = fst.Seconds
-	_, wst, err := online.Train(ctx, b.next, b.cfg.Params, m)
+	_, wst, err := train.Solve(ctx, b.next, b.cfg.Params, m)
 	if err != nil {
 		return t, fmt.Errorf("warm solve: %w", err)
 	}
@@ -185,14 +187,14 @@ func classBenchRows(cfg ClassesConfig, n int) ([]vector.Vector, []string) {
 // classBenchWindow returns the window of cfg.Rows rows starting at first,
 // with its kNN graph when the algorithm needs one (its build time added to
 // graphSeconds) and the Laplacian of cfg.Degree.
-func classBenchWindow(cfg ClassesConfig, rows []vector.Vector, labels []string, first int, graphSeconds *float64) (online.TrainData, error) {
+func classBenchWindow(cfg ClassesConfig, rows []vector.Vector, labels []string, first int, graphSeconds *float64) (train.Window, error) {
 	win := rows[first : first+cfg.Rows]
 	keys := make([]uint64, cfg.Rows)
 	for i := range keys {
 		keys[i] = uint64(first + i)
 	}
-	data := online.TrainData{X: online.NewMatrix(win, cfg.Dim), Labels: labels[first : first+cfg.Rows], Keys: keys, Rows: win}
-	algo := cmp.Or(cfg.Params.Algorithm, online.DefaultAlgorithm)
+	data := train.Window{X: linalg.NewMatrix(win, cfg.Dim), Labels: labels[first : first+cfg.Rows], Keys: keys, Rows: win}
+	algo := cmp.Or(cfg.Params.Algorithm, train.DefaultAlgorithm)
 	if !algo.UsesGraph(cfg.Params.LambdaI) && !algo.GrowsGraph() {
 		return data, nil
 	}
@@ -205,7 +207,7 @@ func classBenchWindow(cfg ClassesConfig, rows []vector.Vector, labels []string, 
 	if err != nil {
 		return data, fmt.Errorf("kNN graph: %w", err)
 	}
-	lap, err := view.Laplacian(anngraph.LaplacianConfig{Normalized: true, Degree: online.GraphDegree(algo, cfg.Degree)})
+	lap, err := view.Laplacian(anngraph.LaplacianConfig{Normalized: true, Degree: train.GraphDegree(algo, cfg.Degree)})
 	if err != nil {
 		return data, fmt.Errorf("graph: %w", err)
 	}
@@ -214,7 +216,7 @@ func classBenchWindow(cfg ClassesConfig, rows []vector.Vector, labels []string, 
 	return data, nil
 }
 
-func benchAccuracy(m *online.Model, rows []vector.Vector, labels, truth []string) float64 {
+func benchAccuracy(m *model.Model, rows []vector.Vector, labels, truth []string) float64 {
 	ok, n := 0, 0
 	for i, x := range rows {
 		if labels[i] != "" {

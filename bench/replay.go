@@ -12,7 +12,8 @@ import (
 	"streamer/brokers/embedded"
 	"streamer/config"
 	"streamer/ingest"
-	"streamer/online"
+	"streamer/online/linalg"
+	"streamer/online/train"
 	"streamer/pipeline"
 	"streamer/replay"
 	"streamer/snapshot"
@@ -138,8 +139,8 @@ func benchModel(ctx context.Context, docs []synth.Document, dec ingest.Decoder) 
 	for i, d := range docs {
 		vecs[i], labels[i] = dec.Featurizer.Text(d.Text), d.Label
 	}
-	x := online.NewMatrix(vecs, dec.Featurizer.Dim)
-	m, _, err := online.Train(ctx, online.TrainData{X: x, Labels: labels}, online.Params{Algorithm: online.SVM}, nil)
+	x := linalg.NewMatrix(vecs, dec.Featurizer.Dim)
+	m, _, err := train.Solve(ctx, train.Window{X: x, Labels: labels}, train.Params{Algorithm: train.SVM}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,9 @@ import (
 	"strconv"
 	"time"
 
-	"streamer/online"
+	"streamer/online/linalg"
+	"streamer/online/newton"
+	"streamer/online/train"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -29,26 +31,26 @@ type SolveConfig struct {
 	// Repeats is how many times the cold and the warm solve run, in turn;
 	// the report gives their median seconds. 0 means 1.
 	Repeats int
-	Params  online.Params
+	Params  train.Params
 }
 
 // SolveReport is what `streamer bench solve` prints.
 type SolveReport struct {
-	Algorithm     online.Algorithm `json:"algo"`
-	Rows          int              `json:"rows"`
-	Features      int              `json:"features"`
-	NNZ           int              `json:"nnz"`
-	Labeled       int              `json:"labeled"`
-	Repeats       int              `json:"repeats"`
-	ColdSeconds   float64          `json:"cold_seconds"`
-	WarmSeconds   float64          `json:"warm_seconds"`
-	Objective     float64          `json:"objective"`
-	WarmObjective float64          `json:"warm_objective"`
-	NewtonSteps   int              `json:"newton_steps"`
-	CGLSIters     int              `json:"cgls_iters"`
-	WarmNewton    int              `json:"warm_newton_steps"`
-	WarmCGLS      int              `json:"warm_cgls_iters"`
-	RowsPerSecond float64          `json:"rows_per_second"`
+	Algorithm     train.Algorithm `json:"algo"`
+	Rows          int             `json:"rows"`
+	Features      int             `json:"features"`
+	NNZ           int             `json:"nnz"`
+	Labeled       int             `json:"labeled"`
+	Repeats       int             `json:"repeats"`
+	ColdSeconds   float64         `json:"cold_seconds"`
+	WarmSeconds   float64         `json:"warm_seconds"`
+	Objective     float64         `json:"objective"`
+	WarmObjective float64         `json:"warm_objective"`
+	NewtonSteps   int             `json:"newton_steps"`
+	CGLSIters     int             `json:"cgls_iters"`
+	WarmNewton    int             `json:"warm_newton_steps"`
+	WarmCGLS      int             `json:"warm_cgls_iters"`
+	RowsPerSecond float64         `json:"rows_per_second"`
 	// UnlabeledAccuracy is the accuracy on the unlabeled rows against the
 	// planted labels, after the cold solve.
 	UnlabeledAccuracy float64 `json:"unlabeled_accuracy"`
@@ -65,15 +67,15 @@ func Solve(ctx context.Context, cfg SolveConfig) (SolveReport, error) {
 	genStart := time.Now()
 	replaced := cfg.replaced()
 	data, y := benchData(cfg)
-	rep := SolveReport{Algorithm: cmp.Or(cfg.Params.Algorithm, online.DefaultAlgorithm), Rows: cfg.Rows, Features: cfg.Features, NNZ: cfg.NNZ}
+	rep := SolveReport{Algorithm: cmp.Or(cfg.Params.Algorithm, train.DefaultAlgorithm), Rows: cfg.Rows, Features: cfg.Features, NNZ: cfg.NNZ}
 	rep.GenerateSeconds = time.Since(genStart).Seconds()
-	window := func(first int) online.Problem {
+	window := func(first int) newton.Problem {
 		rows := data.Rows[first : first+cfg.Rows]
 		keys := make([]uint64, cfg.Rows)
 		for i := range keys {
 			keys[i] = uint64(first + i)
 		}
-		return online.Problem{X: online.NewMatrix(rows, cfg.Features), Y: y[first : first+cfg.Rows], Keys: keys}
+		return newton.Problem{X: linalg.NewMatrix(rows, cfg.Features), Y: y[first : first+cfg.Rows], Keys: keys}
 	}
 	cold, next := window(0), window(replaced)
 	for _, v := range cold.Y {
@@ -84,11 +86,11 @@ func Solve(ctx context.Context, cfg SolveConfig) (SolveReport, error) {
 	rep.Repeats = max(1, cfg.Repeats)
 	var coldSeconds, warmSeconds []float64
 	for r := range rep.Repeats {
-		sol, err := online.Solve(ctx, cold, cfg.Params, nil)
+		sol, err := newton.Solve(ctx, cold, cfg.Params.Binary(), nil)
 		if err != nil {
 			return rep, fmt.Errorf("cold solve: %w", err)
 		}
-		warm, err := online.Solve(ctx, next, cfg.Params, sol)
+		warm, err := newton.Solve(ctx, next, cfg.Params.Binary(), sol)
 		if err != nil {
 			return rep, fmt.Errorf("warm solve: %w", err)
 		}

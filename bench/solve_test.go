@@ -5,19 +5,19 @@ import (
 	"slices"
 	"testing"
 
-	"streamer/online"
+	"streamer/online/train"
 )
 
 func TestSolveSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("numerical; no concurrency to race")
 	}
-	for _, a := range []online.Algorithm{online.SVM, online.TSVM, online.DA} {
+	for _, a := range []train.Algorithm{train.SVM, train.TSVM, train.DA} {
 		cfg := SolveConfig{
 			Rows: 3000, Features: 1 << 14, NNZ: 30, LabeledFrac: 0.05, Noise: 0.02, Seed: 1,
-			Params: online.Params{Algorithm: a, Lambda: 1e-3},
+			Params: train.Params{Algorithm: a, Lambda: 1e-3},
 		}
-		if a == online.SVM {
+		if a == train.SVM {
 			cfg.Repeats = 3
 		}
 		rep, err := Solve(context.Background(), cfg)
@@ -37,12 +37,12 @@ func TestSolveSmall(t *testing.T) {
 // BenchmarkSolve measures cold solves of a text-like problem; run with
 // -bench Solve -benchtime 1x for one of each.
 func BenchmarkSolve(b *testing.B) {
-	for _, a := range []online.Algorithm{online.SVM, online.TSVM, online.DA} {
+	for _, a := range []train.Algorithm{train.SVM, train.TSVM, train.DA} {
 		b.Run(string(a), func(b *testing.B) {
 			for b.Loop() {
 				rep, err := Solve(context.Background(), SolveConfig{
 					Rows: 20000, Features: 1 << 18, NNZ: 80, LabeledFrac: 0.01, Noise: 0.05, Seed: 1,
-					Params: online.Params{Algorithm: a, Lambda: 1e-4},
+					Params: train.Params{Algorithm: a, Lambda: 1e-4},
 				})
 				if err != nil {
 					b.Fatal(err)
@@ -66,7 +66,7 @@ func TestClassesSmall(t *testing.T) {
 	}
 	for _, dense := range []bool{true, false} {
 		cfg := ClassesConfig{Rows: 800, Classes: 4, Dense: dense, Dim: 16, NNZ: 20, LabeledFrac: 0.05, Seed: 2,
-			Params: online.Params{Algorithm: online.SR, Lambda: 1e-3}}
+			Params: train.Params{Algorithm: train.SR, Lambda: 1e-3}}
 		if !dense {
 			cfg.Dim, cfg.Repeats = 1<<12, 3
 		}

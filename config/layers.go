@@ -7,17 +7,20 @@ import (
 	"streamer/brokers"
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/kernel"
+	"streamer/online/spectral"
+	"streamer/online/train"
 	"streamer/pipeline"
 	"streamer/snapshot"
 )
 
-// solverParams returns the solver section as online's parameters.
-func (c Config) solverParams() online.Params {
-	return online.Params{
-		Algorithm: online.Algorithm(c.Solver.Algorithm), Lambda: c.Solver.Lambda, LambdaU: c.Solver.LambdaU,
+// solverParams returns the solver section as training's parameters.
+func (c Config) solverParams() train.Params {
+	return train.Params{
+		Algorithm: train.Algorithm(c.Solver.Algorithm), Lambda: c.Solver.Lambda, LambdaU: c.Solver.LambdaU,
 		LambdaI: c.Solver.LambdaI, R: c.Solver.R, MaxSwitch: c.Solver.MaxSwitch,
 		PositiveCost: c.Solver.CostPos, NegativeCost: c.Solver.CostNeg,
-		SRDelta: c.Solver.SRDelta, SRGamma: c.Solver.SRGamma, SRNeighbours: c.Solver.SRK,
+		Spectral: spectral.Settings{Delta: c.Solver.SRDelta, Gamma: c.Solver.SRGamma, Neighbours: c.Solver.SRK},
 	}
 }
 
@@ -81,7 +84,7 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 			Queue:         c.Window.Queue,
 			BatchInline:   true,
 			Sample:        sample,
-			Kernel:        online.KernelConfig{Kind: c.Features.Kernel, Landmarks: c.Features.Landmarks, Gamma: c.Features.Gamma},
+			Kernel:        kernel.Config{Kind: c.Features.Kernel, Landmarks: c.Features.Landmarks, Gamma: c.Features.Gamma},
 			SolveExamples: c.Schedule.SolveExamples,
 			SolveLabels:   c.Schedule.SolveLabels,
 		},
@@ -95,10 +98,14 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 // configuration.
 func (c Config) SnapshotSettings() (snapshot.Features, snapshot.Params, snapshot.Window) {
 	return snapshot.Features{Dim: c.Features.Dim, DenseDim: c.Features.DenseDim, Signed: c.Features.Signed, Normalize: c.Features.Normalize},
-		snapshot.FromParams(c.solverParams()),
+		snapshot.Params{
+			Algorithm: c.Solver.Algorithm, Lambda: c.Solver.Lambda, LambdaU: c.Solver.LambdaU, LambdaI: c.Solver.LambdaI,
+			R: c.Solver.R, MaxSwitch: c.Solver.MaxSwitch, PositiveCost: c.Solver.CostPos, NegativeCost: c.Solver.CostNeg,
+			SRDelta: c.Solver.SRDelta, SRGamma: c.Solver.SRGamma, SRNeighbours: c.Solver.SRK,
+		},
 		snapshot.Window{
 			MaxExamples: c.Window.MaxExamples, MaxAge: c.Window.MaxAge, K: c.Window.K,
-			Laplacian: c.Graph.Laplacian, Degree: online.GraphDegree(online.Algorithm(c.Solver.Algorithm), c.Graph.Degree), Weights: c.Graph.Weights,
+			Laplacian: c.Graph.Laplacian, Degree: train.GraphDegree(train.Algorithm(c.Solver.Algorithm), c.Graph.Degree), Weights: c.Graph.Weights,
 		}
 }
 

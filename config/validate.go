@@ -112,7 +112,7 @@ func (c Config) validateLayers() error {
 			return fmt.Errorf("configuration: window: %w", err)
 		}
 	}
-	// online names the fields of Params and KernelConfig as the keys of
+	// online names the fields of Params and kernel.Config as the keys of
 	// the solver section and the kernel keys of the features section.
 	if err := pc.Learner.Params.Validate(); err != nil {
 		return fmt.Errorf("configuration: solver.%w", err)

@@ -201,8 +201,8 @@ func (e *evalRun) checkpoint() {
 	if e.test == nil || len(e.testCurve) > 0 && e.testCurve[len(e.testCurve)-1].Examples == e.examples {
 		return
 	}
-	ssl, _ := e.pipe.Learner().Model()
-	sup, _ := e.pipe.Baseline().Model()
+	ssl := e.pipe.Learner().InForce().Model
+	sup := e.pipe.Baseline().InForce().Model
 	a, b := scoreTestSet(ssl, e.test), scoreTestSet(sup, e.test)
 	e.testCurve = append(e.testCurve, TestPoint{
 		Examples: e.examples, SSLAccuracy: a.Accuracy(), SSLMacroF1: a.MacroF1(),
@@ -214,7 +214,7 @@ func (e *evalRun) progress() {
 	if e.cfg.Progress == nil {
 		return
 	}
-	_, version := e.pipe.Learner().Model()
+	version := e.pipe.Learner().InForce().Stamp.Version
 	e.cfg.Progress(EvalProgress{
 		Seed: e.seed, Run: e.index, Runs: e.runs, Examples: e.examples, Total: e.total,
 		ModelVersion: version, Solves: e.rep.Solves,

@@ -15,6 +15,8 @@ import (
 	"streamer/anngraph"
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/kernel"
+	"streamer/online/train"
 	"streamer/pipeline"
 	"streamer/synth"
 )
@@ -54,7 +56,7 @@ func separableConfig(data string) EvalConfig {
 		Pipeline: pipeline.Config{
 			Learner: online.LearnerConfig{
 				Features: 3, Window: anngraph.Config{MaxExamples: 200, K: 5},
-				Params: online.Params{Algorithm: online.SVM}, SolveExamples: 1000, SolveLabels: 2,
+				Params: train.Params{Algorithm: train.SVM}, SolveExamples: 1000, SolveLabels: 2,
 			},
 		},
 	}
@@ -150,7 +152,7 @@ func textConfig(data string) EvalConfig {
 			Decoder: ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 14}},
 			Learner: online.LearnerConfig{
 				Features: 1 << 14, Window: anngraph.Config{MaxExamples: 500, K: 5},
-				Params: online.Params{Algorithm: online.TSVM, LambdaU: 0.1}, SolveExamples: 100, SolveLabels: 10,
+				Params: train.Params{Algorithm: train.TSVM, LambdaU: 0.1}, SolveExamples: 100, SolveLabels: 10,
 			},
 		},
 	}
@@ -380,8 +382,8 @@ func TestEvalAutoOverKernelMap(t *testing.T) {
 		Pipeline: pipeline.Config{
 			Learner: online.LearnerConfig{
 				Features: 8, Window: anngraph.Config{MaxExamples: 900, K: 10, Metric: anngraph.Euclidean},
-				Params: online.Params{Algorithm: online.Auto, Lambda: 1e-3}, SolveExamples: 100, SolveLabels: 5,
-				Kernel: online.KernelConfig{Kind: "rbf", Landmarks: 60},
+				Params: train.Params{Algorithm: train.Auto, Lambda: 1e-3}, SolveExamples: 100, SolveLabels: 5,
+				Kernel: kernel.Config{Kind: "rbf", Landmarks: 60},
 			},
 		},
 	}

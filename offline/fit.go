@@ -8,7 +8,10 @@ import (
 
 	"streamer/anngraph"
 	"streamer/ingest"
-	"streamer/online"
+	"streamer/online/kernel"
+	"streamer/online/linalg"
+	"streamer/online/model"
+	"streamer/online/train"
 	"streamer/snapshot"
 	"streamer/vector"
 )
@@ -33,11 +36,11 @@ type FitConfig struct {
 	// Unlabeled says which LIBSVM label marks an unlabeled row; the zero
 	// value decides from the file's labels (ingest.UnlabeledAuto).
 	Unlabeled ingest.UnlabeledLabel
-	Params    online.Params
+	Params    train.Params
 	Graph     GraphConfig
 	// Kernel, when enabled, trains over a Nyström kernel map of the rows
 	// (landmarks drawn from them); the kNN graph stays on the rows.
-	Kernel online.KernelConfig
+	Kernel kernel.Config
 	// BadLines, when set, is told which records were rejected: file, line
 	// and reason, up to MaxBadLines.
 	BadLines io.Writer
@@ -72,7 +75,7 @@ type FitReport struct {
 
 // Fit is a trained model with what it was trained on.
 type Fit struct {
-	Model    *online.Model
+	Model    *model.Model
 	Snapshot *snapshot.Snapshot
 	// Predictions holds the predicted class of every training row, in
 	// input order.
@@ -93,7 +96,7 @@ type dataset struct {
 // RunFit trains a model on cfg.Data.
 func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	start := time.Now()
-	cfg.Graph.Laplacian.Degree = online.GraphDegree(cfg.Params.Algorithm, cfg.Graph.Laplacian.Degree)
+	cfg.Graph.Laplacian.Degree = train.GraphDegree(cfg.Params.Algorithm, cfg.Graph.Laplacian.Degree)
 	data, err := readDataset(cfg.Data, &ingest.Decoder{Featurizer: cfg.Features, Unlabeled: cfg.Unlabeled}, cfg.BadLines)
 	if err != nil {
 		return nil, err
@@ -114,15 +117,15 @@ func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	if err != nil {
 		return nil, err
 	}
-	train := online.TrainData{X: online.NewMatrix(data.rows, data.dim), Labels: data.labels}
+	window := train.Window{X: linalg.NewMatrix(data.rows, data.dim), Labels: data.labels}
 	if km != nil {
-		train.X = online.NewMatrix(km.ApplyAll(data.rows), km.Dim())
+		window.X = linalg.NewMatrix(km.ApplyAll(data.rows), km.Dim())
 	}
 	if lap != nil {
-		train.Laplacian, train.Graph = lap, lap
+		window.Laplacian, window.Graph = lap, lap
 	}
 	cpu := processCPU()
-	m, st, err := online.Train(ctx, train, cfg.Params, nil)
+	m, st, err := train.Solve(ctx, window, cfg.Params, nil)
 	cpu = processCPU() - cpu
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
@@ -155,14 +158,14 @@ func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 
 // fitKernelMap returns the kernel map of cfg over landmarks drawn from the
 // rows, or nil without a kernel.
-func fitKernelMap(d *dataset, cfg online.KernelConfig) (*online.KernelMap, error) {
+func fitKernelMap(d *dataset, cfg kernel.Config) (*kernel.Map, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
 	if !cfg.Enabled() {
 		return nil, nil
 	}
-	km, err := online.NewKernelMap(online.SampleLandmarks(d.rows, cfg.LandmarkCount(), 1), cfg.Gamma)
+	km, err := kernel.NewMap(kernel.SampleLandmarks(d.rows, cfg.LandmarkCount(), 1), cfg.Gamma)
 	if err != nil {
 		return nil, fmt.Errorf("fit: %w", err)
 	}
@@ -240,7 +243,7 @@ func applyLabelsFile(d *dataset, path string) error {
 // one: exact kNN for few rows, the approximate graph of anngraph beyond.
 func buildGraph(d *dataset, cfg FitConfig) (*anngraph.Laplacian, error) {
 	algo := cfg.Params.Algorithm
-	grows := algo.GrowsGraph() && online.ClassCount(d.labels) >= 3
+	grows := algo.GrowsGraph() && train.ClassCount(d.labels) >= 3
 	if !algo.UsesGraph(cfg.Params.LambdaI) && !grows {
 		return nil, nil
 	}
@@ -266,11 +269,11 @@ func buildGraph(d *dataset, cfg FitConfig) (*anngraph.Laplacian, error) {
 }
 
 // fitSnapshot wraps a fitted model as a snapshot, the model file format.
-func fitSnapshot(m *online.Model, cfg FitConfig, dim int, stats snapshot.Stats) *snapshot.Snapshot {
-	model := *m
-	model.Problems = make([]online.Solution, len(m.Problems))
+func fitSnapshot(m *model.Model, cfg FitConfig, dim int, stats snapshot.Stats) *snapshot.Snapshot {
+	kept := *m
+	kept.Problems = make([]model.Solution, len(m.Problems))
 	for k, p := range m.Problems {
-		model.Problems[k] = online.Solution{W: p.W, Temperature: p.Temperature}
+		kept.Problems[k] = model.Solution{W: p.W, Temperature: p.Temperature}
 	}
 	f := cfg.Features
 	name := cfg.Name
@@ -280,11 +283,21 @@ func fitSnapshot(m *online.Model, cfg FitConfig, dim int, stats snapshot.Stats) 
 	return &snapshot.Snapshot{
 		Name: name, Version: 1, CreatedAt: time.Now().UTC(),
 		Features: snapshot.Features{Dim: dim, DenseDim: f.DenseDim, Signed: f.Signed, Normalize: f.Normalize},
-		Params:   snapshot.FromParams(cfg.Params),
+		Params:   snapshotParams(cfg.Params),
 		Window: snapshot.Window{K: cfg.Graph.K, Degree: cfg.Graph.Laplacian.Degree, Weights: cfg.Graph.Laplacian.Weights.String(),
 			Laplacian: laplacianName(cfg.Graph.Laplacian.Normalized)},
-		Model: model,
+		Model: kept,
 		Stats: stats,
+	}
+}
+
+// snapshotParams returns the solver's hyper-parameters as a snapshot keeps
+// them.
+func snapshotParams(p train.Params) snapshot.Params {
+	return snapshot.Params{
+		Algorithm: string(p.Algorithm), Lambda: p.Lambda, LambdaU: p.LambdaU, LambdaI: p.LambdaI,
+		R: p.R, MaxSwitch: p.MaxSwitch, PositiveCost: p.PositiveCost, NegativeCost: p.NegativeCost,
+		SRDelta: p.Spectral.Delta, SRGamma: p.Spectral.Gamma, SRNeighbours: p.Spectral.Neighbours,
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"streamer/anngraph"
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/train"
 	"streamer/pipeline"
 	"streamer/snapshot"
 	"streamer/synth"
@@ -47,8 +48,8 @@ func writeLIBSVM(t *testing.T, n, labeled int) (path string, truth []string) {
 
 func TestFitAndPredictLIBSVM(t *testing.T) {
 	path, truth := writeLIBSVM(t, 550, 50)
-	for _, a := range []online.Algorithm{online.SVM, online.TSVM, online.DA, online.LapSVM, online.LapRLS, online.Auto} {
-		cfg := FitConfig{Data: path, Params: online.Params{Algorithm: a, Lambda: 300, LambdaU: 3, LambdaI: 1, R: 0.5},
+	for _, a := range []train.Algorithm{train.SVM, train.TSVM, train.DA, train.LapSVM, train.LapRLS, train.Auto} {
+		cfg := FitConfig{Data: path, Params: train.Params{Algorithm: a, Lambda: 300, LambdaU: 3, LambdaI: 1, R: 0.5},
 			Graph: GraphConfig{K: 10, Laplacian: anngraph.LaplacianConfig{Normalized: true}}}
 		fit, err := RunFit(context.Background(), cfg)
 		if err != nil {
@@ -68,7 +69,7 @@ func TestFitAndPredictLIBSVM(t *testing.T) {
 			t.Errorf("%s: transductive error %.3f", a, rate)
 		}
 		// The degree left at 0 is recorded as the one the fit used.
-		if d, want := fit.Snapshot.Window.Degree, online.GraphDegree(a, 0); d != want || want < 1 {
+		if d, want := fit.Snapshot.Window.Degree, train.GraphDegree(a, 0); d != want || want < 1 {
 			t.Errorf("%s: snapshot records degree %d, want %d", a, d, want)
 		}
 		// The model file predicts what the fit predicted.
@@ -110,7 +111,7 @@ func TestFitLabelsFileOverrides(t *testing.T) {
 		b.WriteString(l + "\n")
 	}
 	os.WriteFile(labels, []byte(b.String()), 0o644)
-	fit, err := RunFit(context.Background(), FitConfig{Data: path, Labels: labels, Params: online.Params{Algorithm: online.SVM}})
+	fit, err := RunFit(context.Background(), FitConfig{Data: path, Labels: labels, Params: train.Params{Algorithm: train.SVM}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestFitLabelsFileOverrides(t *testing.T) {
 		t.Fatalf("%d labeled rows, want the labels file's 10", fit.Report.Labeled)
 	}
 	os.WriteFile(labels, []byte("1\n-1\n"), 0o644)
-	if _, err := RunFit(context.Background(), FitConfig{Data: path, Labels: labels, Params: online.Params{Algorithm: online.SVM}}); err == nil {
+	if _, err := RunFit(context.Background(), FitConfig{Data: path, Labels: labels, Params: train.Params{Algorithm: train.SVM}}); err == nil {
 		t.Fatal("a labels file of the wrong length was accepted")
 	}
 }
@@ -151,7 +152,7 @@ func TestEval(t *testing.T) {
 			Decoder: ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 14}},
 			Learner: online.LearnerConfig{
 				Features: 1 << 14, Window: anngraph.Config{MaxExamples: 500, K: 5},
-				Params: online.Params{Algorithm: online.TSVM, LambdaU: 0.1}, SolveExamples: 100, SolveLabels: 10,
+				Params: train.Params{Algorithm: train.TSVM, LambdaU: 0.1}, SolveExamples: 100, SolveLabels: 10,
 			},
 		},
 	}
@@ -228,7 +229,7 @@ func TestFitHintsAtMinusOne(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var warnings bytes.Buffer
-			_, err := RunFit(context.Background(), FitConfig{Data: tt.path, Unlabeled: tt.rule, Warnings: &warnings, Params: online.Params{Algorithm: online.SVM}})
+			_, err := RunFit(context.Background(), FitConfig{Data: tt.path, Unlabeled: tt.rule, Warnings: &warnings, Params: train.Params{Algorithm: train.SVM}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -288,7 +289,7 @@ func TestFitLIBSVMClassZero(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fit, err := RunFit(context.Background(), FitConfig{Data: tt.path, Unlabeled: tt.rule, Params: online.Params{Algorithm: online.SVM}})
+			fit, err := RunFit(context.Background(), FitConfig{Data: tt.path, Unlabeled: tt.rule, Params: train.Params{Algorithm: train.SVM}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"streamer/ingest"
-	"streamer/online"
+	"streamer/online/model"
 	"streamer/pipeline"
 )
 
@@ -30,7 +30,7 @@ func readTestSet(path string, dec ingest.Decoder) ([]ingest.Record, error) {
 
 // scoreTestSet scores m on the test records; without a model (nil, or not
 // ready) every record counts as wrong.
-func scoreTestSet(m *online.Model, test []ingest.Record) pipeline.Score {
+func scoreTestSet(m *model.Model, test []ingest.Record) pipeline.Score {
 	s := pipeline.NewScore()
 	ready := m.Ready()
 	for _, rec := range test {

@@ -107,8 +107,8 @@ var ErrRunning = errors.New("learner already running")
 // and scoring with them. A service behind a backlog passes its
 // schedule.insert_share, so that the graph does not take a core from
 // scoring it. A plain window is not paced: its inserts cost next to
-// nothing, yet pacing them (their wall time, locks included) dropped 2%
-// of a no-graph drain's unlabeled examples.
+// nothing, yet pacing them (their wall time, locks included) drops
+// unlabeled examples of a no-graph drain.
 func (l *Learner) Run(ctx context.Context, share func() float64) error {
 	l.mu.Lock()
 	if l.handoff != nil {
@@ -182,9 +182,8 @@ func (h *handoff) shareNow() float64 {
 // stopHandoff makes Observe insert inline again, waits for the Observe
 // calls that were sending, and drops what they left in the queue: its
 // examples are forgotten, as if never observed, and the window counts as
-// changed. Inserting them would make a stop wait for the graph (a full
-// queue of 16,384 took 24 to 55 s) to fill a window that is about to be
-// left; a restart rebuilds it from the topics, queued rows included, and
+// changed. Inserting them would make a stop wait for the graph (tens of
+// seconds for a full queue) to fill a window that is about to be left; a restart rebuilds it from the topics, queued rows included, and
 // solves again because the last model was not solved on them.
 func (l *Learner) stopHandoff(h *handoff) {
 	l.mu.Lock()
@@ -257,9 +256,9 @@ func queued(h *handoff, it *insertion) bool {
 	}
 }
 
-// takeBatch bounds the rows Run inserts at once: 64 sparse rows take some
-// 40 ms on two cores, which a solve waiting to freeze the window waits at
-// most.
+// takeBatch bounds the rows Run inserts at once, and so how long a solve
+// waiting to freeze the window waits at most: a few tens of milliseconds
+// for sparse rows on two cores.
 const takeBatch = 64
 
 // Flush waits until every example handed off before it is in the window,

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/newton"
+	"streamer/online/train"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -17,7 +19,7 @@ func handoffLearner(t *testing.T, queue int, sample float64) *Learner {
 	t.Helper()
 	l, err := NewLearner(LearnerConfig{
 		Features: 4, Window: anngraph.Config{MaxExamples: 5000, K: 5, Metric: anngraph.Euclidean},
-		Params: Params{Algorithm: LapSVM, LambdaI: 1}, Queue: queue, Sample: sample,
+		Params: train.Params{Algorithm: train.LapSVM, LambdaI: 1}, Queue: queue, Sample: sample,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +204,7 @@ func TestHandoffConcurrent(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := l.Solve(context.Background()); err != nil && err != ErrUnchanged && err != ErrOneClass && err != ErrNoLabels {
+			if _, err := l.Solve(context.Background()); err != nil && err != ErrUnchanged && err != train.ErrOneClass && err != newton.ErrNoLabels {
 				t.Error(err)
 				return
 			}
@@ -388,7 +390,7 @@ func TestHandoffPacedRunInsertsEverything(t *testing.T) {
 func TestHandoffSignalsLandedDue(t *testing.T) {
 	l, err := NewLearner(LearnerConfig{
 		Features: 4, Window: anngraph.Config{MaxExamples: 5000, K: 5, Metric: anngraph.Euclidean},
-		Params: Params{Algorithm: LapSVM, LambdaI: 1}, SolveExamples: 50,
+		Params: train.Params{Algorithm: train.LapSVM, LambdaI: 1}, SolveExamples: 50,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -427,7 +429,7 @@ func TestHandoffSignalsLandedDue(t *testing.T) {
 // never paused, whatever the share (30,000 inserts take well over a
 // pacing quantum: paced at 1%, they would take seconds).
 func TestHandoffPlainWindowIsNotPaced(t *testing.T) {
-	l, err := NewLearner(LearnerConfig{Features: 4, Window: anngraph.Config{MaxExamples: 50000}, Params: Params{Algorithm: SVM}})
+	l, err := NewLearner(LearnerConfig{Features: 4, Window: anngraph.Config{MaxExamples: 50000}, Params: train.Params{Algorithm: train.SVM}})
 	if err != nil {
 		t.Fatal(err)
 	}

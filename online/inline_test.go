@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/model"
+	"streamer/online/train"
 	"streamer/synth"
 )
 
@@ -17,11 +19,11 @@ import (
 // solving every 150 rows, and returns the learner's window keys, its
 // labeled count and its last model. Observe returns the evicted ids of
 // the rows it inserts one by one, none of those it collects for a batch.
-func inlineStream(t *testing.T, batch bool, workers int) ([]uint64, int, *Model) {
+func inlineStream(t *testing.T, batch bool, workers int) ([]uint64, int, *model.Model) {
 	t.Helper()
 	l, err := NewLearner(LearnerConfig{
 		Features: 6, Window: anngraph.Config{MaxExamples: 250, K: 5, Metric: anngraph.Euclidean, InsertWorkers: workers},
-		Params: Params{Algorithm: LapSVM, LambdaI: 1}, BatchInline: batch,
+		Params: train.Params{Algorithm: train.LapSVM, LambdaI: 1}, BatchInline: batch,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +64,7 @@ func inlineStream(t *testing.T, batch bool, workers int) ([]uint64, int, *Model)
 	if want := map[bool]int{false: 350, true: 0}[batch]; returned != want {
 		t.Fatalf("Observe returned %d evicted ids, want %d", returned, want)
 	}
-	m, _ := l.Model()
+	m := l.InForce().Model
 	return keys, labeled, m
 }
 
@@ -83,11 +85,11 @@ func TestBatchInline(t *testing.T) {
 
 // withoutStats returns m without its solves' statistics, which carry
 // their times.
-func withoutStats(m *Model) Model {
+func withoutStats(m *model.Model) model.Model {
 	c := *m
 	c.Problems = slices.Clone(m.Problems)
 	for k := range c.Problems {
-		c.Problems[k].Stats = Stats{}
+		c.Problems[k].Stats = model.Stats{}
 	}
 	return c
 }

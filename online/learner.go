@@ -9,6 +9,11 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/kernel"
+	"streamer/online/linalg"
+	"streamer/online/model"
+	"streamer/online/newton"
+	"streamer/online/train"
 	"streamer/vector"
 )
 
@@ -24,7 +29,7 @@ type LearnerConfig struct {
 	// of 0 means GraphDegree's choice for the algorithm.
 	Graph anngraph.LaplacianConfig
 	// Params are the solver's hyper-parameters.
-	Params Params
+	Params train.Params
 	// Queue bounds the hand-off of examples from Observe to Run's
 	// goroutine, which inserts them into the window; 0 means 20000.
 	Queue int
@@ -35,7 +40,7 @@ type LearnerConfig struct {
 	// Kernel, when enabled, maps the window's rows by a Nyström kernel
 	// map whose landmarks are drawn from the window at the first solve;
 	// the kNN graph stays on the input vectors.
-	Kernel KernelConfig
+	Kernel kernel.Config
 	// A re-solve is due after SolveExamples new examples or SolveLabels
 	// new labels since the last one; 0 means 1000 and 20.
 	SolveExamples int
@@ -61,8 +66,8 @@ func (c LearnerConfig) withDefaults() LearnerConfig {
 	if c.Queue <= 0 {
 		c.Queue = 20000
 	}
-	c.Params = c.Params.withDefaults()
-	c.Graph.Degree = GraphDegree(c.Params.Algorithm, c.Graph.Degree)
+	c.Params = c.Params.WithDefaults()
+	c.Graph.Degree = train.GraphDegree(c.Params.Algorithm, c.Graph.Degree)
 	return c
 }
 
@@ -74,7 +79,7 @@ func (c LearnerConfig) Validate() error {
 	if err := c.Window.Validate(); err != nil {
 		return fmt.Errorf("window: %w", err)
 	}
-	if err := c.Params.withDefaults().Validate(); err != nil {
+	if err := c.Params.WithDefaults().Validate(); err != nil {
 		return fmt.Errorf("solver: %w", err)
 	}
 	if err := c.Kernel.Validate(); err != nil {
@@ -127,10 +132,11 @@ type Learner struct {
 
 	solving sync.Mutex // one solve at a time
 	mapped  mappedRows // guarded by solving
-	current atomic.Pointer[versionedModel]
+	current atomic.Pointer[Solved]
 	// pinned, when set, scores in place of current (Pin): solves go on
-	// from current, and put their models in force only at Unpin.
-	pinned atomic.Pointer[versionedModel]
+	// from current and put their models in force, which score again at
+	// Unpin.
+	pinned atomic.Pointer[Solved]
 	// epoch stamps the models Solve makes (SetEpoch).
 	epoch atomic.Uint64
 	// kind is that of the first vector observed, nil before: the window
@@ -139,18 +145,12 @@ type Learner struct {
 	kind atomic.Pointer[vectorKind]
 }
 
-type versionedModel struct {
-	model *Model
-	stamp Stamp
-	on    SolvedOn
-}
-
-// SolvedOn describes the window a model was solved on: its rows, how many
-// of them were labeled, and the objective the solve reached. A snapshot
-// keeps it, so that a restored model still says what it was solved on.
-type SolvedOn struct {
-	Window, Labeled int
-	Objective       float64
+// Solved is a model as the learner holds it: the model, its stamp and the
+// window it was solved on, read together.
+type Solved struct {
+	Model    *model.Model // nil before the first solve or restore
+	Stamp    model.Stamp
+	SolvedOn model.SolvedOn
 }
 
 // NewLearner returns a Learner with an empty window and no model.
@@ -415,17 +415,17 @@ func (l *Learner) Contains(id string) bool {
 	return ok
 }
 
-// WindowTooOld counts the examples the window refused since the learner
+// TooOldCount counts the examples the window refused since the learner
 // started because their event time was more than window.max_age before
 // the newest it had seen: late ones, or those of a partition read behind
 // the others by more than the age.
-func (l *Learner) WindowTooOld() uint64 {
+func (l *Learner) TooOldCount() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.flushPending()
 	l.winMu.Lock()
 	defer l.winMu.Unlock()
-	return l.tooOldBefore + l.window.TooOld()
+	return l.tooOldBefore + l.window.TooOldCount()
 }
 
 // WindowSize returns the number of examples in the window and how many of
@@ -474,38 +474,22 @@ func (l *Learner) MarkSolved() {
 	l.changed, l.sinceExamples, l.sinceLabels = false, 0, 0
 }
 
-// Model returns the model in force and its version; nil and 0 before the
+// InForce returns the model in force, the newest solved or restored, with
+// its stamp and the window it was solved on; its Model is nil before the
 // first solve or restore.
-func (l *Learner) Model() (*Model, uint64) {
-	m, version, _ := l.ModelSolvedOn()
-	return m, version
-}
-
-// ModelSolvedOn returns the model in force, its version and the window it
-// was solved on, read together; nil and zeros before the first solve or
-// restore.
-func (l *Learner) ModelSolvedOn() (*Model, uint64, SolvedOn) {
+func (l *Learner) InForce() Solved {
 	if v := l.current.Load(); v != nil {
-		return v.model, v.stamp.Version, v.on
+		return *v
 	}
-	return nil, 0, SolvedOn{}
-}
-
-// InForce returns the model in force and its stamp; nil before the first
-// solve or restore.
-func (l *Learner) InForce() (*Model, Stamp) {
-	if v := l.current.Load(); v != nil {
-		return v.model, v.stamp
-	}
-	return nil, Stamp{}
+	return Solved{}
 }
 
 // SetModel puts a model in force, such as one restored from a snapshot,
 // with the stamp it was made with and the window it was solved on. It
 // packs m for scoring (Model.Pack).
-func (l *Learner) SetModel(m *Model, st Stamp, on SolvedOn) {
+func (l *Learner) SetModel(m *model.Model, st model.Stamp, on model.SolvedOn) {
 	m.Pack()
-	l.current.Store(&versionedModel{model: m, stamp: st, on: on})
+	l.current.Store(&Solved{Model: m, Stamp: st, SolvedOn: on})
 }
 
 // SetEpoch sets the epoch that stamps the models Solve makes from now on
@@ -518,41 +502,41 @@ func (l *Learner) SetEpoch(epoch uint64) { l.epoch.Store(epoch) }
 // from the newest model, not from m.
 //
 // It packs m for scoring (Model.Pack).
-func (l *Learner) Pin(m *Model, st Stamp) {
+func (l *Learner) Pin(m *model.Model, st model.Stamp) {
 	m.Pack()
-	l.pinned.Store(&versionedModel{model: m, stamp: st})
+	l.pinned.Store(&Solved{Model: m, Stamp: st})
 }
 
 // Unpin lets the newest model score again.
 func (l *Learner) Unpin() { l.pinned.Store(nil) }
 
 // Pinned returns the pinned model's stamp, and whether a model is pinned.
-func (l *Learner) Pinned() (Stamp, bool) {
+func (l *Learner) Pinned() (model.Stamp, bool) {
 	if v := l.pinned.Load(); v != nil {
-		return v.stamp, true
+		return v.Stamp, true
 	}
-	return Stamp{}, false
+	return model.Stamp{}, false
 }
 
 // Scoring returns the model that scores and its stamp, read together: the
 // pinned one while there is one, else the model in force.
-func (l *Learner) Scoring() (*Model, Stamp) {
+func (l *Learner) Scoring() (*model.Model, model.Stamp) {
 	v := l.pinned.Load()
 	if v == nil {
 		v = l.current.Load()
 	}
 	if v == nil {
-		return nil, Stamp{}
+		return nil, model.Stamp{}
 	}
-	return v.model, v.stamp
+	return v.Model, v.Stamp
 }
 
 // Predict scores v with the model that scores (Scoring). It returns false
 // while there is none.
-func (l *Learner) Predict(v vector.Vector) (Prediction, *Model, Stamp, bool) {
+func (l *Learner) Predict(v vector.Vector) (model.Prediction, *model.Model, model.Stamp, bool) {
 	m, st := l.Scoring()
 	if !m.Ready() {
-		return Prediction{}, nil, st, false
+		return model.Prediction{}, nil, st, false
 	}
 	return m.Predict(v), m, st, true
 }
@@ -562,7 +546,7 @@ type SolveReport struct {
 	Version uint64 // the version of the new model
 	Window  int    // examples in the window
 	Labeled int    // of which labeled
-	TrainStats
+	train.Stats
 }
 
 // ErrUnchanged is returned by Solve when nothing changed since the last
@@ -571,10 +555,10 @@ var ErrUnchanged = errors.New("window unchanged since the last solve")
 
 // Solve re-solves the model over the window, warm-started from the model in
 // force, and puts the new model in force. It returns ErrUnchanged when the
-// window and its labels did not change, ErrOneClass while the labels
-// name fewer than two classes, and ErrNoLabels while the window holds no
-// labeled example. Examples and labels may arrive meanwhile;
-// they count toward the next solve.
+// window and its labels did not change, train.ErrOneClass while the labels
+// name fewer than two classes, and newton.ErrNoLabels while the window
+// holds no labeled example. Examples and labels may arrive meanwhile; they
+// count toward the next solve.
 func (l *Learner) Solve(ctx context.Context) (SolveReport, error) {
 	l.solving.Lock()
 	defer l.solving.Unlock()
@@ -586,7 +570,7 @@ func (l *Learner) Solve(ctx context.Context) (SolveReport, error) {
 		return SolveReport{}, ErrUnchanged
 	}
 	rep, err := l.train(ctx, view, labels)
-	if err != nil && !errors.Is(err, ErrOneClass) && !errors.Is(err, ErrNoLabels) {
+	if err != nil && !errors.Is(err, train.ErrOneClass) && !errors.Is(err, newton.ErrNoLabels) {
 		l.mu.Lock()
 		l.changed = true // let the next trigger try again
 		l.mu.Unlock()
@@ -621,7 +605,7 @@ func (l *Learner) growGraph() error {
 	l.forget(evicted)
 	l.forget(left)
 	l.sampled.thinned.Add(uint64(len(left)))
-	l.tooOldBefore += plain.TooOld()
+	l.tooOldBefore += plain.TooOldCount()
 	l.window = graphWindow{w}
 	l.graphed.Store(true)
 	// The same rows in another form change nothing to solve: a window
@@ -634,10 +618,9 @@ func (l *Learner) growGraph() error {
 }
 
 // growBacklogRows bounds the rows of a graph grown behind a backlog. A
-// catch-up drain of short text read 5,000 to 18,000 rows before its first
-// solve, and growing the graph over all of them held both cores for 2 to
-// 8 s of a drain that takes 4 s without it; 2,048 sparse rows take about
-// 0.8 s.
+// catch-up drain of short text reads thousands of rows before its first
+// solve, and growing the graph over all of them holds both cores for
+// longer than the drain takes without it (docs/RESULTS.md, "Drain").
 const growBacklogRows = 2048
 
 // growRows returns the rows of the plain window that a grown graph takes,
@@ -713,17 +696,18 @@ func (l *Learner) freeze() (windowView, []string, bool) {
 
 func (l *Learner) train(ctx context.Context, view windowView, labels []string) (SolveReport, error) {
 	rep := SolveReport{Window: len(view.keys)}
-	prev, version := l.Model()
+	cur := l.InForce()
+	prev, version := cur.Model, cur.Stamp.Version
 	// Checked before the graph, the map and the matrix are built: a window
 	// whose labels have all left, or were dropped waiting, or name one
 	// class so far, is tried again at every trigger while examples arrive.
-	classes, labeled := modelClasses(prev, labels)
+	classes, labeled := train.Classes(prev, labels)
 	rep.Labeled = labeled
 	switch {
 	case labeled == 0:
-		return rep, ErrNoLabels
+		return rep, newton.ErrNoLabels
 	case len(classes) < 2:
-		return rep, ErrOneClass
+		return rep, train.ErrOneClass
 	}
 	lap, err := view.laplacian(l.cfg.Graph)
 	if err != nil {
@@ -737,17 +721,17 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 	if km != nil {
 		rows, features = l.mapped.rows(km, view), km.Dim()
 	}
-	data := TrainData{X: NewMatrix(rows, features), Labels: labels, Keys: view.keys, Rows: rows}
+	data := train.Window{X: linalg.NewMatrix(rows, features), Labels: labels, Keys: view.keys, Rows: rows}
 	if lap != nil { // a nil *anngraph.Laplacian must not become a non-nil interface
 		data.Laplacian, data.Graph = lap, lap
 	}
-	m, st, err := Train(ctx, data, l.cfg.Params, prev)
+	m, st, err := train.Solve(ctx, data, l.cfg.Params, prev)
 	if err != nil {
 		return rep, err
 	}
 	m.Map = km
-	rep.TrainStats, rep.Version = st, version+1
-	l.SetModel(m, Stamp{Epoch: l.epoch.Load(), Version: rep.Version}, SolvedOn{Window: rep.Window, Labeled: rep.Labeled, Objective: st.Objective})
+	rep.Stats, rep.Version = st, version+1
+	l.SetModel(m, model.Stamp{Epoch: l.epoch.Load(), Version: rep.Version}, model.SolvedOn{Window: rep.Window, Labeled: rep.Labeled, Objective: st.Objective})
 	return rep, nil
 }
 
@@ -758,14 +742,14 @@ const landmarkSeed = 1
 // kernelMap returns the kernel map of the next model: the one in force
 // while it lives, or a new one over landmarks drawn from the window; nil
 // without a kernel.
-func (l *Learner) kernelMap(prev *Model, view windowView) (*KernelMap, error) {
+func (l *Learner) kernelMap(prev *model.Model, view windowView) (*kernel.Map, error) {
 	if !l.cfg.Kernel.Enabled() {
 		return nil, nil
 	}
 	if prev != nil && prev.Map != nil {
 		return prev.Map, nil
 	}
-	km, err := NewKernelMap(SampleLandmarks(view.vecs, l.cfg.Kernel.LandmarkCount(), landmarkSeed), l.cfg.Kernel.Gamma)
+	km, err := kernel.NewMap(kernel.SampleLandmarks(view.vecs, l.cfg.Kernel.LandmarkCount(), landmarkSeed), l.cfg.Kernel.Gamma)
 	if err != nil {
 		return nil, fmt.Errorf("kernel map: %w", err)
 	}
@@ -775,13 +759,13 @@ func (l *Learner) kernelMap(prev *Model, view windowView) (*KernelMap, error) {
 // mappedRows caches the mapped vector of each window row by key, so that a
 // row is mapped once while it stays in the window and the map lives.
 type mappedRows struct {
-	km    *KernelMap
+	km    *kernel.Map
 	byKey map[uint64]vector.Vector
 }
 
 // rows returns the mapped rows of view, mapping the new ones and dropping
 // the rows that left.
-func (c *mappedRows) rows(km *KernelMap, view windowView) []vector.Vector {
+func (c *mappedRows) rows(km *kernel.Map, view windowView) []vector.Vector {
 	if c.km != km {
 		c.km, c.byKey = km, map[uint64]vector.Vector{}
 	}

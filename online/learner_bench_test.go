@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/newton"
+	"streamer/online/train"
 )
 
 // BenchmarkSolveSkipped is a solve tried on a 20,000-row text window
@@ -19,12 +21,12 @@ func BenchmarkSolveSkipped(b *testing.B) {
 		name  string
 		label string // of every fifth row
 		want  error
-	}{{"no-labels", "", ErrNoLabels}, {"one-class", "pos", ErrOneClass}} {
+	}{{"no-labels", "", newton.ErrNoLabels}, {"one-class", "pos", train.ErrOneClass}} {
 		b.Run(c.name, func(b *testing.B) {
 			l, err := NewLearner(LearnerConfig{
 				Features: 1 << 16,
 				Window:   anngraph.Config{MaxExamples: 20000, K: 5, Seed: 1},
-				Params:   Params{Algorithm: TSVM, Lambda: 1e-3},
+				Params:   train.Params{Algorithm: train.TSVM, Lambda: 1e-3},
 			})
 			if err != nil {
 				b.Fatal(err)

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/model"
+	"streamer/online/newton"
+	"streamer/online/train"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -45,13 +48,13 @@ func observeEveryFifth(l *Learner, rows []labeledRow, label func(labeledRow) str
 	}
 }
 
-func newTestLearner(t *testing.T, algo Algorithm, window int) *Learner {
+func newTestLearner(t *testing.T, algo train.Algorithm, window int) *Learner {
 	t.Helper()
 	cfg := LearnerConfig{
 		Features:      1 << 16,
 		Window:        anngraph.Config{MaxExamples: window, K: 5, Seed: 1},
 		Graph:         anngraph.LaplacianConfig{Normalized: true},
-		Params:        Params{Algorithm: algo, Lambda: 1e-3, LambdaI: 0.1},
+		Params:        train.Params{Algorithm: algo, Lambda: 1e-3, LambdaI: 0.1},
 		SolveExamples: 100,
 		SolveLabels:   10,
 	}
@@ -63,7 +66,7 @@ func newTestLearner(t *testing.T, algo Algorithm, window int) *Learner {
 }
 
 func TestLearnerLearnsAndPredicts(t *testing.T) {
-	for _, algo := range []Algorithm{SVM, TSVM, LapSVM} {
+	for _, algo := range []train.Algorithm{train.SVM, train.TSVM, train.LapSVM} {
 		t.Run(string(algo), func(t *testing.T) {
 			l := newTestLearner(t, algo, 400)
 			rows := textRows(600, 1)
@@ -97,7 +100,7 @@ func TestLearnerLearnsAndPredicts(t *testing.T) {
 			if n, labeled := l.WindowSize(); n != 400 || labeled != 40 {
 				t.Fatalf("window %d examples, %d labeled; want 400, 40", n, labeled)
 			}
-			_, version := l.Model()
+			version := l.InForce().Stamp.Version
 			if version != uint64(solves) || solves < 5 {
 				t.Fatalf("model version %d after %d solves", version, solves)
 			}
@@ -109,7 +112,7 @@ func TestLearnerLearnsAndPredicts(t *testing.T) {
 }
 
 func TestLearnerSkipsUnchangedSolve(t *testing.T) {
-	l := newTestLearner(t, SVM, 100)
+	l := newTestLearner(t, train.SVM, 100)
 	if _, err := l.Solve(context.Background()); !errors.Is(err, ErrUnchanged) {
 		t.Fatalf("empty learner: err = %v", err)
 	}
@@ -117,7 +120,7 @@ func TestLearnerSkipsUnchangedSolve(t *testing.T) {
 	for _, r := range rows {
 		l.Observe(r.id, time.Time{}, r.v, "")
 	}
-	if _, err := l.Solve(context.Background()); !errors.Is(err, ErrNoLabels) && !errors.Is(err, ErrOneClass) {
+	if _, err := l.Solve(context.Background()); !errors.Is(err, newton.ErrNoLabels) && !errors.Is(err, train.ErrOneClass) {
 		t.Fatalf("no labels: err = %v", err)
 	}
 	l.Label(rows[0].id, "a")
@@ -141,7 +144,7 @@ func TestLearnerSkipsUnchangedSolve(t *testing.T) {
 // left the window, a solve is skipped with ErrNoLabels and the model in
 // force stays; a label that arrives again lets the next solve run.
 func TestLearnerSkipsWindowWithoutLabels(t *testing.T) {
-	l := newTestLearner(t, TSVM, 60)
+	l := newTestLearner(t, train.TSVM, 60)
 	rows := textRows(200, 4)
 	observeEveryFifth(l, rows[:60], func(r labeledRow) string { return r.class })
 	if _, err := l.Solve(context.Background()); err != nil {
@@ -151,17 +154,17 @@ func TestLearnerSkipsWindowWithoutLabels(t *testing.T) {
 		l.Observe(r.id, time.Time{}, r.v, "")
 	}
 	rep, err := l.Solve(context.Background())
-	if !errors.Is(err, ErrNoLabels) || rep.Window != 60 || rep.Labeled != 0 {
+	if !errors.Is(err, newton.ErrNoLabels) || rep.Window != 60 || rep.Labeled != 0 {
 		t.Fatalf("window of unlabeled rows: %+v, err = %v; want 60 rows, none labeled, ErrNoLabels", rep, err)
 	}
-	if m, version := l.Model(); !m.Ready() || version != 1 {
-		t.Fatalf("after the skip: model ready %v, version %d; want the first model in force", m.Ready(), version)
+	if cur := l.InForce(); !cur.Model.Ready() || cur.Stamp.Version != 1 {
+		t.Fatalf("after the skip: model ready %v, version %d; want the first model in force", cur.Model.Ready(), cur.Stamp.Version)
 	}
 	l.Label(rows[100].id, rows[100].class)
 	if _, err := l.Solve(context.Background()); err != nil {
 		t.Fatalf("after a new label: %v", err)
 	}
-	if _, version := l.Model(); version != 2 {
+	if version := l.InForce().Stamp.Version; version != 2 {
 		t.Fatalf("model version %d after a new label, want 2", version)
 	}
 }
@@ -170,7 +173,7 @@ func TestLearnerSkipsWindowWithoutLabels(t *testing.T) {
 // solved on, however the window grew since, and a restored model keeps
 // what it is given.
 func TestModelSolvedOnIsTheSolvesWindow(t *testing.T) {
-	l := newTestLearner(t, SVM, 100)
+	l := newTestLearner(t, train.SVM, 100)
 	rows := textRows(90, 7)
 	observeEveryFifth(l, rows[:50], func(r labeledRow) string { return r.class })
 	rep, err := l.Solve(context.Background())
@@ -180,8 +183,9 @@ func TestModelSolvedOnIsTheSolvesWindow(t *testing.T) {
 	for _, r := range rows[50:] {
 		l.Observe(r.id, time.Time{}, r.v, r.class)
 	}
-	m, version, on := l.ModelSolvedOn()
-	want := SolvedOn{Window: 50, Labeled: 10, Objective: rep.Objective}
+	cur := l.InForce()
+	m, version, on := cur.Model, cur.Stamp.Version, cur.SolvedOn
+	want := model.SolvedOn{Window: 50, Labeled: 10, Objective: rep.Objective}
 	if version != 1 || on != want || rep.Objective <= 0 {
 		t.Fatalf("model %d solved on %+v, want version 1 and %+v", version, on, want)
 	}
@@ -196,21 +200,21 @@ func TestModelSolvedOnIsTheSolvesWindow(t *testing.T) {
 	if n, labeled := l.WindowSize(); n != 90 || labeled != 50 || !l.Contains("queued") {
 		t.Fatalf("with a labeled row queued: window of %d rows, %d labeled; want 90 and 50", n, labeled)
 	}
-	restored := SolvedOn{Window: 7, Labeled: 3, Objective: 0.5}
-	l.SetModel(m, Stamp{Epoch: 2, Version: 9}, restored)
-	if _, version, on := l.ModelSolvedOn(); version != 9 || on != restored {
-		t.Fatalf("restored model %d solved on %+v, want 9 and %+v", version, on, restored)
+	restored := model.SolvedOn{Window: 7, Labeled: 3, Objective: 0.5}
+	l.SetModel(m, model.Stamp{Epoch: 2, Version: 9}, restored)
+	if cur := l.InForce(); cur.Stamp.Version != 9 || cur.SolvedOn != restored {
+		t.Fatalf("restored model %d solved on %+v, want 9 and %+v", cur.Stamp.Version, cur.SolvedOn, restored)
 	}
 }
 
 // TestLearnerSkipsOneClass: before any model, a window whose labels name
 // one class is skipped with ErrOneClass; a second class lets it solve.
 func TestLearnerSkipsOneClass(t *testing.T) {
-	l := newTestLearner(t, SVM, 60)
+	l := newTestLearner(t, train.SVM, 60)
 	rows := textRows(60, 6)
 	observeEveryFifth(l, rows, func(labeledRow) string { return "only" })
 	rep, err := l.Solve(context.Background())
-	if !errors.Is(err, ErrOneClass) || rep.Labeled != 12 {
+	if !errors.Is(err, train.ErrOneClass) || rep.Labeled != 12 {
 		t.Fatalf("labels of one class: %+v, err = %v; want 12 labeled, ErrOneClass", rep, err)
 	}
 	l.Label(rows[1].id, "other")
@@ -220,7 +224,7 @@ func TestLearnerSkipsOneClass(t *testing.T) {
 }
 
 func TestLearnerEvictsAndForgets(t *testing.T) {
-	l := newTestLearner(t, SVM, 10)
+	l := newTestLearner(t, train.SVM, 10)
 	rows := textRows(15, 3)
 	var evicted []string
 	for _, r := range rows {
@@ -248,7 +252,7 @@ func TestLearnerEvictsAndForgets(t *testing.T) {
 // TestLearnerConcurrentObserveAndSolve runs ingestion, scoring and solves at
 // once; run it with -race.
 func TestLearnerConcurrentObserveAndSolve(t *testing.T) {
-	l := newTestLearner(t, LapSVM, 300)
+	l := newTestLearner(t, train.LapSVM, 300)
 	rows := textRows(1200, 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -257,7 +261,7 @@ func TestLearnerConcurrentObserveAndSolve(t *testing.T) {
 		defer wg.Done()
 		for ctx.Err() == nil {
 			if _, err := l.Solve(ctx); err != nil && !errors.Is(err, ErrUnchanged) &&
-				!errors.Is(err, ErrNoLabels) && !errors.Is(err, ErrOneClass) && !errors.Is(err, context.Canceled) {
+				!errors.Is(err, newton.ErrNoLabels) && !errors.Is(err, train.ErrOneClass) && !errors.Is(err, context.Canceled) {
 				t.Error(err)
 				return
 			}
@@ -279,13 +283,13 @@ func TestLearnerConcurrentObserveAndSolve(t *testing.T) {
 		}
 	}()
 	wg.Wait()
-	if _, v := l.Model(); v == 0 {
+	if v := l.InForce().Stamp.Version; v == 0 {
 		t.Fatal("no solve finished")
 	}
 }
 
 func TestLearnerKeepsOneKindOfVector(t *testing.T) {
-	l := newTestLearner(t, SVM, 10)
+	l := newTestLearner(t, train.SVM, 10)
 	if _, err := l.Observe("a", time.Time{}, vector.Sparse([]int32{1, 5}, []float64{1, 1}), ""); err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +301,7 @@ func TestLearnerKeepsOneKindOfVector(t *testing.T) {
 			t.Errorf("%s: err = %v, want ErrIncompatible", name, err)
 		}
 	}
-	d := newTestLearner(t, SVM, 10)
+	d := newTestLearner(t, train.SVM, 10)
 	d.Observe("a", time.Time{}, vector.Dense([]float64{1, 2, 3}), "")
 	if _, err := d.Observe("b", time.Time{}, vector.Dense([]float64{1, 2}), ""); !errors.Is(err, ErrIncompatible) {
 		t.Errorf("dense of another length: err = %v", err)
@@ -308,7 +312,7 @@ func TestLearnerKeepsOneKindOfVector(t *testing.T) {
 // it scores with the pinned one, solves from the newest, and scores with
 // the newest again once unpinned.
 func TestLearnerPin(t *testing.T) {
-	l := newTestLearner(t, SVM, 400)
+	l := newTestLearner(t, train.SVM, 400)
 	rows := textRows(400, 2)
 	ts := time.Unix(0, 0)
 	observe := func(rs []labeledRow) {
@@ -329,7 +333,8 @@ func TestLearnerPin(t *testing.T) {
 	l.Pin(first, st1)
 	l.SetEpoch(4)
 	observe(rows[200:])
-	newest, v2 := l.Model()
+	cur := l.InForce()
+	newest, v2 := cur.Model, cur.Stamp.Version
 	if v2 != st1.Version+1 || newest == first {
 		t.Fatalf("pinned at %v, the learner reached version %d", st1, v2)
 	}
@@ -351,7 +356,7 @@ func TestLearnerPin(t *testing.T) {
 	if _, ok := l.Pinned(); ok {
 		t.Fatal("pinned after Unpin")
 	}
-	want := Stamp{Epoch: 4, Version: v2}
+	want := model.Stamp{Epoch: 4, Version: v2}
 	if _, m, st, _ := l.Predict(rows[0].v); m != newest || st != want {
 		t.Fatalf("unpinned: scored by %v, want %v", st, want)
 	}
@@ -362,12 +367,12 @@ func TestLearnerPin(t *testing.T) {
 // arrival and counted, and the count outlives the plain window that auto
 // replaces by a graph once three classes are labeled.
 func TestWindowTooOldCounts(t *testing.T) {
-	for _, algo := range []Algorithm{SVM, LapSVM, Auto} {
+	for _, algo := range []train.Algorithm{train.SVM, train.LapSVM, train.Auto} {
 		t.Run(string(algo), func(t *testing.T) {
 			l, err := NewLearner(LearnerConfig{
 				Features:      1 << 16,
 				Window:        anngraph.Config{MaxExamples: 100, MaxAge: 10 * time.Second, K: 5, Seed: 1},
-				Params:        Params{Algorithm: algo, Lambda: 1e-3, LambdaI: 0.1},
+				Params:        train.Params{Algorithm: algo, Lambda: 1e-3, LambdaI: 0.1},
 				SolveExamples: 100,
 				SolveLabels:   10,
 			})
@@ -379,10 +384,10 @@ func TestWindowTooOldCounts(t *testing.T) {
 			for i, s := range []int{0, 5, 20, 3} {
 				l.Observe(rows[i].id, at(s), rows[i].v, "")
 			}
-			if n, _ := l.WindowSize(); n != 1 || l.WindowTooOld() != 1 {
-				t.Fatalf("window of %d rows, %d too old; want 1 and 1", n, l.WindowTooOld())
+			if n, _ := l.WindowSize(); n != 1 || l.TooOldCount() != 1 {
+				t.Fatalf("window of %d rows, %d too old; want 1 and 1", n, l.TooOldCount())
 			}
-			if algo != Auto {
+			if algo != train.Auto {
 				return
 			}
 			if _, plain := l.window.(*plainWindow); !plain {
@@ -394,8 +399,8 @@ func TestWindowTooOldCounts(t *testing.T) {
 			if err := l.growGraph(); err != nil {
 				t.Fatal(err)
 			}
-			if _, plain := l.window.(*plainWindow); plain || l.WindowTooOld() != 1 {
-				t.Fatalf("after the graph grew: plain %v, %d too old; want a graph and 1", plain, l.WindowTooOld())
+			if _, plain := l.window.(*plainWindow); plain || l.TooOldCount() != 1 {
+				t.Fatalf("after the graph grew: plain %v, %d too old; want a graph and 1", plain, l.TooOldCount())
 			}
 		})
 	}

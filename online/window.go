@@ -19,9 +19,9 @@ type rowWindow interface {
 	InsertBatch(items []anngraph.Item) (evicted []uint64, err error)
 	Len() int
 	Contains(key uint64) bool
-	// TooOld counts the rows refused on arrival for an event time more
+	// TooOldCount counts the rows refused on arrival for an event time more
 	// than the age window before the newest seen.
-	TooOld() uint64
+	TooOldCount() uint64
 	// snapshot returns a consistent view of the window, cheaply: the
 	// caller holds the Learner's lock while it runs.
 	snapshot() windowView
@@ -51,7 +51,7 @@ func (v windowView) laplacian(cfg anngraph.LaplacianConfig) (*anngraph.Laplacian
 // graphWindow is the anngraph window.
 type graphWindow struct{ *anngraph.Window }
 
-func (g graphWindow) TooOld() uint64 { return g.Stats().Rejected }
+func (g graphWindow) TooOldCount() uint64 { return g.Stats().Rejected }
 
 func (g graphWindow) snapshot() windowView {
 	view := g.Snapshot()
@@ -152,7 +152,7 @@ func (w *plainWindow) Len() int { return len(w.keys) - w.head }
 
 func (w *plainWindow) Contains(key uint64) bool { return w.present[key] }
 
-func (w *plainWindow) TooOld() uint64 { return w.tooOld }
+func (w *plainWindow) TooOldCount() uint64 { return w.tooOld }
 
 func (w *plainWindow) snapshot() windowView {
 	return windowView{

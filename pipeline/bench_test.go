@@ -9,18 +9,19 @@ import (
 	"streamer/anngraph"
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/train"
 	"streamer/synth"
 )
 
 // BenchmarkExample measures the per-example work of the core loop (decode,
 // score, window insert, join), solves excluded, with a model in force.
 func BenchmarkExample(b *testing.B) {
-	for _, algo := range []online.Algorithm{online.TSVM, online.LapSVM} {
+	for _, algo := range []train.Algorithm{train.TSVM, train.LapSVM} {
 		b.Run(string(algo), func(b *testing.B) {
 			p, err := New(Config{
 				Decoder: ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 18}},
 				Learner: online.LearnerConfig{Features: 1 << 18, Window: anngraph.Config{MaxExamples: 20000},
-					Params: online.Params{Algorithm: algo, LambdaI: lambdaI(algo)}, SolveExamples: 1 << 30, SolveLabels: 1 << 30},
+					Params: train.Params{Algorithm: algo, LambdaI: lambdaI(algo)}, SolveExamples: 1 << 30, SolveLabels: 1 << 30},
 			})
 			if err != nil {
 				b.Fatal(err)
@@ -60,8 +61,8 @@ func BenchmarkExample(b *testing.B) {
 	}
 }
 
-func lambdaI(a online.Algorithm) float64 {
-	if a == online.LapSVM {
+func lambdaI(a train.Algorithm) float64 {
+	if a == train.LapSVM {
 		return 1
 	}
 	return 0

@@ -9,6 +9,9 @@ import (
 
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/model"
+	"streamer/online/newton"
+	"streamer/online/train"
 	"streamer/vector"
 )
 
@@ -74,7 +77,7 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	if cfg.Baseline {
 		bc := cfg.Learner
-		bc.Params.Algorithm, bc.Params.LambdaU, bc.Params.LambdaI = online.SVM, 0, 0
+		bc.Params.Algorithm, bc.Params.LambdaU, bc.Params.LambdaI = train.SVM, 0, 0
 		if p.baseline, err = online.NewLearner(bc); err != nil {
 			return nil, fmt.Errorf("baseline learner: %w", err)
 		}
@@ -182,7 +185,7 @@ var ErrNoModel = errors.New("no model yet")
 func (p *Pipeline) noModel() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if errors.Is(p.lastErr, online.ErrOneClass) || errors.Is(p.lastErr, online.ErrNoLabels) {
+	if errors.Is(p.lastErr, train.ErrOneClass) || errors.Is(p.lastErr, newton.ErrNoLabels) {
 		return fmt.Errorf("%w: labels of at least two classes are needed", ErrNoModel)
 	}
 	return fmt.Errorf("%w: waiting for the first solve", ErrNoModel)
@@ -329,7 +332,7 @@ func (p *Pipeline) Solve(ctx context.Context) (online.SolveReport, error) {
 // isSkip reports whether a solve error only means there was nothing to do
 // yet.
 func isSkip(err error) bool {
-	return errors.Is(err, online.ErrUnchanged) || errors.Is(err, online.ErrOneClass) || errors.Is(err, online.ErrNoLabels)
+	return errors.Is(err, online.ErrUnchanged) || errors.Is(err, train.ErrOneClass) || errors.Is(err, newton.ErrNoLabels)
 }
 
 // IsSkip reports whether err from Solve only means there was nothing to
@@ -340,7 +343,7 @@ func IsSkip(err error) bool { return isSkip(err) }
 // SetModel puts a restored model in force, with the stamp of its snapshot
 // and the window it was solved on: its predictions carry that epoch and
 // version until the next solve.
-func (p *Pipeline) SetModel(m *online.Model, st online.Stamp, on online.SolvedOn) {
+func (p *Pipeline) SetModel(m *model.Model, st model.Stamp, on model.SolvedOn) {
 	p.learner.SetModel(m, st, on)
 }
 
@@ -403,7 +406,7 @@ type Stats struct {
 
 // Stats returns the current summary.
 func (p *Pipeline) Stats() Stats {
-	_, version := p.learner.Model()
+	version := p.learner.InForce().Stamp.Version
 	window, labeled := p.learner.WindowSize()
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"streamer/anngraph"
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/train"
 	"streamer/synth"
 )
 
@@ -73,7 +74,7 @@ func testPipeline(t *testing.T, baseline bool) *Pipeline {
 		Learner: online.LearnerConfig{
 			Features:      1 << 14,
 			Window:        anngraph.Config{MaxExamples: 200, K: 5},
-			Params:        online.Params{Algorithm: online.TSVM, LambdaU: 0.1},
+			Params:        train.Params{Algorithm: train.TSVM, LambdaU: 0.1},
 			SolveExamples: 50, SolveLabels: 5,
 		},
 		Baseline: baseline,

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"streamer/ingest"
-	"streamer/online"
+	"streamer/online/model"
 )
 
 // Prediction is the value of a record on the predictions topic, keyed by
@@ -23,7 +23,7 @@ type Prediction struct {
 	Prob         *float64           `json:"prob"`
 	ModelVersion uint64             `json:"model_version"`
 	// ModelEpoch is the epoch of the learner that made the model (the
-	// model is (ModelEpoch, ModelVersion), online.Stamp); absent when 0,
+	// model is (ModelEpoch, ModelVersion), model.Stamp); absent when 0,
 	// as for a process that learns alone.
 	ModelEpoch uint64    `json:"model_epoch,omitempty"`
 	TS         time.Time `json:"ts,omitzero"` // absent when unknown (LIBSVM rows)
@@ -219,7 +219,7 @@ func appendString(dst []byte, s string) []byte {
 // NewPrediction returns the prediction message of example ex, read at src,
 // as model m of stamp st answered it (pred): the one constructor of a
 // prediction, for the service, replay and `predict` alike.
-func NewPrediction(ex ingest.Example, src Source, m *online.Model, st online.Stamp, pred online.Prediction) Prediction {
+func NewPrediction(ex ingest.Example, src Source, m *model.Model, st model.Stamp, pred model.Prediction) Prediction {
 	label := m.Classes[pred.Class]
 	prob := pred.Prob
 	out := Prediction{

@@ -20,7 +20,7 @@ import (
 	"streamer/config"
 	"streamer/ingest"
 	"streamer/offline"
-	"streamer/online"
+	"streamer/online/train"
 	"streamer/pipeline"
 	"streamer/synth"
 )
@@ -139,7 +139,7 @@ func decodeLines(t *testing.T, data []byte) map[string]pipeline.Prediction {
 func TestPinnedReplayMatchesPredict(t *testing.T) {
 	f := newFixture(t, 400)
 	fit, err := offline.RunFit(context.Background(), offline.FitConfig{
-		Data: f.jsonl, Features: ingest.Featurizer{Dim: 16384}, Params: online.Params{Algorithm: online.SVM},
+		Data: f.jsonl, Features: ingest.Featurizer{Dim: 16384}, Params: train.Params{Algorithm: train.SVM},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +172,7 @@ func TestPinnedReplayMatchesPredict(t *testing.T) {
 func TestPinnedReplayOfNothingNamesItsModel(t *testing.T) {
 	f := newFixture(t, 50)
 	fit, err := offline.RunFit(context.Background(), offline.FitConfig{
-		Data: f.jsonl, Features: ingest.Featurizer{Dim: 16384}, Params: online.Params{Algorithm: online.SVM},
+		Data: f.jsonl, Features: ingest.Featurizer{Dim: 16384}, Params: train.Params{Algorithm: train.SVM},
 	})
 	if err != nil {
 		t.Fatal(err)

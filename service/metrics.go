@@ -77,7 +77,7 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamer_model_version",
 		Help: "Version of the newest model, solved or restored; 0 before the first. It scores unless a version is pinned (streamer_model_pinned_version).",
-	}, func() float64 { _, v := pipe.Learner().Model(); return float64(v) })
+	}, func() float64 { return float64(pipe.Learner().InForce().Stamp.Version) })
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamer_model_pinned_version",
 		Help: "Version of the pinned model that scores in place of the newest (streamer model pin); 0 when none is pinned.",
@@ -101,7 +101,7 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 	f.NewCounterFunc(prometheus.CounterOpts{
 		Name: "streamer_window_too_old_total",
 		Help: "Examples the learner's window refused for an event time more than window.max_age before the newest it had seen (scored all the same): late ones, or those of a partition read behind the others by more than the age.",
-	}, func() float64 { return float64(pipe.Learner().WindowTooOld()) })
+	}, func() float64 { return float64(pipe.Learner().TooOldCount()) })
 	f.NewCounterFunc(prometheus.CounterOpts{
 		Name: "streamer_window_insert_paused_seconds_total",
 		Help: "Time the learner paused its window inserts behind a backlog so that they took schedule.insert_share of the time.",

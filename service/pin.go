@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 
 	"streamer/control"
-	"streamer/online"
+	"streamer/online/model"
 	"streamer/snapshot"
 )
 
@@ -79,7 +79,7 @@ func (s *Service) pinMissing() string {
 func (s *Service) applyPin(ctx context.Context) {
 	sel, pinned := s.pin.follower.Current()
 	learner := s.pipe.Learner()
-	_, newest := learner.Model()
+	newest := learner.InForce().Stamp.Version
 	if !pinned {
 		s.pin.missing.Store("")
 		if _, was := learner.Pinned(); was {
@@ -107,23 +107,23 @@ func (s *Service) applyPin(ctx context.Context) {
 // pinnedModel returns the model sel names and its stamp: the newest model
 // when it is that one, else the snapshot from the history topic, or from
 // the snapshot topic.
-func (s *Service) pinnedModel(ctx context.Context, sel snapshot.Selector) (*online.Model, online.Stamp, error) {
-	if m, st := s.pipe.Learner().InForce(); sel.Matches(st) && m.Ready() {
-		return m, st, nil
+func (s *Service) pinnedModel(ctx context.Context, sel snapshot.Selector) (*model.Model, model.Stamp, error) {
+	if cur := s.pipe.Learner().InForce(); sel.Matches(cur.Stamp) && cur.Model.Ready() {
+		return cur.Model, cur.Stamp, nil
 	}
 	data, err := s.conn.FindSnapshotVersion(ctx, s.cfg.Model.Name, sel, s.cfg.Snapshot.HistoryTopic, s.cfg.Kafka.Topics.Snapshots)
 	if err != nil {
-		return nil, online.Stamp{}, err
+		return nil, model.Stamp{}, err
 	}
 	snap, err := snapshot.Decode(data)
 	if err != nil {
-		return nil, online.Stamp{}, fmt.Errorf("snapshot of %v: %w", sel, err)
+		return nil, model.Stamp{}, fmt.Errorf("snapshot of %v: %w", sel, err)
 	}
 	if !sel.Matches(snap.Stamp()) {
-		return nil, online.Stamp{}, fmt.Errorf("snapshot of %v holds %v", sel, snap.Stamp())
+		return nil, model.Stamp{}, fmt.Errorf("snapshot of %v holds %v", sel, snap.Stamp())
 	}
 	if err := s.compatible(snap); err != nil {
-		return nil, online.Stamp{}, fmt.Errorf("snapshot of %v: %w", sel, err)
+		return nil, model.Stamp{}, fmt.Errorf("snapshot of %v: %w", sel, err)
 	}
 	return &snap.Model, snap.Stamp(), nil
 }
@@ -136,7 +136,7 @@ func (s *Service) pinStatus() string {
 		return fmt.Sprintf("%s; version %d of epoch %d scores", missing, st.Version, st.Epoch)
 	}
 	if st, ok := s.pipe.Learner().Pinned(); ok {
-		_, newest := s.pipe.Learner().Model()
+		newest := s.pipe.Learner().InForce().Stamp.Version
 		return fmt.Sprintf("model pinned to version %d of epoch %d (newest learned: %d)", st.Version, st.Epoch, newest)
 	}
 	return ""

@@ -32,7 +32,7 @@ func TestPinAndRollback(t *testing.T) {
 
 	// The history keeps every version published.
 	for len(stream.write(t, ctx, 100)) > 0 {
-		if _, v := learner.Model(); v >= 3 {
+		if v := learner.InForce().Stamp.Version; v >= 3 {
 			break
 		}
 		waitFor(t, "a solve", 30*time.Second, func() bool { return !learner.Changed() })
@@ -70,12 +70,12 @@ func TestPinAndRollback(t *testing.T) {
 	if g := gauge(t, svc, "streamer_model_pinned_version"); g != 1 {
 		t.Fatalf("streamer_model_pinned_version %v, want 1", g)
 	}
-	_, before := learner.Model()
+	before := learner.InForce().Stamp.Version
 	published := svc.Status().Snapshots
 	pinned := stream.write(t, ctx, 300)
 	waitFor(t, "predictions while pinned", time.Minute, func() bool { return preds.has(pinned) == len(pinned) })
 	waitFor(t, "a solve while pinned", 30*time.Second, func() bool {
-		_, v := learner.Model()
+		v := learner.InForce().Stamp.Version
 		return v > before && svc.Status().Snapshots > published
 	})
 	checkVersions(t, preds, pinned, func(v uint64) bool { return v == 1 }, "1")
@@ -90,7 +90,7 @@ func TestPinAndRollback(t *testing.T) {
 	if st, ok := learner.Pinned(); !ok || st.Version != 1 {
 		t.Fatalf("restarted pinned to %v (%v), want version 1", st, ok)
 	}
-	if _, v := learner.Model(); v <= 1 {
+	if v := learner.InForce().Stamp.Version; v <= 1 {
 		t.Fatalf("restarted at version %d: the newest model was not restored", v)
 	}
 
@@ -99,7 +99,7 @@ func TestPinAndRollback(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "unpinned", 30*time.Second, func() bool { _, ok := learner.Pinned(); return !ok })
-	_, newest := learner.Model()
+	newest := learner.InForce().Stamp.Version
 	after := stream.write(t, ctx, 200)
 	waitFor(t, "predictions after unpinning", time.Minute, func() bool { return preds.has(after) == len(after) })
 	checkVersions(t, preds, after, func(v uint64) bool { return v >= newest }, "the newest")

@@ -128,11 +128,11 @@ func TestPredictOverHTTP(t *testing.T) {
 	}
 	waitFor(t, "every prediction", time.Minute, func() bool { return preds.has(trained) == len(trained) })
 	waitFor(t, "a model solved on the whole window", time.Minute, func() bool {
-		_, v := pipe.Learner().Model()
+		v := pipe.Learner().InForce().Stamp.Version
 		_, seen := preds.nth("probe-4", 1)
 		return v > 0 && seen && pipe.Progress().Solved
 	})
-	_, version := pipe.Learner().Model()
+	version := pipe.Learner().InForce().Stamp.Version
 
 	// The probes again: a redelivery changes nothing in the window, so the
 	// topic path scores them with the model in force, and no solve
@@ -163,7 +163,7 @@ func TestPredictOverHTTP(t *testing.T) {
 	if err := json.Unmarshal(body, &batch); code != http.StatusOK || err != nil || len(batch) != len(probe) {
 		t.Fatalf("batch: %d %s: %v", code, body, err)
 	}
-	if _, now := pipe.Learner().Model(); now != version {
+	if now := pipe.Learner().InForce().Stamp.Version; now != version {
 		t.Fatalf("model version moved from %d to %d with nothing to learn", version, now)
 	}
 	for i, got := range append([]pipeline.Prediction{single}, batch...) {
@@ -322,9 +322,9 @@ func TestPredictBesideTheStream(t *testing.T) {
 		})
 	}
 	for range 6 {
-		_, v := svc.Pipeline().Learner().Model()
+		v := svc.Pipeline().Learner().InForce().Stamp.Version
 		stream.write(t, ctx, 100)
-		waitFor(t, "a solve", 30*time.Second, func() bool { _, now := svc.Pipeline().Learner().Model(); return now > v })
+		waitFor(t, "a solve", 30*time.Second, func() bool { now := svc.Pipeline().Learner().InForce().Stamp.Version; return now > v })
 	}
 	stopClients()
 	wg.Wait()

@@ -373,7 +373,7 @@ func TestRestoresAKernelModel(t *testing.T) {
 	if v := svc2.Status().RestoredVersion; v == 0 || v > before {
 		t.Fatalf("restored version %d, want the snapshot's (the model was at %d)", v, before)
 	}
-	if m, _ := svc2.Pipeline().Learner().Model(); m == nil || m.Map == nil || len(m.Map.Landmarks) != 40 {
+	if m := svc2.Pipeline().Learner().InForce().Model; m == nil || m.Map == nil || len(m.Map.Landmarks) != 40 {
 		t.Fatalf("restored model %+v: want one with its kernel map of 40 landmarks", m)
 	}
 	if err := stop2(); err != nil {

@@ -230,7 +230,7 @@ func TestScorerObeysPin(t *testing.T) {
 		t.Fatalf("pinned to %v, %v scores", newest.Stamp(), st)
 	}
 	checkHTTPStamp(t, svc, newest.Stamp())
-	if _, v := svc.pipe.Learner().Model(); v != next.Version {
+	if v := svc.pipe.Learner().InForce().Stamp.Version; v != next.Version {
 		t.Fatalf("the newest model is version %d, want %d", v, next.Version)
 	}
 	if err := control.Write(ctx, conn, cfg.Kafka.Topics.Control, control.Pin{Model: "default", At: time.Now()}); err != nil {

@@ -336,10 +336,10 @@ func TestServiceEndToEndWithRestart(t *testing.T) {
 	var first []string
 	for range 8 {
 		// In steps, so that solves land between them.
-		_, v := svc.Pipeline().Learner().Model()
+		v := svc.Pipeline().Learner().InForce().Stamp.Version
 		first = append(first, stream.write(t, ctx, 100)...)
 		waitFor(t, "predictions of the first examples", time.Minute, func() bool { return preds.has(first) == len(first) })
-		waitFor(t, "a solve", 30*time.Second, func() bool { _, now := svc.Pipeline().Learner().Model(); return now > v })
+		waitFor(t, "a solve", 30*time.Second, func() bool { now := svc.Pipeline().Learner().InForce().Stamp.Version; return now > v })
 	}
 	waitFor(t, "a snapshot", 30*time.Second, func() bool { return svc.Status().Snapshots > 0 })
 	if err := stop(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"streamer/online"
+	"streamer/online/model"
 	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/service/consumer"
@@ -99,22 +100,23 @@ func (s *Service) solve(ctx context.Context, lastSkip *string) (rows int, ok boo
 // buildSnapshot returns the snapshot of the model in force and the stream
 // position, or nil while there is no model.
 func (s *Service) buildSnapshot() *snapshot.Snapshot {
-	m, version, on := s.pipe.Learner().ModelSolvedOn()
+	cur := s.pipe.Learner().InForce()
+	m, version, on := cur.Model, cur.Stamp.Version, cur.SolvedOn
 	if !m.Ready() {
 		return nil
 	}
-	model := *m
-	model.Problems = make([]online.Solution, len(m.Problems))
+	kept := *m
+	kept.Problems = make([]model.Solution, len(m.Problems))
 	for k, p := range m.Problems {
 		// The per-row warm state is rebuilt from the outputs on restore.
-		model.Problems[k] = online.Solution{W: p.W, Temperature: p.Temperature}
+		kept.Problems[k] = model.Solution{W: p.W, Temperature: p.Temperature}
 	}
 	features, params, window := s.cfg.SnapshotSettings()
 	stats := s.streamCounts()
 	stats.WindowSize, stats.Labeled, stats.Objective = on.Window, on.Labeled, on.Objective
 	snap := &snapshot.Snapshot{
 		Name: s.cfg.Model.Name, Version: version, Epoch: s.roles.epoch.Load(), CreatedAt: time.Now().UTC(),
-		Features: features, Params: params, Window: window, Model: model,
+		Features: features, Params: params, Window: window, Model: kept,
 		Stats: stats, Progress: snapshotProgress(s.pipe.Progress()),
 	}
 	for _, p := range s.pipe.Positions() {

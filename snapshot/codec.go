@@ -9,7 +9,8 @@ import (
 	"hash/crc32"
 	"math"
 
-	"streamer/online"
+	"streamer/online/kernel"
+	"streamer/online/model"
 	"streamer/vector"
 )
 
@@ -53,10 +54,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // header is the JSON part: the snapshot without its weight vectors.
 type header struct {
 	Snapshot
-	Classes      []string       `json:"classes"`
-	Dim          int            `json:"dim"`
-	Temperatures []float64      `json:"temperatures,omitempty"`
-	Calibration  []online.Platt `json:"calibration,omitempty"`
+	Classes      []string      `json:"classes"`
+	Dim          int           `json:"dim"`
+	Temperatures []float64     `json:"temperatures,omitempty"`
+	Calibration  []model.Platt `json:"calibration,omitempty"`
 	// Centroids are an SR model's class centroids in its embedding.
 	Centroids [][]float64 `json:"centroids,omitempty"`
 	Vectors   int         `json:"vectors"`
@@ -152,7 +153,7 @@ func Decode(data []byte) (*Snapshot, error) {
 		return nil, err
 	}
 	s := h.Snapshot
-	s.Model = online.Model{Classes: h.Classes, Dim: h.Dim, Calibration: h.Calibration, Centroids: h.Centroids}
+	s.Model = model.Model{Classes: h.Classes, Dim: h.Dim, Calibration: h.Calibration, Centroids: h.Centroids}
 	if err := r.problems(&s.Model, h); err != nil {
 		return nil, err
 	}
@@ -218,7 +219,7 @@ func (r *reader) header() (*header, error) {
 	return &h, nil
 }
 
-func (r *reader) problems(m *online.Model, h *header) error {
+func (r *reader) problems(m *model.Model, h *header) error {
 	n, err := r.uint32()
 	if err != nil {
 		return err
@@ -231,7 +232,7 @@ func (r *reader) problems(m *online.Model, h *header) error {
 		if err != nil {
 			return fmt.Errorf("weight vector %d: %w", k, err)
 		}
-		sol := online.Solution{W: w}
+		sol := model.Solution{W: w}
 		if len(h.Temperatures) > 0 {
 			sol.Temperature = h.Temperatures[k]
 		}
@@ -407,7 +408,7 @@ func (r *reader) vector() (vector.Vector, error) {
 }
 
 // kernelMap reads the kernel map's landmarks and projection.
-func (r *reader) kernelMap(h *kernelHeader) (*online.KernelMap, error) {
+func (r *reader) kernelMap(h *kernelHeader) (*kernel.Map, error) {
 	if h.Landmarks < 1 || h.Rank < 1 || h.Rank > h.Landmarks || h.Landmarks > len(r.buf) {
 		return nil, fmt.Errorf("%w: kernel map of %d landmarks, rank %d", ErrNotSnapshot, h.Landmarks, h.Rank)
 	}
@@ -423,7 +424,7 @@ func (r *reader) kernelMap(h *kernelHeader) (*online.KernelMap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel projection: %w", err)
 	}
-	km, err := online.RestoreKernelMap(landmarks, h.Gamma, proj, h.Rank)
+	km, err := kernel.RestoreMap(landmarks, h.Gamma, proj, h.Rank)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNotSnapshot, err)
 	}

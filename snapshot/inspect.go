@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"streamer/online"
+	"streamer/online/model"
 )
 
 // Summarize writes a human-readable summary of s.
@@ -41,7 +41,7 @@ func Summarize(w io.Writer, s *Snapshot) error {
 // modelLines describes the model's map and its problems: a problem a class
 // (or one for two classes), or, for Spectral Regression, the responses
 // that embed the rows, whose nearest class centroid classifies them.
-func modelLines(m *online.Model) []string {
+func modelLines(m *model.Model) []string {
 	var lines []string
 	if km := m.Map; km != nil {
 		lines = append(lines, fmt.Sprintf("kernel\trbf γ=%.6g over %d landmarks, rank %d", km.Gamma, len(km.Landmarks), km.Rank))

@@ -3,7 +3,7 @@ package snapshot
 import (
 	"time"
 
-	"streamer/online"
+	"streamer/online/model"
 )
 
 // Snapshot is a model with everything needed to score like it and to resume
@@ -27,7 +27,7 @@ type Snapshot struct {
 	// Model holds the classes and weights. Only each problem's weights and
 	// DA temperature are kept: the per-row warm state is rebuilt from the
 	// outputs after a restore.
-	Model online.Model `json:"-"`
+	Model model.Model `json:"-"`
 	// Offsets are the stream positions per topic partition.
 	Offsets []Offset `json:"offsets,omitempty"`
 	Stats   Stats    `json:"stats"`
@@ -44,7 +44,8 @@ type Features struct {
 	Normalize bool `json:"normalize,omitempty"`
 }
 
-// Params are the solver's hyper-parameters (see online.Params).
+// Params are the solver's hyper-parameters (see train.Params), under
+// the keys of the configuration's solver section.
 type Params struct {
 	Algorithm    string  `json:"algorithm"`
 	Lambda       float64 `json:"lambda"`
@@ -95,8 +96,8 @@ type Stats struct {
 }
 
 // SolvedOn returns the window the snapshot's model was solved on.
-func (s *Snapshot) SolvedOn() online.SolvedOn {
-	return online.SolvedOn{Window: s.Stats.WindowSize, Labeled: s.Stats.Labeled, Objective: s.Stats.Objective}
+func (s *Snapshot) SolvedOn() model.SolvedOn {
+	return model.SolvedOn{Window: s.Stats.WindowSize, Labeled: s.Stats.Labeled, Objective: s.Stats.Objective}
 }
 
 // Progress is the state of the stream's evaluation at the snapshot: the
@@ -130,22 +131,4 @@ type CurvePoint struct {
 	Examples       int     `json:"examples"`
 	Accuracy       float64 `json:"accuracy"`
 	RecentAccuracy float64 `json:"recent_accuracy"`
-}
-
-// FromParams converts solver parameters.
-func FromParams(p online.Params) Params {
-	return Params{
-		Algorithm: string(p.Algorithm), Lambda: p.Lambda, LambdaU: p.LambdaU, LambdaI: p.LambdaI,
-		R: p.R, MaxSwitch: p.MaxSwitch, PositiveCost: p.PositiveCost, NegativeCost: p.NegativeCost,
-		SRDelta: p.SRDelta, SRGamma: p.SRGamma, SRNeighbours: p.SRNeighbours,
-	}
-}
-
-// Online converts back to solver parameters.
-func (p Params) Online() online.Params {
-	return online.Params{
-		Algorithm: online.Algorithm(p.Algorithm), Lambda: p.Lambda, LambdaU: p.LambdaU, LambdaI: p.LambdaI,
-		R: p.R, MaxSwitch: p.MaxSwitch, PositiveCost: p.PositiveCost, NegativeCost: p.NegativeCost,
-		SRDelta: p.SRDelta, SRGamma: p.SRGamma, SRNeighbours: p.SRNeighbours,
-	}
 }

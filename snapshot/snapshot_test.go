@@ -10,14 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"streamer/online"
+	"streamer/online/kernel"
+	"streamer/online/model"
 	"streamer/vector"
 )
 
 func testSnapshot(classes int, dim int, density float64, seed uint64) *Snapshot {
 	r := rand.New(rand.NewPCG(seed, 1))
 	names := []string{"ham", "spam", "news", "promo"}[:classes]
-	m := online.Model{Classes: names, Dim: dim}
+	m := model.Model{Classes: names, Dim: dim}
 	problems := classes
 	if classes == 2 {
 		problems = 1
@@ -29,8 +30,8 @@ func testSnapshot(classes int, dim int, density float64, seed uint64) *Snapshot 
 				w[j] = r.NormFloat64()
 			}
 		}
-		m.Problems = append(m.Problems, online.Solution{W: w, Temperature: r.Float64()})
-		m.Calibration = append(m.Calibration, online.Platt{A: -r.Float64(), B: r.NormFloat64()})
+		m.Problems = append(m.Problems, model.Solution{W: w, Temperature: r.Float64()})
+		m.Calibration = append(m.Calibration, model.Platt{A: -r.Float64(), B: r.NormFloat64()})
 	}
 	return &Snapshot{
 		Name: "spam-filter", Version: 42, CreatedAt: time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC),
@@ -130,7 +131,7 @@ func TestFileRoundTrip(t *testing.T) {
 // describes its kernel map.
 func TestSummaryOfASpectralModelOverAMap(t *testing.T) {
 	s := srSnapshot()
-	km, err := online.NewKernelMap([]vector.Vector{vector.Dense([]float64{1, 0}), vector.Dense([]float64{0, 1}), vector.Dense([]float64{1, 1}), vector.Dense([]float64{1, 0})}, 0.5)
+	km, err := kernel.NewMap([]vector.Vector{vector.Dense([]float64{1, 0}), vector.Dense([]float64{0, 1}), vector.Dense([]float64{1, 1}), vector.Dense([]float64{1, 0})}, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +309,7 @@ func srSnapshot() *Snapshot {
 }
 
 func kernelSnapshot(f *testing.F) *Snapshot {
-	km, err := online.NewKernelMap([]vector.Vector{vector.Sparse([]int32{1, 70}, []float64{0.5, 1}), vector.Sparse([]int32{3}, []float64{2})}, 0)
+	km, err := kernel.NewMap([]vector.Vector{vector.Sparse([]int32{1, 70}, []float64{0.5, 1}), vector.Sparse([]int32{3}, []float64{2})}, 0)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -352,7 +353,7 @@ func TestKernelMapRoundTrip(t *testing.T) {
 	dense := []vector.Vector{vector.Dense([]float64{1, 0, 2, 0, 0, 0}), vector.Dense([]float64{0, 1, 1, 1, 1, 1}), vector.Dense([]float64{0, 0, 0, 0, 0, 3})}
 	sparse := []vector.Vector{vector.Sparse([]int32{1, 70}, []float64{0.5, 1}), vector.Sparse([]int32{3}, []float64{2}), vector.Sparse([]int32{1, 3, 9}, []float64{1, 1, 1})}
 	for name, landmarks := range map[string][]vector.Vector{"dense": dense, "sparse": sparse} {
-		km, err := online.NewKernelMap(landmarks, 0)
+		km, err := kernel.NewMap(landmarks, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

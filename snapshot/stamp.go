@@ -3,7 +3,7 @@ package snapshot
 import (
 	"fmt"
 
-	"streamer/online"
+	"streamer/online/model"
 )
 
 // Stamp orders the snapshots of a model across learners: Epoch is the
@@ -12,9 +12,9 @@ import (
 // its solves. A snapshot is put in force only when its stamp is Newer than
 // the one in force, so that a learner that lost its lease (paused past its
 // session, then resumed) cannot replace the models of its successor: its
-// epoch is older, whatever its version. It is the learner's online.Stamp:
+// epoch is older, whatever its version. It is the learner's model.Stamp:
 // the model in force carries the stamp of the snapshot it came from.
-type Stamp = online.Stamp
+type Stamp = model.Stamp
 
 // Stamp returns the snapshot's (epoch, version).
 func (s *Snapshot) Stamp() Stamp { return Stamp{Epoch: s.Epoch, Version: s.Version} }

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"streamer/bench"
-	"streamer/online"
+	"streamer/online/train"
 )
 
 func newBenchSolveCommand() *cobra.Command {
@@ -37,7 +37,7 @@ solvers against the same data, SVMlin or 'streamer fit --data PREFIX.svm
 --labels PREFIX.labels'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := online.ParseAlgorithm(algo)
+			a, err := train.ParseAlgorithm(algo)
 			if err != nil {
 				return err
 			}

@@ -12,7 +12,7 @@ import (
 	"streamer/anngraph"
 	"streamer/ingest"
 	"streamer/offline"
-	"streamer/online"
+	"streamer/online/train"
 	"streamer/snapshot"
 )
 
@@ -42,7 +42,7 @@ model with --out, in the snapshot format the service publishes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if cfg.Params.Algorithm, err = online.ParseAlgorithm(algo); err != nil {
+			if cfg.Params.Algorithm, err = train.ParseAlgorithm(algo); err != nil {
 				return err
 			}
 			if cfg.Unlabeled, err = ingest.ParseUnlabeledLabel(unlabeled); err != nil {

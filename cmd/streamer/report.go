@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"streamer/online"
+	"streamer/online/train"
 )
 
 // writeFile creates the file at path, has write fill it, and closes it;
@@ -54,7 +54,7 @@ func writeReport(w io.Writer, path string, v any) error {
 }
 
 // addParamFlags binds the solver's hyper-parameters to flags.
-func addParamFlags(f *pflag.FlagSet, p *online.Params) {
+func addParamFlags(f *pflag.FlagSet, p *train.Params) {
 	f.Float64Var(&p.Lambda, "lambda", 1e-3, "λ, weight of the regularizer ‖w‖²/2")
 	f.Float64Var(&p.LambdaU, "lambda-u", 1, "λ_u, weight of the unlabeled loss (tsvm, da)")
 	f.Float64Var(&p.LambdaI, "lambda-i", 0, "λ_I, weight of the graph term (laprls, lapsvm; tsvm and da when > 0)")
@@ -62,9 +62,9 @@ func addParamFlags(f *pflag.FlagSet, p *online.Params) {
 	f.IntVar(&p.MaxSwitch, "max-switch", 0, "S, most label pairs TSVM switches per round; 0 means u/2")
 	f.Float64Var(&p.PositiveCost, "cost-pos", 1, "cost of labeled positive rows (binary problems)")
 	f.Float64Var(&p.NegativeCost, "cost-neg", 1, "cost of labeled negative rows (binary problems)")
-	f.Float64Var(&p.SRDelta, "sr-delta", 0.05, "δ of sr: weight of the kNN edges against the label block, in (0, 1]")
-	f.IntVar(&p.SRNeighbours, "sr-k", 5, "p of sr: its graph joins two rows when either is among the other's p nearest of the kNN graph's (--knn) neighbours")
-	f.Float64Var(&p.SRGamma, "sr-gamma", 1, "γ of sr: weight of unlabeled rows in its ridge regressions, in (0, 1]; λ is the ridge α")
+	f.Float64Var(&p.Spectral.Delta, "sr-delta", 0.05, "δ of sr: weight of the kNN edges against the label block, in (0, 1]")
+	f.IntVar(&p.Spectral.Neighbours, "sr-k", 5, "p of sr: its graph joins two rows when either is among the other's p nearest of the kNN graph's (--knn) neighbours")
+	f.Float64Var(&p.Spectral.Gamma, "sr-gamma", 1, "γ of sr: weight of unlabeled rows in its ridge regressions, in (0, 1]; λ is the ridge α")
 }
 
 // runChildBench runs a benchmark that starts this executable as its child

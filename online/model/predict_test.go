@@ -1,0 +1,68 @@
+package model_test
+
+import (
+	"math"
+	"streamer/online/internal/modeltest"
+	"streamer/online/model"
+	"streamer/vector"
+	"testing"
+)
+
+// TestPredictLabelIsArgmaxOfProbabilities builds models whose calibration
+// moves the decision away from the raw scores: the label must follow the
+// probabilities, and Prob must be the largest of them.
+func TestPredictLabelIsArgmaxOfProbabilities(t *testing.T) {
+	x := vector.Dense([]float64{1})
+	tests := []struct {
+		name      string
+		model     model.Model
+		rawBest   int
+		wantClass int
+	}{
+		{
+			// Output -0.5: the raw scores say ham; Platt's offset B = -1
+			// gives spam 1/(1+exp(-0.5)) = 0.62.
+			name: "binary",
+			model: model.Model{Classes: []string{"ham", "spam"}, Dim: 1,
+				Problems:    []model.Solution{{W: []float64{-0.5, 0}}},
+				Calibration: []model.Platt{{A: -1, B: -1}}},
+			rawBest: 0, wantClass: 1,
+		},
+		{
+			// Scores 0.3, 0.2, -1: the raw scores say a; b's steeper sigmoid
+			// gives it 0.88 against a's 0.57.
+			name: "one versus rest",
+			model: model.Model{Classes: []string{"a", "b", "c"}, Dim: 1,
+				Problems:    []model.Solution{{W: []float64{0.3, 0}}, {W: []float64{0.2, 0}}, {W: []float64{-1, 0}}},
+				Calibration: []model.Platt{{A: -1}, {A: -5, B: -1}, {A: -1}}},
+			rawBest: 0, wantClass: 1,
+		},
+		{
+			name: "binary without calibration",
+			model: model.Model{Classes: []string{"ham", "spam"}, Dim: 1,
+				Problems: []model.Solution{{W: []float64{-0.5, 0}}}},
+			rawBest: 0, wantClass: 0,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.model.Predict(x)
+			if raw := modeltest.Argmax(p.Scores); raw != tt.rawBest {
+				t.Fatalf("raw argmax %d, the test wants %d", raw, tt.rawBest)
+			}
+			if p.Class != tt.wantClass {
+				t.Fatalf("class %d, want %d (scores %v, prob %v)", p.Class, tt.wantClass, p.Scores, p.Prob)
+			}
+			probs := modeltest.ReferenceProbabilities(&tt.model, p.Scores)
+			if probs == nil {
+				if p.Prob != 0 {
+					t.Fatalf("prob %v without calibration", p.Prob)
+				}
+				return
+			}
+			if modeltest.Argmax(probs) != p.Class || math.Abs(probs[p.Class]-p.Prob) > 1e-12 {
+				t.Fatalf("class %d prob %v, probabilities %v", p.Class, p.Prob, probs)
+			}
+		})
+	}
+}
