@@ -100,9 +100,11 @@ func TestRunOnTheEmbeddedBroker(t *testing.T) {
 	for i := range msgs {
 		msgs[i] = kafka.Message{Key: fmt.Appendf(nil, "e%d", i), Value: fmt.Appendf(nil, `{"id": "e%d", "text": "a few words %d"}`, i, i)}
 	}
-	if err := w.WriteMessages(ctx, msgs...); err != nil {
-		t.Fatal(err)
-	}
+	// The examples topic is the user's: it exists once the group's reader
+	// has asked for it, which may come after the service says it consumes.
+	within("the examples to be written", time.Minute, func() bool {
+		return w.WriteMessages(ctx, msgs...) == nil
+	})
 	metrics := "http://" + listening["listen"].(string) + "/metrics"
 	want := fmt.Sprintf(`streamer_records_consumed_total{topic="examples"} %d`, n)
 	within("the examples to be consumed", time.Minute, func() bool {
