@@ -1,0 +1,111 @@
+package heap
+
+// Heap holds items least first by less, a strict weak order: less(a, b)
+// reports whether a goes before b. Items that neither goes before come
+// out in an order that depends only on the sequence of calls, so a heap
+// whose order is total hands out the same items in the same order on every
+// run.
+//
+// A Heap is a value, like a slice header: make it with New, keep it in a
+// variable or field, and call its methods there; two copies share their
+// items. The zero Heap has no order and must not be used.
+type Heap[T any] struct {
+	items []T
+	less  func(a, b T) bool
+}
+
+// New arranges items into a heap in place, in O(n), and returns it; the
+// heap owns items from then on. items may be empty or nil.
+func New[T any](items []T, less func(a, b T) bool) Heap[T] {
+	h := Heap[T]{items: items, less: less}
+	for i := len(items)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+	return h
+}
+
+// Len returns the number of items.
+func (h *Heap[T]) Len() int { return len(h.items) }
+
+// Top returns the least item, leaving it in place; the heap must not be
+// empty.
+func (h *Heap[T]) Top() T { return h.items[0] }
+
+// Items returns the items in heap order (the least first, the others in
+// no useful order), for a caller that wants them all; they are the heap's,
+// valid until its next change.
+func (h *Heap[T]) Items() []T { return h.items }
+
+// Reset empties the heap and keeps its room for the next items.
+func (h *Heap[T]) Reset() {
+	clear(h.items)
+	h.items = h.items[:0]
+}
+
+// Push adds x in O(log n).
+func (h *Heap[T]) Push(x T) {
+	h.items = append(h.items, x)
+	h.up(len(h.items) - 1)
+}
+
+// Pop removes and returns the least item in O(log n); the heap must not
+// be empty.
+func (h *Heap[T]) Pop() T {
+	s := h.items
+	top, last := s[0], len(s)-1
+	s[0] = s[last]
+	var zero T
+	s[last] = zero // a popped pointer is not kept alive
+	h.items = s[:last]
+	if last > 0 {
+		h.down(0)
+	}
+	return top
+}
+
+// ReplaceTop replaces the least item by x, which may be the same item
+// changed since (a source whose next record is now its head): a Pop and a
+// Push in one pass, O(log n). The heap must not be empty.
+func (h *Heap[T]) ReplaceTop(x T) {
+	h.items[0] = x
+	h.down(0)
+}
+
+// up moves the item at i towards the top while it goes before its parent.
+// It carries the item in a hole rather than swapping it at every level.
+func (h *Heap[T]) up(i int) {
+	s, less := h.items, h.less
+	x := s[i]
+	for i > 0 {
+		p := (i - 1) / 2
+		if !less(x, s[p]) {
+			break
+		}
+		s[i] = s[p]
+		i = p
+	}
+	s[i] = x
+}
+
+// down moves the item at i towards the bottom while a child goes before
+// it, the lesser child first, the left one on a tie.
+func (h *Heap[T]) down(i int) {
+	s, less := h.items, h.less
+	n := len(s)
+	x := s[i]
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && less(s[r], s[c]) {
+			c = r
+		}
+		if !less(s[c], x) {
+			break
+		}
+		s[i] = s[c]
+		i = c
+	}
+	s[i] = x
+}
