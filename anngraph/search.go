@@ -1,6 +1,10 @@
 package anngraph
 
-import "slices"
+import (
+	"slices"
+
+	"streamer/internal/heap"
+)
 
 // searcher is the scratch of one goroutine's searches through the graph:
 // visit marks and a distance memo by slot, the candidate heaps, and the
@@ -15,10 +19,10 @@ type searcher struct {
 	marks      []mark
 	visitEpoch uint32
 	memoEpoch  uint32
-	log        []cand // every distance computed to the current query
-	cands      minHeap
-	res        maxHeap
-	near       maxHeap // the nearest of an insert's distances
+	log        []cand          // every distance computed to the current query
+	cands      heap.Heap[cand] // nearest on top
+	res        heap.Heap[cand] // farthest on top
+	near       heap.Heap[cand] // the nearest of an insert's distances, farthest on top
 	layer      []cand
 	entries    []cand
 	sel        []cand
@@ -41,7 +45,8 @@ type mark struct {
 }
 
 func newSearcher(sp *space, g *hnsw) *searcher {
-	return &searcher{sp: sp, g: g}
+	return &searcher{sp: sp, g: g,
+		cands: heap.New[cand](nil, closer), res: heap.New[cand](nil, farther), near: heap.New[cand](nil, farther)}
 }
 
 // fit makes room for the graph's slots in the marks.
@@ -101,27 +106,28 @@ func (s *searcher) newVisit() {
 func (s *searcher) searchLayer(q *point, entries []cand, ef, level int) []cand {
 	h := s.g
 	s.newVisit()
-	s.cands, s.res = s.cands[:0], s.res[:0]
+	s.cands.Reset()
+	s.res.Reset()
 	for _, e := range entries {
 		if s.marks[e.id].visit == s.visitEpoch {
 			continue
 		}
 		s.marks[e.id].visit = s.visitEpoch
-		s.cands.push(e)
-		s.res.push(e)
-		if len(s.res) > ef {
-			s.res.pop()
+		s.cands.Push(e)
+		s.res.Push(e)
+		if s.res.Len() > ef {
+			s.res.Pop()
 		}
 	}
-	for len(s.cands) > 0 {
-		c := s.cands.pop()
-		if len(s.res) == ef && closer(s.res[0], c) {
+	for s.cands.Len() > 0 {
+		c := s.cands.Pop()
+		if s.res.Len() == ef && closer(s.res.Top(), c) {
 			break
 		}
-		if level == 0 && len(s.cands) > 0 {
+		if level == 0 && s.cands.Len() > 0 {
 			// The next candidate's links, likely the next to be read,
 			// load while this one's distances are computed.
-			b := int(s.cands[0].id) * h.stride0
+			b := int(s.cands.Top().id) * h.stride0
 			prefetchInt32(h.links0[b : b+h.stride0])
 		}
 		out, _ := h.links(c.id, level)
@@ -136,21 +142,21 @@ func (s *searcher) searchLayer(q *point, entries []cand, ef, level int) []cand {
 		s.sink += s.sp.touch(batch)
 		for _, e := range batch {
 			n := cand{d: s.distance(q, e), id: e}
-			if len(s.res) < ef || closer(n, s.res[0]) {
-				s.cands.push(n)
-				s.res.push(n)
-				if len(s.res) > ef {
-					s.res.pop()
+			if s.res.Len() < ef || closer(n, s.res.Top()) {
+				s.cands.Push(n)
+				s.res.Push(n)
+				if s.res.Len() > ef {
+					s.res.Pop()
 				}
 			}
 		}
 	}
 	// Popping the farthest first fills the result from its end: the
 	// heap's own order, with no comparison function to call.
-	n := len(s.res)
+	n := s.res.Len()
 	s.layer = slices.Grow(s.layer[:0], n)[:n]
 	for i := n - 1; i >= 0; i-- {
-		s.layer[i] = s.res.pop()
+		s.layer[i] = s.res.Pop()
 	}
 	return s.layer
 }
