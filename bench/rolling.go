@@ -10,6 +10,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/brokers/brokerstest"
 	"streamer/pipeline"
 	"streamer/synth"
 )
@@ -48,7 +49,7 @@ func rollingRestart(ctx context.Context, cfg ScaleConfig, sets []string, conn *b
 	}
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	watch := conn.WatchGroup(group, 25*time.Millisecond)
+	watch := brokerstest.WatchGroup(conn.Client(), group, 25*time.Millisecond)
 	streamCtx, stopStream := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var streamErr error
@@ -82,7 +83,7 @@ func rollingRestart(ctx context.Context, cfg ScaleConfig, sets []string, conn *b
 	if err := waitCommitted(ctx, conn, group, []string{examples}, cfg.Timeout, nil); err != nil {
 		return rep, fmt.Errorf("rolling restart: the stream's end: %w", err)
 	}
-	pause, err := conn.LongestPause(ctx, predictions, began, predictionSource)
+	pause, err := brokerstest.LongestPause(ctx, conn, predictions, began, predictionSource)
 	if err != nil {
 		return rep, err
 	}
@@ -93,7 +94,7 @@ func rollingRestart(ctx context.Context, cfg ScaleConfig, sets []string, conn *b
 // restartScorer stops children[i] (SIGTERM, and waits for its exit), then
 // starts another in its place and waits until it is ready and the group
 // is stable with all of them again.
-func restartScorer(ctx context.Context, cfg ScaleConfig, sets []string, children []*child, i int, watch *brokers.GroupWatch) error {
+func restartScorer(ctx context.Context, cfg ScaleConfig, sets []string, children []*child, i int, watch *brokerstest.GroupWatch) error {
 	if err := children[i].stop(); err != nil {
 		return fmt.Errorf("stop: %w", err)
 	}

@@ -6,9 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
 	"streamer/brokers"
+	"streamer/brokers/brokerstest"
 )
 
 // ScaleConfig describes `streamer bench scale`: scorer replicas sharing
@@ -208,12 +207,8 @@ func scorers(ctx context.Context, cfg ScaleConfig, sets []string, conn *brokers.
 // waitMembers waits until the group is stable with n members.
 func waitMembers(ctx context.Context, conn *brokers.Connection, group string, n int, timeout time.Duration) error {
 	return pollUntil(ctx, timeout, func() bool {
-		resp, err := conn.Client().DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{group}})
-		if err != nil || len(resp.Groups) != 1 {
-			return false
-		}
-		g := resp.Groups[0]
-		return g.GroupState == "Stable" && len(g.Members) == n
+		state, members, err := brokerstest.DescribeGroup(ctx, conn.Client(), group)
+		return err == nil && state == "Stable" && len(members) == n
 	}, fmt.Sprintf("group %s stable with %d members", group, n))
 }
 

@@ -1,4 +1,4 @@
-package brokers
+package brokerstest
 
 import (
 	"context"
@@ -7,7 +7,29 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"streamer/brokers"
 )
+
+// connect starts an embedded cluster for the test, connects to it and
+// creates topics.
+func connect(t *testing.T, ctx context.Context, topics ...brokers.Topic) *brokers.Connection {
+	t.Helper()
+	cluster, err := brokers.StartCluster(brokers.ClusterConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	conn, err := brokers.Config{Brokers: []string{brokers.Embedded}}.Connect(cluster.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	if err := conn.EnsureTopics(ctx, topics...); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
 
 // TestLongestPause writes records of two keys at chosen times over two
 // partitions: the longest pause is that of one key, across partitions,
@@ -15,7 +37,7 @@ import (
 func TestLongestPause(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn := connectTestCluster(t, ctx, Topic{Name: "out", Partitions: 2})
+	conn := connect(t, ctx, brokers.Topic{Name: "out", Partitions: 2})
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	records := []struct {
@@ -41,8 +63,9 @@ func TestLongestPause(t *testing.T) {
 	}{
 		{time.Time{}, Pause{Duration: 20 * time.Second, Key: 1, After: at(0)}},
 		{at(25), Pause{Duration: 4 * time.Second, Key: 1, After: at(31)}},
+		{at(40), Pause{}},
 	} {
-		got, err := conn.LongestPause(ctx, "out", tc.since, keyOf)
+		got, err := LongestPause(ctx, conn, "out", tc.since, keyOf)
 		if err != nil || got.Duration != tc.want.Duration || got.Key != tc.want.Key || !got.After.Equal(tc.want.After) {
 			t.Errorf("since %v: %+v, %v; want %+v", tc.since, got, err, tc.want)
 		}
@@ -54,8 +77,8 @@ func TestLongestPause(t *testing.T) {
 func TestGroupWatchCountsRebalances(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn := connectTestCluster(t, ctx, Topic{Name: "in", Partitions: 2})
-	watch := conn.WatchGroup("g", 10*time.Millisecond)
+	conn := connect(t, ctx, brokers.Topic{Name: "in", Partitions: 2})
+	watch := WatchGroup(conn.Client(), "g", 10*time.Millisecond)
 	watchCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); watch.Run(watchCtx) }()
@@ -85,5 +108,9 @@ func TestGroupWatchCountsRebalances(t *testing.T) {
 	waitUntil("stable with two members", func() bool { return watch.StableWith(2) })
 	if n := watch.Rebalances() - before; n < 1 {
 		t.Fatalf("%d rebalances seen as a second member joined", n)
+	}
+	state, members, err := DescribeGroup(ctx, conn.Client(), "g")
+	if err != nil || state != "Stable" || len(members) != 2 {
+		t.Fatalf("DescribeGroup = %s, %v, %v; want Stable with two members", state, members, err)
 	}
 }
