@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"streamer/anngraph/anngraphtest"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -28,7 +29,7 @@ func benchCases(n int) []benchCase {
 // 5,000) of 784 clustered dense dimensions or 2^18-dimensional text-like
 // rows.
 func BenchmarkFill(b *testing.B) {
-	n := envInt("ANN_WINDOW", 5000)
+	n := anngraphtest.EnvInt("ANN_WINDOW", 5000)
 	for _, tc := range benchCases(n) {
 		b.Run(tc.name, func(b *testing.B) {
 			var w *Window
@@ -56,7 +57,7 @@ func BenchmarkFill(b *testing.B) {
 // BenchmarkSearch queries a full window of ANN_WINDOW points (default
 // 5,000) for the K nearest of its own points: one op is one query.
 func BenchmarkSearch(b *testing.B) {
-	n := envInt("ANN_WINDOW", 5000)
+	n := anngraphtest.EnvInt("ANN_WINDOW", 5000)
 	for _, tc := range benchCases(n) {
 		b.Run(tc.name, func(b *testing.B) {
 			w, err := New(Config{MaxExamples: n, Metric: tc.metric, Seed: 1})
@@ -86,7 +87,7 @@ func BenchmarkSearch(b *testing.B) {
 // the window full, one eviction by age with its list repairs, the oldest
 // found by the age heap.
 func BenchmarkSlideByAge(b *testing.B) {
-	n := envInt("ANN_WINDOW", 2000)
+	n := anngraphtest.EnvInt("ANN_WINDOW", 2000)
 	for _, tc := range benchCases(2 * n) {
 		b.Run(tc.name, func(b *testing.B) {
 			w, err := New(Config{MaxExamples: 4 * n, MaxAge: time.Duration(n) * time.Millisecond, Metric: tc.metric, Seed: 1})
