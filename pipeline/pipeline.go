@@ -9,6 +9,7 @@ import (
 
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/snapshot"
 	"streamer/vector"
 )
 
@@ -349,8 +350,8 @@ type Progress struct {
 	// Solved reports that the window had not changed since the model in
 	// force was solved.
 	Solved   bool
-	SSL      PrequentialState
-	Baseline *PrequentialState // with Config.Baseline
+	SSL      snapshot.Prequential
+	Baseline *snapshot.Prequential // with Config.Baseline
 }
 
 // Progress returns the pipeline's progress now.
@@ -418,10 +419,10 @@ func (p *Pipeline) Stats() Stats {
 
 // Curves returns the prequential accuracy curves of the learner and of the
 // baseline.
-func (p *Pipeline) Curves() (ssl, baseline []CurvePoint) {
+func (p *Pipeline) Curves() (ssl, baseline []snapshot.CurvePoint) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]CurvePoint(nil), p.ssl.Curve()...), append([]CurvePoint(nil), p.base.Curve()...)
+	return append([]snapshot.CurvePoint(nil), p.ssl.Curve()...), append([]snapshot.CurvePoint(nil), p.base.Curve()...)
 }
 
 // Positions returns, per topic partition of examples and of labels, where
