@@ -15,7 +15,11 @@ func closer(a, b cand) bool {
 }
 
 // farther is closer reversed: a heap by farther has the farthest on top.
-func farther(a, b cand) bool { return closer(b, a) }
+// It is written out rather than calling closer: a heap calls it through a
+// function value, which the compiler cannot inline.
+func farther(a, b cand) bool {
+	return a.d > b.d || a.d == b.d && a.id > b.id
+}
 
 // nearest makes h, a heap by farther, hold the n nearest of found: the
 // farthest kept on top, to be replaced by any nearer one.

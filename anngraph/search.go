@@ -142,13 +142,15 @@ func (s *searcher) searchLayer(q *point, entries []cand, ef, level int) []cand {
 		s.sink += s.sp.touch(batch)
 		for _, e := range batch {
 			n := cand{d: s.distance(q, e), id: e}
-			if s.res.Len() < ef || closer(n, s.res.Top()) {
-				s.cands.Push(n)
+			switch {
+			case s.res.Len() < ef:
 				s.res.Push(n)
-				if s.res.Len() > ef {
-					s.res.Pop()
-				}
+			case closer(n, s.res.Top()):
+				s.res.ReplaceTop(n) // the farthest goes
+			default:
+				continue
 			}
+			s.cands.Push(n)
 		}
 	}
 	// Popping the farthest first fills the result from its end: the

@@ -19,7 +19,7 @@ type Heap[T any] struct {
 func New[T any](items []T, less func(a, b T) bool) Heap[T] {
 	h := Heap[T]{items: items, less: less}
 	for i := len(items)/2 - 1; i >= 0; i-- {
-		h.down(i)
+		h.heapify(i)
 	}
 	return h
 }
@@ -36,11 +36,10 @@ func (h *Heap[T]) Top() T { return h.items[0] }
 // valid until its next change.
 func (h *Heap[T]) Items() []T { return h.items }
 
-// Reset empties the heap and keeps its room for the next items.
-func (h *Heap[T]) Reset() {
-	clear(h.items)
-	h.items = h.items[:0]
-}
+// Reset empties the heap and keeps its room for the next items. It does
+// not clear that room, which a search resets at every layer: a heap of
+// pointers that must let go of them pops them instead.
+func (h *Heap[T]) Reset() { h.items = h.items[:0] }
 
 // Push adds x in O(log n).
 func (h *Heap[T]) Push(x T) {
@@ -53,12 +52,12 @@ func (h *Heap[T]) Push(x T) {
 func (h *Heap[T]) Pop() T {
 	s := h.items
 	top, last := s[0], len(s)-1
-	s[0] = s[last]
+	x := s[last]
 	var zero T
 	s[last] = zero // a popped pointer is not kept alive
 	h.items = s[:last]
 	if last > 0 {
-		h.down(0)
+		h.fill(0, x)
 	}
 	return top
 }
@@ -66,13 +65,42 @@ func (h *Heap[T]) Pop() T {
 // ReplaceTop replaces the least item by x, which may be the same item
 // changed since (a source whose next record is now its head): a Pop and a
 // Push in one pass, O(log n). The heap must not be empty.
-func (h *Heap[T]) ReplaceTop(x T) {
-	h.items[0] = x
-	h.down(0)
+func (h *Heap[T]) ReplaceTop(x T) { h.fill(0, x) }
+
+// fill puts x in the hole at i, whose subtree is otherwise in order: the
+// hole goes down to a leaf along the lesser children, one comparison a
+// level, and x climbs back from there (Floyd's bottom-up sift). x mostly
+// belongs near the bottom (a popped heap's last item, a search's new
+// candidate), where this costs about half the comparisons of sifting x
+// down from the top; they are calls through less, which the compiler
+// cannot inline.
+func (h *Heap[T]) fill(i int, x T) {
+	s, less := h.items, h.less
+	top, n := i, len(s)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && less(s[r], s[c]) {
+			c = r
+		}
+		s[i] = s[c]
+		i = c
+	}
+	for i > top {
+		p := (i - 1) / 2
+		if !less(x, s[p]) {
+			break
+		}
+		s[i] = s[p]
+		i = p
+	}
+	s[i] = x
 }
 
-// up moves the item at i towards the top while it goes before its parent.
-// It carries the item in a hole rather than swapping it at every level.
+// up moves the item at i towards the top while it goes before its parent,
+// carried in a hole rather than swapped at every level.
 func (h *Heap[T]) up(i int) {
 	s, less := h.items, h.less
 	x := s[i]
@@ -87,25 +115,5 @@ func (h *Heap[T]) up(i int) {
 	s[i] = x
 }
 
-// down moves the item at i towards the bottom while a child goes before
-// it, the lesser child first, the left one on a tie.
-func (h *Heap[T]) down(i int) {
-	s, less := h.items, h.less
-	n := len(s)
-	x := s[i]
-	for {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if r := c + 1; r < n && less(s[r], s[c]) {
-			c = r
-		}
-		if !less(s[c], x) {
-			break
-		}
-		s[i] = s[c]
-		i = c
-	}
-	s[i] = x
-}
+// heapify orders the subtree at i, whose subtrees are in order.
+func (h *Heap[T]) heapify(i int) { h.fill(i, h.items[i]) }

@@ -108,26 +108,37 @@ func TestReplaceTopOfChangedItem(t *testing.T) {
 	}
 }
 
-// TestResetKeepsRoom: a reset heap is empty, takes new items into the
-// room it had, and holds no pointer to what it held.
+// TestResetKeepsRoom: a reset heap is empty and takes new items into the
+// room it had.
 func TestResetKeepsRoom(t *testing.T) {
-	h := New[*item](nil, func(x, y *item) bool { return x.key < y.key })
+	h := New[int](nil, func(a, b int) bool { return a < b })
 	for k := range 10 {
-		h.Push(&item{key: k})
+		h.Push(k)
 	}
 	room := cap(h.Items())
 	h.Reset()
 	if h.Len() != 0 {
 		t.Fatalf("%d items after Reset", h.Len())
 	}
-	for _, p := range h.Items()[:room] {
-		if p != nil {
-			t.Fatal("Reset kept a pointer to an item")
-		}
+	h.Push(3)
+	if cap(h.Items()) != room || h.Top() != 3 || h.Len() != 1 {
+		t.Fatalf("after Reset and a Push: room %d (was %d), items %v", cap(h.Items()), room, h.Items())
 	}
-	h.Push(&item{key: 3})
-	if cap(h.Items()) != room || h.Top().key != 3 {
-		t.Fatalf("after Reset and a Push: room %d (was %d), top %+v", cap(h.Items()), room, h.Top())
+}
+
+// TestPopLetsGo: a popped pointer is not kept in the heap's room.
+func TestPopLetsGo(t *testing.T) {
+	h := New[*item](nil, func(x, y *item) bool { return x.key < y.key })
+	for k := range 4 {
+		h.Push(&item{key: k})
+	}
+	for h.Len() > 0 {
+		h.Pop()
+	}
+	for _, p := range h.Items()[:4] {
+		if p != nil {
+			t.Fatal("the heap's room keeps a popped item")
+		}
 	}
 }
 
