@@ -1,9 +1,10 @@
-package bench
+package servicebench
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -94,4 +95,13 @@ func (c *child) stop() error {
 		c.kill()
 		return fmt.Errorf("no exit within %v of SIGTERM; killed", c.grace)
 	}
+}
+
+func freeLocalPort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }

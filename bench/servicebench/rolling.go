@@ -1,4 +1,4 @@
-package bench
+package servicebench
 
 import (
 	"context"
@@ -145,14 +145,4 @@ func predictionSource(m kafka.Message) (int, error) {
 		return 0, fmt.Errorf("prediction at offset %d: %w", m.Offset, err)
 	}
 	return p.Source.Partition, nil
-}
-
-// sleepCtx waits for d; false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
 }

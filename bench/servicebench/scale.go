@@ -1,4 +1,4 @@
-package bench
+package servicebench
 
 import (
 	"context"
@@ -210,19 +210,4 @@ func waitMembers(ctx context.Context, conn *brokers.Connection, group string, n 
 		state, members, err := brokerstest.DescribeGroup(ctx, conn.Client(), group)
 		return err == nil && state == "Stable" && len(members) == n
 	}, fmt.Sprintf("group %s stable with %d members", group, n))
-}
-
-func pollUntil(ctx context.Context, timeout time.Duration, cond func() bool, what string) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: not within %v", what, timeout)
-		case <-tick.C:
-		}
-	}
-	return nil
 }
