@@ -76,8 +76,8 @@ func (bc *benchCluster) Close() {
 }
 
 // waitCommitted polls until group has committed the end of every partition
-// of topics, the service exits, or timeout passes.
-func waitCommitted(ctx context.Context, conn *brokers.Connection, group string, topics []string, timeout time.Duration, exited <-chan struct{}) error {
+// of topics, one of children exits, or timeout passes.
+func waitCommitted(ctx context.Context, conn *brokers.Connection, group string, topics []string, timeout time.Duration, children ...*child) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -99,11 +99,12 @@ func waitCommitted(ctx context.Context, conn *brokers.Connection, group string, 
 		if done {
 			return nil
 		}
+		if slices.ContainsFunc(children, (*child).hasExited) {
+			return errors.New("service exited before the drain ended")
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("drain: %d records not committed after %v: %w", behind, timeout, ctx.Err())
-		case <-exited:
-			return errors.New("service exited before the drain ended")
 		case <-tick.C:
 		}
 	}

@@ -87,7 +87,7 @@ func Drain(ctx context.Context, cfg DrainConfig) (rep DrainReport, err error) {
 		}
 	}()
 
-	if err := waitCommitted(ctx, conn, sc.Kafka.Group, []string{topics.Examples, topics.Labels}, cfg.Timeout, svc.exited); err != nil {
+	if err := waitCommitted(ctx, conn, sc.Kafka.Group, []string{topics.Examples, topics.Labels}, cfg.Timeout, svc); err != nil {
 		return rep, err
 	}
 	rep.Seconds = time.Since(start).Seconds()

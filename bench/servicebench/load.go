@@ -82,12 +82,12 @@ func Load(ctx context.Context, cfg LoadConfig) (LoadReport, error) {
 		wg.Go(func() { loadProducer(prodCtx, bc.cluster.Addrs(), topics.Examples, topics.Labels, uint64(p), backlog) })
 	}
 	start := time.Now()
-	samples := sampleRSS(prodCtx, svc.pid())
+	var rss []float64
+	wg.Go(func() { rss = sampleRSS(prodCtx, svc.pid()) })
+	// Every goroutine above ends when prodCtx does.
 	wg.Wait()
 	rep.Seconds = time.Since(start).Seconds()
-	// The producers stop only when prodCtx ends, and so does the sampler:
-	// it is joined here, before any return.
-	rep.addRSS(<-samples)
+	rep.addRSS(rss)
 	rep.Produced = backlog.produced.Load()
 	rep.HeldSeconds = time.Duration(backlog.held.Load()).Seconds()
 	rep.ProducedPerSec = float64(rep.Produced) / rep.Seconds

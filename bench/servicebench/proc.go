@@ -67,26 +67,21 @@ func statusKB(pid int, field string) (float64, error) {
 }
 
 // sampleRSS reads the resident memory of pid, in MB, every 200ms until ctx
-// ends, and then sends the samples.
-func sampleRSS(ctx context.Context, pid int) <-chan []float64 {
-	out := make(chan []float64, 1)
-	go func() {
-		var rss []float64
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if kb, err := statusKB(pid, "VmRSS"); err == nil {
-				rss = append(rss, kb/1024)
-			}
-			select {
-			case <-ctx.Done():
-				out <- rss
-				return
-			case <-tick.C:
-			}
+// ends, and returns the samples.
+func sampleRSS(ctx context.Context, pid int) []float64 {
+	var rss []float64
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if kb, err := statusKB(pid, "VmRSS"); err == nil {
+			rss = append(rss, kb/1024)
 		}
-	}()
-	return out
+		select {
+		case <-ctx.Done():
+			return rss
+		case <-tick.C:
+		}
+	}
 }
 
 // scrape reads the unlabeled samples of a Prometheus text endpoint, summing

@@ -44,7 +44,7 @@ func rollingRestart(ctx context.Context, cfg ScaleConfig, sets []string, conn *b
 		}
 		children = append(children, c)
 	}
-	if err := waitCommitted(ctx, conn, group, []string{examples}, cfg.Timeout, nil); err != nil {
+	if err := waitCommitted(ctx, conn, group, []string{examples}, cfg.Timeout); err != nil {
 		return rep, fmt.Errorf("rolling restart: the filled topic: %w", err)
 	}
 
@@ -80,7 +80,7 @@ func rollingRestart(ctx context.Context, cfg ScaleConfig, sets []string, conn *b
 	if streamErr != nil {
 		return rep, streamErr
 	}
-	if err := waitCommitted(ctx, conn, group, []string{examples}, cfg.Timeout, nil); err != nil {
+	if err := waitCommitted(ctx, conn, group, []string{examples}, cfg.Timeout); err != nil {
 		return rep, fmt.Errorf("rolling restart: the stream's end: %w", err)
 	}
 	pause, err := brokerstest.LongestPause(ctx, conn, predictions, began, predictionSource)

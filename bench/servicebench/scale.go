@@ -3,7 +3,6 @@ package servicebench
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"streamer/brokers"
@@ -165,16 +164,11 @@ func takeovers(ctx context.Context, cfg ScaleConfig, sets []string, conn *broker
 }
 
 // scorers times n scorers, in a group of their own, from their start to
-// their group's last commit on the examples topic.
+// their group's last commit on the examples topic; a scorer that exits
+// ends the wait.
 func scorers(ctx context.Context, cfg ScaleConfig, sets []string, conn *brokers.Connection, examples string, n int) (ScaleRun, error) {
 	run := ScaleRun{Scorers: n}
 	group := fmt.Sprintf("scale-%d", n)
-	// exited closes when the first scorer exits (or the run ends), which
-	// ends the wait for the group's commits.
-	exited := make(chan struct{})
-	var once sync.Once
-	end := func() { once.Do(func() { close(exited) }) }
-	defer end()
 	var children []*child
 	defer func() {
 		for _, c := range children {
@@ -188,15 +182,8 @@ func scorers(ctx context.Context, cfg ScaleConfig, sets []string, conn *brokers.
 			return run, err
 		}
 		children = append(children, c)
-		go func() {
-			select {
-			case <-c.exited:
-				end()
-			case <-exited:
-			}
-		}()
 	}
-	if err := waitCommitted(ctx, conn, group, []string{examples}, cfg.Timeout, exited); err != nil {
+	if err := waitCommitted(ctx, conn, group, []string{examples}, cfg.Timeout, children...); err != nil {
 		return run, fmt.Errorf("%d scorers: %w", n, err)
 	}
 	run.Seconds = time.Since(start).Seconds()
