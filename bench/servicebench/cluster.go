@@ -78,36 +78,55 @@ func (bc *benchCluster) Close() {
 // waitCommitted polls until group has committed the end of every partition
 // of topics, one of children exits, or timeout passes.
 func waitCommitted(ctx context.Context, conn *brokers.Connection, group string, topics []string, timeout time.Duration, children ...*child) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	deadline := time.Now().Add(timeout)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	behind := int64(-1) // unknown until the first positions are read
 	for {
-		done, behind := true, int64(0)
-		for _, t := range topics {
-			ps, err := conn.Positions(ctx, group, t)
-			if err != nil && ctx.Err() == nil {
-				return err
-			}
-			for _, p := range ps {
-				if p.End > p.First && p.Committed < p.End {
-					done = false
-					behind += p.End - max(p.Committed, p.First)
-				}
-			}
-		}
-		if done {
+		n, err := uncommitted(ctx, conn, group, topics)
+		if err == nil && n == 0 {
 			return nil
+		}
+		if err == nil {
+			behind = n
+		}
+		// A read the deadline cut short is the timeout, whichever of the
+		// connection's deadline and the context's timer fired first.
+		if err != nil && ctx.Err() == nil && time.Now().Before(deadline) {
+			return err
 		}
 		if slices.ContainsFunc(children, (*child).hasExited) {
 			return errors.New("service exited before the drain ended")
 		}
 		select {
 		case <-ctx.Done():
+			if behind < 0 {
+				return fmt.Errorf("drain: positions not read within %v: %w", timeout, ctx.Err())
+			}
 			return fmt.Errorf("drain: %d records not committed after %v: %w", behind, timeout, ctx.Err())
 		case <-tick.C:
 		}
 	}
+}
+
+// uncommitted returns the records of topics that group has not committed,
+// over the partitions that hold any.
+func uncommitted(ctx context.Context, conn *brokers.Connection, group string, topics []string) (int64, error) {
+	var n int64
+	for _, t := range topics {
+		ps, err := conn.Positions(ctx, group, t)
+		if err != nil {
+			return 0, err
+		}
+		for _, p := range ps {
+			if p.End > p.First && p.Committed < p.End {
+				n += p.End - max(p.Committed, p.First)
+			}
+		}
+	}
+	return n, nil
 }
 
 // publishTimes is the package's publishTimes over the service's
