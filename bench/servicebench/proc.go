@@ -9,17 +9,14 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
-// selfCPUSeconds is the processor time this process has used so far.
+// selfCPUSeconds is the processor time this process has used so far,
+// read as a child's is, or 0 where /proc does not say.
 func selfCPUSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	s, _ := procCPUSeconds(os.Getpid())
+	return s
 }
 
 // procCPUSeconds is the processor time process pid has used so far, from
