@@ -194,7 +194,7 @@ type placement struct {
 	links [][]cand // links[l]: the neighbours chosen on layer l
 	found []cand   // every distance computed to x by the searches
 	// reverse holds the distances to the points that list x's nearest
-	// and are not in found (Window.offerToReverse).
+	// and are not in found (Window.findReverse).
 	reverse []cand
 }
 
