@@ -170,9 +170,8 @@ func (s *searcher) searchLayer(q *point, entries []cand, ef, level int) []cand {
 // searched with ef = M: in clustered data whose clusters are islands on
 // layer 0, once the window has slid a greedy descent now and then ends in
 // the wrong cluster, and the point then inserted there links to the wrong
-// cluster too. On 784-dimensional clusters (window 20,000, one window slid)
-// this took the recall@10 of the kNN lists from 0.90 to 0.99 for 4% more
-// distances.
+// cluster too. The wider descent keeps the kNN lists' recall for a few
+// more distances (anngraph/README.md, Design, has the figures).
 func (s *searcher) search(q *point, ef int) []cand {
 	h := s.g
 	if h.entry < 0 {
