@@ -44,7 +44,7 @@ func (h *Heap[T]) Reset() { h.items = h.items[:0] }
 // Push adds x in O(log n).
 func (h *Heap[T]) Push(x T) {
 	h.items = append(h.items, x)
-	h.up(len(h.items) - 1)
+	h.climb(len(h.items)-1, 0, x)
 }
 
 // Pop removes and returns the least item in O(log n); the heap must not
@@ -88,23 +88,15 @@ func (h *Heap[T]) fill(i int, x T) {
 		s[i] = s[c]
 		i = c
 	}
-	for i > top {
-		p := (i - 1) / 2
-		if !less(x, s[p]) {
-			break
-		}
-		s[i] = s[p]
-		i = p
-	}
-	s[i] = x
+	h.climb(i, top, x)
 }
 
-// up moves the item at i towards the top while it goes before its parent,
-// carried in a hole rather than swapped at every level.
-func (h *Heap[T]) up(i int) {
+// climb puts x in the hole at i, moving the hole towards the top, but not
+// above top, while x goes before the item above it: a hole carried up
+// rather than x swapped at every level.
+func (h *Heap[T]) climb(i, top int, x T) {
 	s, less := h.items, h.less
-	x := s[i]
-	for i > 0 {
+	for i > top {
 		p := (i - 1) / 2
 		if !less(x, s[p]) {
 			break
