@@ -65,6 +65,7 @@ func fakeService(args []string) int {
 		case <-term:
 			if sets["fake.sigterm"] != "ignore" {
 				srv.Close()
+				<-served
 				return 0
 			}
 		}

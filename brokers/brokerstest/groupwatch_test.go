@@ -3,6 +3,7 @@ package brokerstest
 import (
 	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,16 +81,18 @@ func TestGroupWatchCountsRebalances(t *testing.T) {
 	conn := connect(t, ctx, brokers.Topic{Name: "in", Partitions: 2})
 	watch := WatchGroup(conn.Client(), "g", 10*time.Millisecond)
 	watchCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); watch.Run(watchCtx) }()
-	defer func() { stop(); <-done }()
+	var running sync.WaitGroup
+	running.Go(func() { watch.Run(watchCtx) })
+	defer func() { stop(); running.Wait() }()
+	var readers sync.WaitGroup
+	t.Cleanup(readers.Wait) // last: after every reader's context ended and it closed
 	member := func() {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: conn.Addrs, Dialer: conn.Dialer, GroupID: "g", Topic: "in",
 			HeartbeatInterval: 100 * time.Millisecond, SessionTimeout: 6 * time.Second, RebalanceTimeout: 6 * time.Second, MaxWait: 100 * time.Millisecond})
 		t.Cleanup(func() { r.Close() })
 		readCtx, cancel := context.WithCancel(ctx)
 		t.Cleanup(cancel)
-		go r.FetchMessage(readCtx) //nolint:errcheck // joins the group; ends with the test
+		readers.Go(func() { r.FetchMessage(readCtx) }) // joins the group; ends with the test
 	}
 	waitUntil := func(what string, cond func() bool) {
 		t.Helper()
