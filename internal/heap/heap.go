@@ -75,20 +75,25 @@ func (h *Heap[T]) ReplaceTop(x T) { h.fill(0, x) }
 // down from the top; they are calls through less, which the compiler
 // cannot inline.
 func (h *Heap[T]) fill(i int, x T) {
+	h.climb(h.sink(i), i, x)
+}
+
+// sink moves the hole at i down to a leaf, along the lesser children, and
+// returns the leaf. It is a function of its own so that little is live
+// across each call to less.
+func (h *Heap[T]) sink(i int) int {
 	s, less := h.items, h.less
-	top, n := i, len(s)
 	for {
 		c := 2*i + 1
-		if c >= n {
-			break
+		if c >= len(s) {
+			return i
 		}
-		if r := c + 1; r < n && less(s[r], s[c]) {
+		if r := c + 1; r < len(s) && less(s[r], s[c]) {
 			c = r
 		}
 		s[i] = s[c]
 		i = c
 	}
-	h.climb(i, top, x)
 }
 
 // climb puts x in the hole at i, moving the hole towards the top, but not
