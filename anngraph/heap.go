@@ -1,6 +1,10 @@
 package anngraph
 
-import "streamer/internal/heap"
+import (
+	"iter"
+
+	"streamer/internal/heap"
+)
 
 // cand is a point and its internal distance to some base point.
 type cand struct {
@@ -14,22 +18,47 @@ func closer(a, b cand) bool {
 	return a.d < b.d || a.d == b.d && a.id < b.id
 }
 
-// farther is closer reversed: a heap by farther has the farthest on top.
-// It is written out rather than calling closer: a heap calls it through a
-// function value, which the compiler cannot inline.
-func farther(a, b cand) bool {
-	return a.d > b.d || a.d == b.d && a.id > b.id
+// nearHeap holds candidates nearest first and farHeap farthest first, both
+// in closer's order, as heap.Pairs of a distance and a slot, which the
+// compiler compares inline; farHeap holds them negated. The zero value of
+// either is an empty heap.
+type (
+	nearHeap struct{ p heap.Pairs[float64, int32] }
+	farHeap  struct{ p heap.Pairs[float64, int32] }
+)
+
+func (h *nearHeap) len() int         { return h.p.Len() }
+func (h *nearHeap) reset()           { h.p.Reset() }
+func (h *nearHeap) push(c cand)      { h.p.Push(c.d, c.id) }
+func (h *nearHeap) top() cand        { d, id := h.p.Top(); return cand{d, id} }
+func (h *nearHeap) pop() cand        { d, id := h.p.Pop(); return cand{d, id} }
+func (h *farHeap) len() int          { return h.p.Len() }
+func (h *farHeap) reset()            { h.p.Reset() }
+func (h *farHeap) push(c cand)       { h.p.Push(-c.d, -c.id) }
+func (h *farHeap) top() cand         { d, id := h.p.Top(); return cand{-d, -id} }
+func (h *farHeap) pop() cand         { d, id := h.p.Pop(); return cand{-d, -id} }
+func (h *farHeap) replaceTop(c cand) { h.p.ReplaceTop(-c.d, -c.id) }
+
+// all yields the candidates in no useful order.
+func (h *farHeap) all() iter.Seq[cand] {
+	return func(yield func(cand) bool) {
+		for d, id := range h.p.All() {
+			if !yield(cand{-d, -id}) {
+				return
+			}
+		}
+	}
 }
 
-// nearest makes h, a heap by farther, hold the n nearest of found: the
-// farthest kept on top, to be replaced by any nearer one.
-func nearest(h *heap.Heap[cand], found []cand, n int) {
-	h.Reset()
+// nearest makes h hold the n nearest of found: the farthest kept on top,
+// to be replaced by any nearer one.
+func nearest(h *farHeap, found []cand, n int) {
+	h.reset()
 	for _, c := range found {
-		if h.Len() < n {
-			h.Push(c)
-		} else if closer(c, h.Top()) {
-			h.ReplaceTop(c)
+		if h.len() < n {
+			h.push(c)
+		} else if closer(c, h.top()) {
+			h.replaceTop(c)
 		}
 	}
 }

@@ -1,10 +1,6 @@
 package anngraph
 
-import (
-	"slices"
-
-	"streamer/internal/heap"
-)
+import "slices"
 
 // searcher is the scratch of one goroutine's searches through the graph:
 // visit marks and a distance memo by slot, the candidate heaps, and the
@@ -19,10 +15,10 @@ type searcher struct {
 	marks      []mark
 	visitEpoch uint32
 	memoEpoch  uint32
-	log        []cand          // every distance computed to the current query
-	cands      heap.Heap[cand] // nearest on top
-	res        heap.Heap[cand] // farthest on top
-	near       heap.Heap[cand] // the nearest of an insert's distances, farthest on top
+	log        []cand // every distance computed to the current query
+	cands      nearHeap
+	res        farHeap
+	near       farHeap // the nearest of an insert's distances
 	layer      []cand
 	entries    []cand
 	sel        []cand
@@ -45,8 +41,7 @@ type mark struct {
 }
 
 func newSearcher(sp *space, g *hnsw) *searcher {
-	return &searcher{sp: sp, g: g,
-		cands: heap.New[cand](nil, closer), res: heap.New[cand](nil, farther), near: heap.New[cand](nil, farther)}
+	return &searcher{sp: sp, g: g}
 }
 
 // fit makes room for the graph's slots in the marks.
@@ -106,28 +101,28 @@ func (s *searcher) newVisit() {
 func (s *searcher) searchLayer(q *point, entries []cand, ef, level int) []cand {
 	h := s.g
 	s.newVisit()
-	s.cands.Reset()
-	s.res.Reset()
+	s.cands.reset()
+	s.res.reset()
 	for _, e := range entries {
 		if s.marks[e.id].visit == s.visitEpoch {
 			continue
 		}
 		s.marks[e.id].visit = s.visitEpoch
-		s.cands.Push(e)
-		s.res.Push(e)
-		if s.res.Len() > ef {
-			s.res.Pop()
+		s.cands.push(e)
+		s.res.push(e)
+		if s.res.len() > ef {
+			s.res.pop()
 		}
 	}
-	for s.cands.Len() > 0 {
-		c := s.cands.Pop()
-		if s.res.Len() == ef && closer(s.res.Top(), c) {
+	for s.cands.len() > 0 {
+		c := s.cands.pop()
+		if s.res.len() == ef && closer(s.res.top(), c) {
 			break
 		}
-		if level == 0 && s.cands.Len() > 0 {
+		if level == 0 && s.cands.len() > 0 {
 			// The next candidate's links, likely the next to be read,
 			// load while this one's distances are computed.
-			b := int(s.cands.Top().id) * h.stride0
+			b := int(s.cands.top().id) * h.stride0
 			prefetchInt32(h.links0[b : b+h.stride0])
 		}
 		out, _ := h.links(c.id, level)
@@ -143,22 +138,22 @@ func (s *searcher) searchLayer(q *point, entries []cand, ef, level int) []cand {
 		for _, e := range batch {
 			n := cand{d: s.distance(q, e), id: e}
 			switch {
-			case s.res.Len() < ef:
-				s.res.Push(n)
-			case closer(n, s.res.Top()):
-				s.res.ReplaceTop(n) // the farthest goes
+			case s.res.len() < ef:
+				s.res.push(n)
+			case closer(n, s.res.top()):
+				s.res.replaceTop(n) // the farthest goes
 			default:
 				continue
 			}
-			s.cands.Push(n)
+			s.cands.push(n)
 		}
 	}
 	// Popping the farthest first fills the result from its end: the
 	// heap's own order, with no comparison function to call.
-	n := s.res.Len()
+	n := s.res.len()
 	s.layer = slices.Grow(s.layer[:0], n)[:n]
 	for i := n - 1; i >= 0; i-- {
-		s.layer[i] = s.res.Pop()
+		s.layer[i] = s.res.pop()
 	}
 	return s.layer
 }

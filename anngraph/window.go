@@ -41,7 +41,7 @@ type Window struct {
 	evicted []int32 // neighbours of the evicted point, repair candidates
 	row     []int32 // slot to row, for Snapshot
 	brute   []cand
-	near    heap.Heap[cand] // the nearest of an insert's distances, farthest on top
+	near    farHeap // the nearest of an insert's distances
 	main    *searcher
 	pl      placement // the placement of the point Insert adds
 
@@ -79,7 +79,6 @@ func New(cfg Config) (*Window, error) {
 		tail:   -1,
 		slotOf: make(map[uint64]int32),
 		ages:   heap.New[ageEntry](nil, ageEntry.before),
-		near:   heap.New[cand](nil, farther),
 	}
 	w.main = newSearcher(&w.sp, nil)
 	if !cfg.Exhaustive {
@@ -253,7 +252,7 @@ func (w *Window) link(pl *placement) {
 func (w *Window) findReverse(s *searcher, pl *placement) {
 	nearest(&s.near, pl.found, w.cfg.K)
 	q := w.sp.pointFor(pl.x, &s.query)
-	for _, c := range s.near.Items() {
+	for c := range s.near.all() {
 		for _, p := range w.lists.rev[c.id] {
 			if p != pl.x && !s.known(p) {
 				pl.reverse = append(pl.reverse, cand{d: s.distance(&q, p), id: p})
@@ -286,7 +285,7 @@ func (w *Window) takeList(x int32, found []cand) {
 		w.lists.offer(c.id, x, c.d)
 	}
 	nearest(&w.near, found, w.lists.depth)
-	for _, c := range w.near.Items() {
+	for c := range w.near.all() {
 		w.lists.offer(x, c.id, c.d)
 	}
 }
