@@ -36,11 +36,6 @@ func (h *Heap[T]) Top() T { return h.items[0] }
 // valid until its next change.
 func (h *Heap[T]) Items() []T { return h.items }
 
-// Reset empties the heap and keeps its room for the next items. It does
-// not clear that room, which a search resets at every layer: a heap of
-// pointers that must let go of them pops them instead.
-func (h *Heap[T]) Reset() { h.items = h.items[:0] }
-
 // Push adds x in O(log n).
 func (h *Heap[T]) Push(x T) {
 	h.items = append(h.items, x)

@@ -108,24 +108,6 @@ func TestReplaceTopOfChangedItem(t *testing.T) {
 	}
 }
 
-// TestResetKeepsRoom: a reset heap is empty and takes new items into the
-// room it had.
-func TestResetKeepsRoom(t *testing.T) {
-	h := New[int](nil, func(a, b int) bool { return a < b })
-	for k := range 10 {
-		h.Push(k)
-	}
-	room := cap(h.Items())
-	h.Reset()
-	if h.Len() != 0 {
-		t.Fatalf("%d items after Reset", h.Len())
-	}
-	h.Push(3)
-	if cap(h.Items()) != room || h.Top() != 3 || h.Len() != 1 {
-		t.Fatalf("after Reset and a Push: room %d (was %d), items %v", cap(h.Items()), room, h.Items())
-	}
-}
-
 // TestPopLetsGo: a popped pointer is not kept in the heap's room.
 func TestPopLetsGo(t *testing.T) {
 	h := New[*item](nil, func(x, y *item) bool { return x.key < y.key })
