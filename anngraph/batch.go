@@ -19,9 +19,9 @@ type Item struct {
 
 // batchChunk bounds the points placed at once. A point of a chunk finds
 // the points before it in the chunk by computing its distance to each,
-// (chunk−1)/2 distances per insert on average against some 800 to 1,200
-// for the search; a chunk's placing ends when its slowest insert does,
-// which longer chunks amortize.
+// (chunk−1)/2 distances per insert on average, few beside the search's
+// (BenchmarkFill reports those per insert); a chunk's placing ends when
+// its slowest insert does, which longer chunks amortize.
 const batchChunk = 32
 
 // InsertBatch inserts the items in order as Insert would one after

@@ -1,5 +1,11 @@
 package anngraph
 
+import (
+	"iter"
+
+	"streamer/internal/heap"
+)
+
 // cand is a point and its internal distance to some base point.
 type cand struct {
 	d  float64
@@ -12,108 +18,47 @@ func closer(a, b cand) bool {
 	return a.d < b.d || a.d == b.d && a.id < b.id
 }
 
-// minHeap is a binary heap of candidates, nearest on top.
-type minHeap []cand
+// nearHeap holds candidates nearest first and farHeap farthest first, both
+// in closer's order, as heap.Pairs of a distance and a slot, which the
+// compiler compares inline; farHeap holds them negated. The zero value of
+// either is an empty heap.
+type (
+	nearHeap struct{ p heap.Pairs[float64, int32] }
+	farHeap  struct{ p heap.Pairs[float64, int32] }
+)
 
-func (h *minHeap) push(c cand) {
-	s := append(*h, c)
-	i := len(s) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !closer(s[i], s[p]) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-	*h = s
-}
+func (h *nearHeap) len() int         { return h.p.Len() }
+func (h *nearHeap) reset()           { h.p.Reset() }
+func (h *nearHeap) push(c cand)      { h.p.Push(c.d, c.id) }
+func (h *nearHeap) top() cand        { d, id := h.p.Top(); return cand{d, id} }
+func (h *nearHeap) pop() cand        { d, id := h.p.Pop(); return cand{d, id} }
+func (h *farHeap) len() int          { return h.p.Len() }
+func (h *farHeap) reset()            { h.p.Reset() }
+func (h *farHeap) push(c cand)       { h.p.Push(-c.d, -c.id) }
+func (h *farHeap) top() cand         { d, id := h.p.Top(); return cand{-d, -id} }
+func (h *farHeap) pop() cand         { d, id := h.p.Pop(); return cand{-d, -id} }
+func (h *farHeap) replaceTop(c cand) { h.p.ReplaceTop(-c.d, -c.id) }
 
-func (h *minHeap) pop() cand {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= last {
-			break
+// all yields the candidates in no useful order.
+func (h *farHeap) all() iter.Seq[cand] {
+	return func(yield func(cand) bool) {
+		for d, id := range h.p.All() {
+			if !yield(cand{-d, -id}) {
+				return
+			}
 		}
-		m := l
-		if r := l + 1; r < last && closer(s[r], s[l]) {
-			m = r
-		}
-		if !closer(s[m], s[i]) {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
-	return top
-}
-
-// maxHeap is a binary heap of candidates, farthest on top.
-type maxHeap []cand
-
-func (h *maxHeap) push(c cand) {
-	s := append(*h, c)
-	i := len(s) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !closer(s[p], s[i]) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-	*h = s
-}
-
-func (h *maxHeap) pop() cand {
-	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	*h = s[:last]
-	h.fix()
-	return top
-}
-
-// fix restores the heap after its top was replaced.
-func (h *maxHeap) fix() {
-	s := *h
-	last := len(s)
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= last {
-			break
-		}
-		m := l
-		if r := l + 1; r < last && closer(s[l], s[r]) {
-			m = r
-		}
-		if !closer(s[i], s[m]) {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
 	}
 }
 
-// nearest appends to the empty heap h the n nearest of found, in heap
-// order (farthest on top), and returns it.
-func nearest(h maxHeap, found []cand, n int) maxHeap {
+// nearest makes h hold the n nearest of found: the farthest kept on top,
+// to be replaced by any nearer one.
+func nearest(h *farHeap, found []cand, n int) {
+	h.reset()
 	for _, c := range found {
-		if len(h) < n {
+		if h.len() < n {
 			h.push(c)
-		} else if closer(c, h[0]) {
-			h[0] = c
-			h.fix()
+		} else if closer(c, h.top()) {
+			h.replaceTop(c)
 		}
 	}
-	return h
 }

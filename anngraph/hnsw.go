@@ -64,19 +64,15 @@ const maxLevel = 30
 
 // selectPoolM·M is the number of nearest candidates of an insert's search
 // that the neighbour-selection heuristic considers, where the paper takes
-// all EfConstruction of them. On clustered 784-dimensional points most
-// candidates fail the heuristic, and going through all 200 cost a third of
-// an insert's distances; the 64 nearest (M = 16) choose links as good for
-// the kNN lists (window 3,000 slid 3 times, recall@10 of the lists: dense
-// 1.000 with all and with 64, sparse 1.000 and 0.997) for 43% fewer
-// distances per insert, more than the heuristic's own share: the later
-// searches through the graph it builds are cheaper too. 3M (48) lost 0.7
-// points of dense recall, 2M 2.6. At full size (window 20,000 slid 5
-// times) dense recall@10 went from 0.9994 to 0.9960.
-//
-// Dense only: on sparse text rows (window 50,000 slid 5 times) the pool
-// took recall@10 from 0.964 to 0.955 for 13% fewer distances, and sparse
-// inserts are 1.6 times hnswlib's (with a merge kernel) without it.
+// all EfConstruction of them. On clustered dense points most candidates
+// fail the heuristic, and going through all of them cost a large share of
+// an insert's distances; the nearest 4M choose links about as good for the
+// kNN lists for far fewer distances per insert, more than the heuristic's
+// own share, since the later searches through the graph it builds are
+// cheaper too; 3M and 2M lost recall. Dense only: on sparse text rows the
+// pool saved less and cost more recall. anngraph/README.md (Design, and
+// Measured: the selection pool) has the figures; BenchmarkFill reports the
+// distances per insert, `streamer bench ann` the recall.
 const selectPoolM = 4
 
 // selectPool returns how many of n candidates, nearest first, the

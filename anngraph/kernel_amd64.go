@@ -16,10 +16,10 @@ func l2F32AVX2(a, b *float32, n int) float32
 
 // prefetchRows asks for every cache line of each row ids[i] of the slab at
 // base (rows of strideBytes bytes, a multiple of 64) without waiting for
-// them. Whole rows: on 784 dimensions (49 lines a row), asking for the
-// first four lines of each row of a batch, then computing the distances,
-// took 1.4 µs a distance out of cache; asking for all of them, 0.7 µs (a
-// hardware prefetcher follows one stream, not 32).
+// them. Whole rows, not their first lines only: a hardware prefetcher
+// follows one stream, not a batch's worth, so the rest of each row would
+// still miss one line after another (anngraph/README.md, Distances, has
+// the figures).
 //
 //go:noescape
 func prefetchRows(base *float32, ids *int32, n int, strideBytes int)

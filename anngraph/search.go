@@ -16,9 +16,9 @@ type searcher struct {
 	visitEpoch uint32
 	memoEpoch  uint32
 	log        []cand // every distance computed to the current query
-	cands      minHeap
-	res        maxHeap
-	near       maxHeap // the nearest of an insert's distances
+	cands      nearHeap
+	res        farHeap
+	near       farHeap // the nearest of an insert's distances
 	layer      []cand
 	entries    []cand
 	sel        []cand
@@ -101,7 +101,8 @@ func (s *searcher) newVisit() {
 func (s *searcher) searchLayer(q *point, entries []cand, ef, level int) []cand {
 	h := s.g
 	s.newVisit()
-	s.cands, s.res = s.cands[:0], s.res[:0]
+	s.cands.reset()
+	s.res.reset()
 	for _, e := range entries {
 		if s.marks[e.id].visit == s.visitEpoch {
 			continue
@@ -109,19 +110,19 @@ func (s *searcher) searchLayer(q *point, entries []cand, ef, level int) []cand {
 		s.marks[e.id].visit = s.visitEpoch
 		s.cands.push(e)
 		s.res.push(e)
-		if len(s.res) > ef {
+		if s.res.len() > ef {
 			s.res.pop()
 		}
 	}
-	for len(s.cands) > 0 {
+	for s.cands.len() > 0 {
 		c := s.cands.pop()
-		if len(s.res) == ef && closer(s.res[0], c) {
+		if s.res.len() == ef && closer(s.res.top(), c) {
 			break
 		}
-		if level == 0 && len(s.cands) > 0 {
+		if level == 0 && s.cands.len() > 0 {
 			// The next candidate's links, likely the next to be read,
 			// load while this one's distances are computed.
-			b := int(s.cands[0].id) * h.stride0
+			b := int(s.cands.top().id) * h.stride0
 			prefetchInt32(h.links0[b : b+h.stride0])
 		}
 		out, _ := h.links(c.id, level)
@@ -136,18 +137,20 @@ func (s *searcher) searchLayer(q *point, entries []cand, ef, level int) []cand {
 		s.sink += s.sp.touch(batch)
 		for _, e := range batch {
 			n := cand{d: s.distance(q, e), id: e}
-			if len(s.res) < ef || closer(n, s.res[0]) {
-				s.cands.push(n)
+			switch {
+			case s.res.len() < ef:
 				s.res.push(n)
-				if len(s.res) > ef {
-					s.res.pop()
-				}
+			case closer(n, s.res.top()):
+				s.res.replaceTop(n) // the farthest goes
+			default:
+				continue
 			}
+			s.cands.push(n)
 		}
 	}
 	// Popping the farthest first fills the result from its end: the
 	// heap's own order, with no comparison function to call.
-	n := len(s.res)
+	n := s.res.len()
 	s.layer = slices.Grow(s.layer[:0], n)[:n]
 	for i := n - 1; i >= 0; i-- {
 		s.layer[i] = s.res.pop()
@@ -162,9 +165,8 @@ func (s *searcher) searchLayer(q *point, entries []cand, ef, level int) []cand {
 // searched with ef = M: in clustered data whose clusters are islands on
 // layer 0, once the window has slid a greedy descent now and then ends in
 // the wrong cluster, and the point then inserted there links to the wrong
-// cluster too. On 784-dimensional clusters (window 20,000, one window slid)
-// this took the recall@10 of the kNN lists from 0.90 to 0.99 for 4% more
-// distances.
+// cluster too. The wider descent keeps the kNN lists' recall for a few
+// more distances (anngraph/README.md, Design, has the figures).
 func (s *searcher) search(q *point, ef int) []cand {
 	h := s.g
 	if h.entry < 0 {
@@ -186,7 +188,7 @@ type placement struct {
 	links [][]cand // links[l]: the neighbours chosen on layer l
 	found []cand   // every distance computed to x by the searches
 	// reverse holds the distances to the points that list x's nearest
-	// and are not in found (Window.offerToReverse).
+	// and are not in found (Window.findReverse).
 	reverse []cand
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"streamer/anngraph/anngraphtest"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -51,9 +52,9 @@ func mix64(z uint64) uint64 {
 // re-ranking costs that many exact distances. ANN_WINDOW sets the rows
 // (default 20000; the acceptance window is 50000).
 func BenchmarkSketchRerankDepth(b *testing.B) {
-	n := envInt("ANN_WINDOW", 20000)
+	n := anngraphtest.EnvInt("ANN_WINDOW", 20000)
 	rows := synth.GenerateSparseText(synth.SparseTextConfig{Rows: n, Seed: 1}).Rows
-	queries := sampleRows(n, 100, 5)
+	queries := anngraphtest.SampleRows(n, 100, 5)
 	depths := []int{10, 20, 50, 100, 200, 500, 1000, 2000, 5000}
 	for _, dim := range []int{64, 128, 256} {
 		b.Run(fmt.Sprintf("dim=%d", dim), func(b *testing.B) {

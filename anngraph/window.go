@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"streamer/internal/heap"
 	"streamer/vector"
 )
 
@@ -34,13 +35,13 @@ type Window struct {
 
 	newest  time.Time // the latest event time inserted
 	started bool
-	ages    ageHeap // live slots by event time, when MaxAge > 0
+	ages    heap.Heap[ageEntry] // live slots by event time, oldest on top, when MaxAge > 0
 
 	short   []int32 // lists to repair after an eviction
 	evicted []int32 // neighbours of the evicted point, repair candidates
 	row     []int32 // slot to row, for Snapshot
 	brute   []cand
-	near    maxHeap // the nearest of an insert's distances
+	near    farHeap // the nearest of an insert's distances
 	main    *searcher
 	pl      placement // the placement of the point Insert adds
 
@@ -77,6 +78,7 @@ func New(cfg Config) (*Window, error) {
 		head:   -1,
 		tail:   -1,
 		slotOf: make(map[uint64]int32),
+		ages:   heap.New[ageEntry](nil, ageEntry.before),
 	}
 	w.main = newSearcher(&w.sp, nil)
 	if !cfg.Exhaustive {
@@ -168,16 +170,16 @@ func (w *Window) makeRoom(key uint64, ts time.Time, evicted []uint64) ([]uint64,
 }
 
 func (w *Window) evictOlderThan(cutoff time.Time, evicted []uint64) []uint64 {
-	for len(w.ages) > 0 {
-		e := w.ages[0]
+	for w.ages.Len() > 0 {
+		e := w.ages.Top()
 		if w.gen[e.slot] != e.gen {
-			w.ages.pop() // the slot was evicted by count
+			w.ages.Pop() // the slot was evicted by count
 			continue
 		}
 		if !w.times[e.slot].Before(cutoff) {
 			break
 		}
-		w.ages.pop()
+		w.ages.Pop()
 		evicted = append(evicted, w.keys[e.slot])
 		w.evict(e.slot)
 	}
@@ -206,8 +208,8 @@ func (w *Window) admit(key uint64, ts time.Time, v vector.Vector) int32 {
 	w.live++
 	w.stats.Inserts++
 	if w.cfg.MaxAge > 0 {
-		w.ages.push(ageEntry{ts: ts, slot: x, gen: w.gen[x]})
-		if len(w.ages) > 2*w.live+64 {
+		w.ages.Push(ageEntry{ts: ts, slot: x, gen: w.gen[x]})
+		if w.ages.Len() > 2*w.live+64 {
 			w.compactAges()
 		}
 	}
@@ -248,9 +250,9 @@ func (w *Window) link(pl *placement) {
 // The K nearest are those of x's list once link has made it: nothing in
 // the lists refers to x before that.
 func (w *Window) findReverse(s *searcher, pl *placement) {
-	s.near = nearest(s.near[:0], pl.found, w.cfg.K)
+	nearest(&s.near, pl.found, w.cfg.K)
 	q := w.sp.pointFor(pl.x, &s.query)
-	for _, c := range s.near {
+	for c := range s.near.all() {
 		for _, p := range w.lists.rev[c.id] {
 			if p != pl.x && !s.known(p) {
 				pl.reverse = append(pl.reverse, cand{d: s.distance(&q, p), id: p})
@@ -282,8 +284,8 @@ func (w *Window) takeList(x int32, found []cand) {
 	for _, c := range found {
 		w.lists.offer(c.id, x, c.d)
 	}
-	w.near = nearest(w.near[:0], found, w.lists.depth)
-	for _, c := range w.near {
+	nearest(&w.near, found, w.lists.depth)
+	for c := range w.near.all() {
 		w.lists.offer(x, c.id, c.d)
 	}
 }
@@ -497,67 +499,16 @@ type ageEntry struct {
 	gen  uint32
 }
 
-// ageHeap is a binary heap of age entries, oldest on top, ties by slot.
-type ageHeap []ageEntry
-
+// before orders age entries oldest first, ties by slot.
 func (a ageEntry) before(b ageEntry) bool {
 	return a.ts.Before(b.ts) || a.ts.Equal(b.ts) && a.slot < b.slot
-}
-
-func (h *ageHeap) push(e ageEntry) {
-	s := append(*h, e)
-	i := len(s) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !s[i].before(s[p]) {
-			break
-		}
-		s[i], s[p] = s[p], s[i]
-		i = p
-	}
-	*h = s
-}
-
-func (h *ageHeap) pop() {
-	s := *h
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	h.down(s, 0)
-	*h = s
-}
-
-func (h *ageHeap) down(s ageHeap, i int) {
-	for {
-		l := 2*i + 1
-		if l >= len(s) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(s) && s[r].before(s[l]) {
-			m = r
-		}
-		if !s[m].before(s[i]) {
-			return
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
 }
 
 // compactAges drops the stale entries, which pile up when points leave by
 // count in another order than by time.
 func (w *Window) compactAges() {
-	s := w.ages[:0]
-	for _, e := range w.ages {
-		if w.gen[e.slot] == e.gen {
-			s = append(s, e)
-		}
-	}
-	for i := len(s)/2 - 1; i >= 0; i-- {
-		w.ages.down(s, i)
-	}
-	w.ages = s
+	live := slices.DeleteFunc(w.ages.Items(), func(e ageEntry) bool { return w.gen[e.slot] != e.gen })
+	w.ages = heap.New(live, ageEntry.before)
 }
 
 // Build builds the kNN graph of a static set of rows: the view of a window

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"streamer/anngraph/anngraphtest"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -145,11 +146,11 @@ func recallOf(v *View) float64 {
 		for r := range want {
 			exact[r] = want[r].Distance
 		}
-		listed := slices.Clone(v.Neighbors(i))
-		for r := range listed {
-			listed[r].Distance = v.Distance(i, listed[r].Row)
+		var listed []float64
+		for _, nb := range v.Neighbors(i) {
+			listed = append(listed, v.Distance(i, nb.Row))
 		}
-		h, n := recall(listed, exact, v.K())
+		h, n := anngraphtest.Recall(listed, exact, v.K())
 		hits += h
 		total += n
 	}

@@ -3,13 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"runtime"
-	"slices"
 	"time"
 
 	"streamer/anngraph"
+	"streamer/anngraph/anngraphtest"
 	"streamer/ingest"
 	"streamer/synth"
 	"streamer/vector"
@@ -221,7 +219,7 @@ func streamANN(ctx context.Context, cfg ANNConfig, points []vector.Vector) (ANNR
 	r.BytesPerPoint = r.IndexBytesPerPoint + r.VectorBytesPerPoint
 
 	k := w.Config().K
-	rows := sampleRows(n, cfg.Sample, cfg.Seed)
+	rows := anngraphtest.SampleRows(n, cfg.Sample, cfg.Seed)
 	r.Sample = len(rows)
 	exact, err := view.ExactDistances(ctx, rows, k)
 	if err != nil {
@@ -357,7 +355,7 @@ func searchRecall(w *anngraph.Window, view *anngraph.View, rows []int, exact [][
 func listedRecall(view *anngraph.View, rows []int, nbs [][]anngraph.Neighbor, exact [][]float64, k int) float64 {
 	var hits, total float64
 	for s, i := range rows {
-		h, t := recall(exactly(view, i, nbs[s]), exact[s], k)
+		h, t := anngraphtest.Recall(exactly(view, i, nbs[s]), exact[s], k)
 		hits += h
 		total += t
 	}
@@ -371,44 +369,13 @@ func rate(n uint64, d time.Duration) float64 {
 	return float64(n) / d.Seconds()
 }
 
-// sampleRows draws up to s distinct rows of n, in increasing order.
-func sampleRows(n, s int, seed uint64) []int {
-	if s >= n {
-		rows := make([]int, n)
-		for i := range rows {
-			rows[i] = i
-		}
-		return rows
-	}
-	r := rand.New(rand.NewPCG(seed, 0x9b05688c2b3e6c1f))
-	rows := r.Perm(n)[:s]
-	slices.Sort(rows)
-	return rows
-}
-
-// exactly returns row i's neighbours nb with their distances computed
+// exactly returns the distances from row i to its neighbours nb, computed
 // exactly, in float64: a graph window's own are float32 for dense rows, and
 // would miss the exact K-th distance by rounding.
-func exactly(v *anngraph.View, i int, nb []anngraph.Neighbor) []anngraph.Neighbor {
-	out := make([]anngraph.Neighbor, len(nb))
+func exactly(v *anngraph.View, i int, nb []anngraph.Neighbor) []float64 {
+	out := make([]float64, len(nb))
 	for r, x := range nb {
-		out[r] = anngraph.Neighbor{Row: x.Row, Distance: v.Distance(i, x.Row)}
+		out[r] = v.Distance(i, x.Row)
 	}
 	return out
-}
-
-// recall counts the listed neighbours within the exact K-th distance.
-func recall(listed []anngraph.Neighbor, exact []float64, k int) (hits, total float64) {
-	want := min(k, len(exact))
-	if want == 0 {
-		return 0, 0
-	}
-	kth := exact[want-1]
-	tol := 1e-9 * max(1, math.Abs(kth))
-	for _, nb := range listed[:min(len(listed), want)] {
-		if nb.Distance <= kth+tol {
-			hits++
-		}
-	}
-	return hits, float64(want)
 }

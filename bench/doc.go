@@ -1,14 +1,11 @@
-// Package bench holds the harnesses of `streamer bench`: solve (a cold
-// solve and a warm re-solve of a generated problem, one or several
-// classes), ann (the sliding-window kNN graph against brute force), replay
-// (replay throughput on an embedded broker), load (a `streamer run` child
-// process under producers going as fast as they can) and drain (a
-// `streamer run` child process catching up with a topic filled before it
-// started) and scale (scorer replicas sharing a filled topic, and a
-// standby learner's takeover). Each takes a config and returns a report whose JSON keys are
-// the command's output.
+// Package bench holds the harnesses of `streamer bench` that measure the
+// library's parts in this process: solve (a cold solve and a warm re-solve
+// of a generated problem, one class or several), ann (the sliding-window
+// kNN graph against brute force, and the points for the hnswlib reference)
+// and replay (replay throughput on an embedded broker). Each takes a config
+// and returns a report whose JSON keys are the command's output. The
+// harnesses that run the whole service are servicebench's.
 //
-// It is the one package that may depend on every other one, the CLI's
-// binary included (load and drain run it); no library package depends on
-// it, so measuring code never ships inside the service's packages.
+// No library package depends on it, so measuring code never ships inside
+// the service's packages; it starts no process.
 package bench

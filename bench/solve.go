@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"time"
 
@@ -168,6 +169,39 @@ func ExportProblem(cfg SolveConfig, data, labels io.Writer) error {
 		return fmt.Errorf("writing labels: %w", err)
 	}
 	return nil
+}
+
+// ExportedProblem is what `streamer bench solve --export` prints: the files
+// ExportProblemFiles wrote.
+type ExportedProblem struct {
+	Data   string `json:"data"`
+	Labels string `json:"labels"`
+	Rows   int    `json:"rows"`
+}
+
+// ExportProblemFiles writes ExportProblem's rows to prefix.svm and its
+// labels to prefix.labels.
+func ExportProblemFiles(cfg SolveConfig, prefix string) (ExportedProblem, error) {
+	out := ExportedProblem{Data: prefix + ".svm", Labels: prefix + ".labels", Rows: cfg.Rows}
+	data, err := os.Create(out.Data)
+	if err != nil {
+		return out, fmt.Errorf("export: %w", err)
+	}
+	labels, err := os.Create(out.Labels)
+	if err != nil {
+		data.Close()
+		return out, fmt.Errorf("export: %w", err)
+	}
+	err = ExportProblem(cfg, data, labels)
+	for _, f := range []*os.File{data, labels} {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return out, fmt.Errorf("export %s: %w", prefix, err)
+	}
+	return out, nil
 }
 
 // revealLabels keeps each label with probability frac.

@@ -2,7 +2,10 @@ package bench
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"streamer/online/train"
@@ -96,5 +99,51 @@ func TestMedian(t *testing.T) {
 		if got := median(c.xs); got != c.want || !slices.Equal(in, c.xs) {
 			t.Errorf("median(%v) = %v, want %v (input now %v)", in, got, c.want, c.xs)
 		}
+	}
+}
+
+// TestExportProblemFiles writes the cold solve's rows and labels to two
+// files: a LIBSVM line and a label per row, the revealed labels among the
+// planted ones.
+func TestExportProblemFiles(t *testing.T) {
+	prefix := filepath.Join(t.TempDir(), "p")
+	cfg := SolveConfig{Rows: 200, Features: 256, NNZ: 10, LabeledFrac: 0.2, Seed: 4}
+	got, err := ExportProblemFiles(cfg, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != (ExportedProblem{Data: prefix + ".svm", Labels: prefix + ".labels", Rows: 200}) {
+		t.Errorf("ExportProblemFiles = %+v", got)
+	}
+	data, err := os.ReadFile(got.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels, err := os.ReadFile(got.Labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, ys := strings.Split(strings.TrimSpace(string(data)), "\n"), strings.Fields(string(labels))
+	if len(rows) != 200 || len(ys) != 200 {
+		t.Fatalf("%d rows and %d labels, want 200 of each", len(rows), len(ys))
+	}
+	revealed := 0
+	for i, y := range ys {
+		if y == "0" {
+			continue
+		}
+		revealed++
+		if planted := strings.Fields(rows[i])[0]; planted != y {
+			t.Errorf("row %d: label %s revealed, %s planted", i, y, planted)
+		}
+	}
+	if revealed == 0 || revealed == 200 {
+		t.Errorf("%d of 200 labels revealed at 0.2", revealed)
+	}
+	if _, err := ExportProblemFiles(SolveConfig{}, prefix); err == nil {
+		t.Error("an empty problem was exported")
+	}
+	if _, err := ExportProblemFiles(cfg, filepath.Join(prefix, "no", "dir")); err == nil {
+		t.Error("an export into a missing directory: no error")
 	}
 }

@@ -190,8 +190,8 @@ func (c Config) Connect(addrs []string) (*Connection, error) {
 // refresh goes on for the life of the process, dialing the brokers' address
 // even after they are gone; kafka-go then reads whatever answers on a port
 // reused since as a Kafka response, and a garbled array length there makes
-// it allocate and fill an array of up to 2^31 entries (a test process
-// reached 24 GB). Readers and writers built on the connection are closed
+// it allocate and fill an array of up to 2^31 entries, enough to exhaust a
+// process's memory. Readers and writers built on the connection are closed
 // first; the connection is not used after.
 func (c *Connection) Close() {
 	c.Transport.CloseIdleConnections()

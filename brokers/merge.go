@@ -1,11 +1,12 @@
 package brokers
 
 import (
-	"container/heap"
 	"context"
 	"sync"
 
 	"github.com/segmentio/kafka-go"
+
+	"streamer/internal/heap"
 )
 
 // Range is the records [From, To) of one partition of Topic. Rank orders
@@ -32,7 +33,7 @@ type Range struct {
 // again be those of the last partitions.
 type MergedReader struct {
 	srcs    []*mergeSource
-	heads   sourceHeap // the sources with a record in head, soonest first
+	heads   heap.Heap[*mergeSource] // the sources with a record in head, by before
 	started bool
 	stop    context.CancelFunc
 	readers sync.WaitGroup
@@ -101,24 +102,25 @@ func (c *Connection) readInto(ctx context.Context, r Range, src *mergeSource) {
 func (mr *MergedReader) Next() (m kafka.Message, ok bool, err error) {
 	if !mr.started {
 		mr.started = true
+		var heads []*mergeSource
 		for _, s := range mr.srcs {
 			if s.receive() {
-				mr.heads = append(mr.heads, s)
+				heads = append(heads, s)
 			} else if s.err != nil {
 				return kafka.Message{}, false, s.err
 			}
 		}
-		heap.Init(&mr.heads)
+		mr.heads = heap.New(heads, (*mergeSource).before)
 	}
-	if len(mr.heads) == 0 {
+	if mr.heads.Len() == 0 {
 		return kafka.Message{}, false, nil
 	}
-	s := mr.heads[0]
+	s := mr.heads.Top()
 	m = s.head
 	if s.receive() {
-		heap.Fix(&mr.heads, 0)
+		mr.heads.ReplaceTop(s) // s holds its next record
 	} else {
-		heap.Pop(&mr.heads)
+		mr.heads.Pop()
 		if s.err != nil {
 			return kafka.Message{}, false, s.err
 		}
@@ -132,11 +134,9 @@ func (mr *MergedReader) Close() {
 	mr.readers.Wait()
 }
 
-type sourceHeap []*mergeSource
-
-func (h sourceHeap) Len() int { return len(h) }
-func (h sourceHeap) Less(i, j int) bool {
-	a, b := h[i], h[j]
+// before orders sources by their head records: time, then rank, then run,
+// then partition and offset.
+func (a *mergeSource) before(b *mergeSource) bool {
 	if !a.head.Time.Equal(b.head.Time) {
 		return a.head.Time.Before(b.head.Time)
 	}
@@ -150,12 +150,4 @@ func (h sourceHeap) Less(i, j int) bool {
 		return a.head.Partition < b.head.Partition
 	}
 	return a.head.Offset < b.head.Offset
-}
-func (h sourceHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *sourceHeap) Push(x any)   { *h = append(*h, x.(*mergeSource)) }
-func (h *sourceHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }

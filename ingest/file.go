@@ -208,7 +208,9 @@ func splitCompression(path string) (string, string) {
 	return path, ""
 }
 
-// openDecompressed opens path and undoes the compression its name says.
+// OpenDecompressed opens path for reading, undoing the compression its
+// name says: gzip for a .gz suffix, bzip2 for .bz2 (in any case); any
+// other file is read as it is. Closing the reader closes the file.
 func OpenDecompressed(path string) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {

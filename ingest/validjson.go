@@ -9,8 +9,9 @@ const maxNesting = 10000
 // validJSON reports whether b is one JSON value (with white space around
 // it) whose strings are valid UTF-8: json.Valid(b) && utf8.Valid(b) in one
 // pass instead of two, the first through encoding/json's byte-at-a-time
-// state machine (a twentieth of the service's CPU in a drain). Outside
-// strings valid JSON is ASCII, so checking the strings checks all of b.
+// state machine, which showed in profiles of a drain (BenchmarkValidJSON
+// times both). Outside strings valid JSON is ASCII, so checking the
+// strings checks all of b.
 func validJSON(b []byte) bool {
 	// open holds, for each nesting level, whether it is an object.
 	var stack [64]bool

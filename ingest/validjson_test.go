@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -39,4 +40,32 @@ func FuzzValidJSON(f *testing.F) {
 			t.Fatalf("validJSON(%q) = %v, want %v", b, got, want)
 		}
 	})
+}
+
+// BenchmarkValidJSON checks example messages of 2 KiB of text, by
+// validJSON and by the two passes it stands for.
+func BenchmarkValidJSON(b *testing.B) {
+	texts := benchTexts(64, 2048)
+	msgs := make([][]byte, len(texts))
+	for k, s := range texts {
+		msgs[k], _ = json.Marshal(map[string]any{"id": fmt.Sprintf("ex-%d", k), "label": "spam", "text": s})
+	}
+	for _, c := range []struct {
+		name  string
+		valid func([]byte) bool
+	}{
+		{"validJSON", validJSON},
+		{"json.Valid+utf8.Valid", func(b []byte) bool { return json.Valid(b) && utf8.Valid(b) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(msgs[0])))
+			i := 0
+			for b.Loop() {
+				if !c.valid(msgs[i%len(msgs)]) {
+					b.Fatal("an example message is not valid")
+				}
+				i++
+			}
+		})
+	}
 }

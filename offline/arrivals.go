@@ -1,6 +1,9 @@
 package offline
 
-import "streamer/pipeline"
+import (
+	"streamer/pipeline"
+	"streamer/snapshot"
+)
 
 // arrivals scores every example's prediction at arrival against the label
 // its file carries, revealed or not (MATH.md, streaming evaluation: a
@@ -11,7 +14,7 @@ type arrivals struct {
 	total   pipeline.Score
 	recent  pipeline.Score // since the last curve point
 	noModel int
-	curve   []pipeline.CurvePoint
+	curve   []snapshot.CurvePoint
 	last    int // examples at the last curve point
 }
 
@@ -38,7 +41,7 @@ func (a *arrivals) add(pred, truth string, examples int) {
 }
 
 func (a *arrivals) point(examples int) {
-	a.curve = append(a.curve, pipeline.CurvePoint{
+	a.curve = append(a.curve, snapshot.CurvePoint{
 		Labels: a.total.Total, Examples: examples,
 		Accuracy: a.total.Accuracy(), RecentAccuracy: a.recent.Accuracy(),
 	})

@@ -3,7 +3,7 @@ package offline
 import (
 	"math"
 
-	"streamer/pipeline"
+	"streamer/snapshot"
 )
 
 // Scores are one learner's figures in an eval run.
@@ -54,10 +54,10 @@ type SeedReport struct {
 	// labels); AllCurve and SupervisedAllCurve score every labeled example
 	// (a point every few examples; RecentAccuracy there covers the examples
 	// since the previous point).
-	Curve              []pipeline.CurvePoint `json:"curve,omitempty"`
-	BaselineCurve      []pipeline.CurvePoint `json:"supervised_curve,omitempty"`
-	AllCurve           []pipeline.CurvePoint `json:"all_curve,omitempty"`
-	SupervisedAllCurve []pipeline.CurvePoint `json:"supervised_all_curve,omitempty"`
+	Curve              []snapshot.CurvePoint `json:"curve,omitempty"`
+	BaselineCurve      []snapshot.CurvePoint `json:"supervised_curve,omitempty"`
+	AllCurve           []snapshot.CurvePoint `json:"all_curve,omitempty"`
+	SupervisedAllCurve []snapshot.CurvePoint `json:"supervised_all_curve,omitempty"`
 	TestCurve          []TestPoint           `json:"test_curve,omitempty"`
 }
 
@@ -89,10 +89,10 @@ type EvalReport struct {
 	Test               string                `json:"test,omitempty"`
 	TestRows           int                   `json:"test_rows,omitempty"` // labeled rows of the test file
 	PerSeed            []SeedReport          `json:"per_seed"`
-	Curve              []pipeline.CurvePoint `json:"curve,omitempty"`
-	BaselineCurve      []pipeline.CurvePoint `json:"supervised_curve,omitempty"`
-	AllCurve           []pipeline.CurvePoint `json:"all_curve,omitempty"`
-	SupervisedAllCurve []pipeline.CurvePoint `json:"supervised_all_curve,omitempty"`
+	Curve              []snapshot.CurvePoint `json:"curve,omitempty"`
+	BaselineCurve      []snapshot.CurvePoint `json:"supervised_curve,omitempty"`
+	AllCurve           []snapshot.CurvePoint `json:"all_curve,omitempty"`
+	SupervisedAllCurve []snapshot.CurvePoint `json:"supervised_all_curve,omitempty"`
 	TestCurve          []TestPoint           `json:"test_curve,omitempty"`
 	TestCurveStd       []TestPoint           `json:"test_curve_std,omitempty"`
 }

@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"streamer/pipeline"
+	"streamer/snapshot"
 )
 
 const (
@@ -50,7 +50,7 @@ const (
 // and of the supervised-only baseline over the stream as an SVG: the
 // accuracy over the recent horizon (solid) and over the whole stream so far
 // (dashed), against the number of examples seen.
-func WritePlot(w io.Writer, title string, ssl, supervised []pipeline.CurvePoint) error {
+func WritePlot(w io.Writer, title string, ssl, supervised []snapshot.CurvePoint) error {
 	return writePanels(w, []panel{streamPanel(title, ssl, supervised, nil, nil)})
 }
 
@@ -67,9 +67,9 @@ func WriteEvalPlot(w io.Writer, title string, rep EvalReport) error {
 	return writePanels(w, panels)
 }
 
-func streamPanel(title string, ssl, supervised, sslAll, supervisedAll []pipeline.CurvePoint) panel {
-	recent := func(p pipeline.CurvePoint) float64 { return p.RecentAccuracy }
-	total := func(p pipeline.CurvePoint) float64 { return p.Accuracy }
+func streamPanel(title string, ssl, supervised, sslAll, supervisedAll []snapshot.CurvePoint) panel {
+	recent := func(p snapshot.CurvePoint) float64 { return p.RecentAccuracy }
+	total := func(p snapshot.CurvePoint) float64 { return p.Accuracy }
 	lines := []series{
 		{"semi-supervised, recent", sslColor, "", curvePoints(ssl, recent)},
 		{"supervised only, recent", supervisedColor, "", curvePoints(supervised, recent)},
@@ -104,7 +104,7 @@ func testPanel(rep EvalReport) panel {
 	return pn
 }
 
-func curvePoints(c []pipeline.CurvePoint, y func(pipeline.CurvePoint) float64) []point {
+func curvePoints(c []snapshot.CurvePoint, y func(snapshot.CurvePoint) float64) []point {
 	pts := make([]point, len(c))
 	for i, p := range c {
 		pts[i] = point{float64(p.Examples), y(p)}

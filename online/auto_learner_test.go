@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"testing"
+	"time"
+
 	"streamer/anngraph"
 	"streamer/online/model"
 	"streamer/online/train"
 	"streamer/synth"
-	"testing"
-	"time"
 )
 
 // TestAutoGrowsGraphOnThirdClass checks that a learner on auto keeps a

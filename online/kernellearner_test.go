@@ -2,12 +2,13 @@ package online
 
 import (
 	"context"
+	"testing"
+	"time"
+
 	"streamer/anngraph"
 	"streamer/online/kernel"
 	"streamer/online/train"
 	"streamer/synth"
-	"testing"
-	"time"
 )
 
 // TestLearnerKeepsItsKernelMap checks that a learner with a kernel draws

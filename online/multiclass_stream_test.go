@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"testing"
+	"time"
+
 	"streamer/anngraph"
 	"streamer/online/internal/onlinetest"
 	"streamer/online/newton"
 	"streamer/online/train"
-	"testing"
-	"time"
 )
 
 // streamAccuracy streams rows through a learner as `streamer eval` does:

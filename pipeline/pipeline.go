@@ -12,6 +12,7 @@ import (
 	"streamer/online/model"
 	"streamer/online/newton"
 	"streamer/online/train"
+	"streamer/snapshot"
 	"streamer/vector"
 )
 
@@ -352,8 +353,8 @@ type Progress struct {
 	// Solved reports that the window had not changed since the model in
 	// force was solved.
 	Solved   bool
-	SSL      PrequentialState
-	Baseline *PrequentialState // with Config.Baseline
+	SSL      snapshot.Prequential
+	Baseline *snapshot.Prequential // with Config.Baseline
 }
 
 // Progress returns the pipeline's progress now.
@@ -421,10 +422,10 @@ func (p *Pipeline) Stats() Stats {
 
 // Curves returns the prequential accuracy curves of the learner and of the
 // baseline.
-func (p *Pipeline) Curves() (ssl, baseline []CurvePoint) {
+func (p *Pipeline) Curves() (ssl, baseline []snapshot.CurvePoint) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]CurvePoint(nil), p.ssl.Curve()...), append([]CurvePoint(nil), p.base.Curve()...)
+	return append([]snapshot.CurvePoint(nil), p.ssl.Curve()...), append([]snapshot.CurvePoint(nil), p.base.Curve()...)
 }
 
 // Positions returns, per topic partition of examples and of labels, where

@@ -1,5 +1,7 @@
 package pipeline
 
+import "streamer/snapshot"
+
 // Prequential scores stored predictions against labels as they arrive
 // (docs/MATH.md, streaming evaluation): accuracy and macro-F1 over the whole
 // stream and over the last Horizon labels, and a curve of both over time.
@@ -11,7 +13,7 @@ type Prequential struct {
 	recent   []pair // ring of the last horizon scored pairs
 	next     int
 	unscored int
-	curve    []CurvePoint
+	curve    []snapshot.CurvePoint
 	// examplesBefore is the count of examples seen before a restore, so
 	// that the curve continues where the snapshot left it.
 	examplesBefore int
@@ -25,14 +27,6 @@ type Score struct {
 	Total   int
 	// per class: true positives, false positives, false negatives
 	tp, fp, fn map[string]int
-}
-
-// CurvePoint is the state of the scores after Labels scored labels.
-type CurvePoint struct {
-	Labels         int     `json:"labels"`
-	Examples       int     `json:"examples"`
-	Accuracy       float64 `json:"accuracy"`
-	RecentAccuracy float64 `json:"recent_accuracy"`
 }
 
 // NewPrequential returns an evaluator with a recent horizon of horizon
@@ -82,7 +76,7 @@ func (p *Prequential) Add(pred, truth string, examples int) {
 		p.next = (p.next + 1) % p.horizon
 	}
 	if p.total.Total%p.step == 0 {
-		p.curve = append(p.curve, CurvePoint{
+		p.curve = append(p.curve, snapshot.CurvePoint{
 			Labels: p.total.Total, Examples: p.examplesBefore + examples,
 			Accuracy: p.total.Accuracy(), RecentAccuracy: p.Recent().Accuracy(),
 		})
@@ -145,31 +139,16 @@ func (p *Prequential) Recent() Score {
 func (p *Prequential) Unscored() int { return p.unscored }
 
 // Curve returns the recorded curve points.
-func (p *Prequential) Curve() []CurvePoint { return p.curve }
+func (p *Prequential) Curve() []snapshot.CurvePoint { return p.curve }
 
-// PrequentialState is what a snapshot keeps of a Prequential, so that a
-// restored service continues its scores and curve instead of starting
-// them again.
-type PrequentialState struct {
-	Correct, Total int
-	// TP, FP and FN count per class the true positives, false positives
-	// and false negatives of the whole stream.
-	TP, FP, FN map[string]int
-	// Recent holds the last Horizon scored (prediction, label) pairs,
-	// oldest first.
-	Recent   [][2]string
-	Unscored int
-	Curve    []CurvePoint
-	// Examples is the count of examples seen, the curve's x.
-	Examples int
-}
-
-// State returns the state of p after examples examples.
-func (p *Prequential) State(examples int) PrequentialState {
-	st := PrequentialState{
+// State returns what a snapshot keeps of p after examples examples, so
+// that a restored service continues its scores and curve instead of
+// starting them again.
+func (p *Prequential) State(examples int) snapshot.Prequential {
+	st := snapshot.Prequential{
 		Correct: p.total.Correct, Total: p.total.Total,
-		TP: clone(p.total.tp), FP: clone(p.total.fp), FN: clone(p.total.fn),
-		Unscored: p.unscored, Curve: append([]CurvePoint(nil), p.curve...),
+		TruePositives: clone(p.total.tp), FalsePositives: clone(p.total.fp), FalseNegatives: clone(p.total.fn),
+		Unscored: p.unscored, Curve: append([]snapshot.CurvePoint(nil), p.curve...),
 		Examples: p.examplesBefore + examples,
 	}
 	for i := range p.recent {
@@ -181,14 +160,15 @@ func (p *Prequential) State(examples int) PrequentialState {
 
 // Resume puts p in state st, keeping p's horizon and step: the oldest
 // recent pairs beyond the horizon are dropped.
-func (p *Prequential) Resume(st PrequentialState) {
-	p.total = Score{Correct: st.Correct, Total: st.Total, tp: clone(st.TP), fp: clone(st.FP), fn: clone(st.FN)}
+func (p *Prequential) Resume(st snapshot.Prequential) {
+	p.total = Score{Correct: st.Correct, Total: st.Total,
+		tp: clone(st.TruePositives), fp: clone(st.FalsePositives), fn: clone(st.FalseNegatives)}
 	recent := st.Recent[max(0, len(st.Recent)-p.horizon):]
 	p.recent, p.next = p.recent[:0], 0
 	for _, r := range recent {
 		p.recent = append(p.recent, pair{r[0], r[1]})
 	}
-	p.unscored, p.curve, p.examplesBefore = st.Unscored, append([]CurvePoint(nil), st.Curve...), st.Examples
+	p.unscored, p.curve, p.examplesBefore = st.Unscored, append([]snapshot.CurvePoint(nil), st.Curve...), st.Examples
 }
 
 func clone(m map[string]int) map[string]int {

@@ -42,8 +42,8 @@ func (c WriterConfig) withDefaults() WriterConfig {
 // Its callers hand it whole batches and wait for each WriteMessages, so it
 // sends the records of a call at once instead of lingering for more: with
 // kafka-go's batch timeout (1s by default, a trap for a latency-bound
-// service; 5ms here before) every call waited that long for partition
-// batches that no other call would fill.
+// service) every call would wait that long for partition batches that no
+// other call would fill.
 func NewRecordWriter(conn *brokers.Connection, cfg WriterConfig) *kafka.Writer {
 	cfg = cfg.withDefaults()
 	return &kafka.Writer{

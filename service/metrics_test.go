@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"streamer/pipeline"
-
 	"github.com/segmentio/kafka-go"
+
+	"streamer/pipeline"
 )
 
 // gauge returns the value of the unlabeled metric name in s's registry.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"streamer/brokers/brokerstest"
 	"streamer/config"
 )
 
@@ -39,7 +40,7 @@ func TestRollingRestartOfScorers(t *testing.T) {
 	var running sync.WaitGroup
 	running.Go(func() { ids, produceErr = produceUntil(ctx, addr, rate, stop) })
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	watch := conn.WatchGroup(group, 25*time.Millisecond)
+	watch := brokerstest.WatchGroup(conn.Client(), group, 25*time.Millisecond)
 	running.Go(func() { watch.Run(watchCtx) })
 	defer func() {
 		stopWatch()

@@ -14,6 +14,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/brokers/brokerstest"
 	"streamer/brokers/embedded"
 	"streamer/config"
 	"streamer/pipeline"
@@ -302,7 +303,7 @@ func TestScaleOut(t *testing.T) {
 // twice are counted where they were made.
 func longestOutputGap(t *testing.T, ctx context.Context, conn *brokers.Connection) (time.Duration, int, time.Time) {
 	t.Helper()
-	p, err := conn.LongestPause(ctx, "predictions", time.Time{}, predictionSource)
+	p, err := brokerstest.LongestPause(ctx, conn, "predictions", time.Time{}, predictionSource)
 	if err != nil {
 		t.Fatal(err)
 	}

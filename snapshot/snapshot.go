@@ -110,7 +110,12 @@ type Progress struct {
 	Baseline    *Prequential `json:"baseline,omitempty"`
 }
 
-// Prequential holds prequential scores (see pipeline.Prequential).
+// Prequential is the state of a stream's prequential scores, what
+// pipeline.Prequential.State gives and Resume takes back: the one type of
+// it, which the pipeline's Progress holds and a snapshot keeps as it is.
+// It lives here, in the lower layer, and pipeline imports it: snapshot
+// must not import pipeline, or brokers, which reads snapshots, would take
+// in the decoder and the core loop with it.
 type Prequential struct {
 	Correct int `json:"correct"`
 	Total   int `json:"total"`
@@ -122,10 +127,11 @@ type Prequential struct {
 	Recent   [][2]string  `json:"recent,omitempty"`
 	Unscored int          `json:"unscored,omitempty"`
 	Curve    []CurvePoint `json:"curve,omitempty"`
-	Examples int          `json:"examples"`
+	Examples int          `json:"examples"` // examples seen, the curve's x
 }
 
-// CurvePoint is a point of a prequential curve.
+// CurvePoint is a point of a prequential curve: the scores after Labels
+// scored labels and Examples examples. It lives here with Prequential.
 type CurvePoint struct {
 	Labels         int     `json:"labels"`
 	Examples       int     `json:"examples"`

@@ -6,7 +6,6 @@ import (
 	"net"
 	"time"
 
-	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -55,30 +54,4 @@ func JoinAndVanish(addr, group string, topics []string, session, rebalance time.
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-}
-
-// GroupState returns the state of group (Stable, PreparingRebalance, ...)
-// and its members' ids.
-func GroupState(ctx context.Context, addr, group string) (string, []string, error) {
-	tr := &kafka.Transport{}
-	defer tr.CloseIdleConnections() // its metadata refresh would outlive the cluster
-	c := &kafka.Client{Addr: kafka.TCP(addr), Timeout: 5 * time.Second, Transport: tr}
-	resp, err := c.DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{group}})
-	if err != nil {
-		return "", nil, fmt.Errorf("describe group %s: %w", group, err)
-	}
-	for _, g := range resp.Groups {
-		if g.GroupID != group {
-			continue
-		}
-		if g.Error != nil {
-			return "", nil, fmt.Errorf("describe group %s: %w", group, g.Error)
-		}
-		var ids []string
-		for _, m := range g.Members {
-			ids = append(ids, m.MemberID)
-		}
-		return g.GroupState, ids, nil
-	}
-	return "", nil, fmt.Errorf("describe group %s: not in the answer", group)
 }

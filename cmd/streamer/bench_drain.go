@@ -6,12 +6,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"streamer/bench"
+	"streamer/bench/servicebench"
 )
 
 func newBenchDrainCommand() *cobra.Command {
 	var (
-		cfg    bench.DrainConfig
+		cfg    servicebench.DrainConfig
 		report string
 	)
 	cmd := &cobra.Command{
@@ -41,7 +41,7 @@ service's start to its last commit: whether the drain was bound by the
 processors) and stop_seconds (from SIGTERM to the service's exit).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runChildBench(cmd, &cfg.Executable, report, func(ctx context.Context) (any, error) { return bench.Drain(ctx, cfg) })
+			return runChildBench(cmd, &cfg.Executable, report, func(ctx context.Context) (any, error) { return servicebench.Drain(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()

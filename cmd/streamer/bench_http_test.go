@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"testing"
+
+	"streamer/bench/servicebench"
 )
 
 // TestBenchHTTPPrintsOneLine runs a short bench http: a model is learned,
@@ -10,7 +12,7 @@ import (
 func TestBenchHTTPPrintsOneLine(t *testing.T) {
 	out := run(t, "bench", "http", "--duration", "300ms", "--clients", "2", "--batch", "5", "--train", "400",
 		"--set", "window.max_examples=400", "--set", "features.dim=16384")
-	var rep httpBenchReport
+	var rep servicebench.HTTPReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("bench http printed %q: %v", out, err)
 	}

@@ -6,12 +6,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"streamer/bench"
+	"streamer/bench/servicebench"
 )
 
 func newBenchLoadCommand() *cobra.Command {
 	var (
-		cfg    bench.LoadConfig
+		cfg    servicebench.LoadConfig
 		report string
 	)
 	cmd := &cobra.Command{
@@ -31,7 +31,7 @@ examples are written but not yet predicted; with 0 they never wait, and
 the backlog grows by tens of thousands of examples a second.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runChildBench(cmd, &cfg.Executable, report, func(ctx context.Context) (any, error) { return bench.Load(ctx, cfg) })
+			return runChildBench(cmd, &cfg.Executable, report, func(ctx context.Context) (any, error) { return servicebench.Load(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()

@@ -6,12 +6,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"streamer/bench"
+	"streamer/bench/servicebench"
 )
 
 func newBenchScaleCommand() *cobra.Command {
 	var (
-		cfg    bench.ScaleConfig
+		cfg    servicebench.ScaleConfig
 		report string
 	)
 	cmd := &cobra.Command{
@@ -33,7 +33,7 @@ the predictions of an input partition from the first SIGTERM on. Every
 process shares the machine's cores with the broker.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runChildBench(cmd, &cfg.Executable, report, func(ctx context.Context) (any, error) { return bench.Scale(ctx, cfg) })
+			return runChildBench(cmd, &cfg.Executable, report, func(ctx context.Context) (any, error) { return servicebench.Scale(ctx, cfg) })
 		},
 	}
 	f := cmd.Flags()

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/spf13/cobra"
 
 	"streamer/bench"
@@ -43,7 +40,7 @@ solvers against the same data, SVMlin or 'streamer fit --data PREFIX.svm
 			}
 			cfg.Params.Algorithm = a
 			if export != "" {
-				written, err := exportBenchProblem(cfg, export)
+				written, err := bench.ExportProblemFiles(cfg, export)
 				if err != nil {
 					return err
 				}
@@ -77,36 +74,6 @@ solvers against the same data, SVMlin or 'streamer fit --data PREFIX.svm
 	f.StringVar(&export, "export", "", "write the problem to `PREFIX`.svm and PREFIX.labels instead of solving it")
 	addParamFlags(f, &cfg.Params)
 	return cmd
-}
-
-// exportedProblem is what bench solve --export prints.
-type exportedProblem struct {
-	Data   string `json:"data"`
-	Labels string `json:"labels"`
-	Rows   int    `json:"rows"`
-}
-
-func exportBenchProblem(cfg bench.SolveConfig, prefix string) (exportedProblem, error) {
-	out := exportedProblem{Data: prefix + ".svm", Labels: prefix + ".labels", Rows: cfg.Rows}
-	data, err := os.Create(out.Data)
-	if err != nil {
-		return out, fmt.Errorf("export: %w", err)
-	}
-	labels, err := os.Create(out.Labels)
-	if err != nil {
-		data.Close()
-		return out, fmt.Errorf("export: %w", err)
-	}
-	err = bench.ExportProblem(cfg, data, labels)
-	for _, f := range []*os.File{data, labels} {
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		return out, fmt.Errorf("export %s: %w", prefix, err)
-	}
-	return out, nil
 }
 
 // benchClasses runs the multi-class bench with the shared flags of cfg.

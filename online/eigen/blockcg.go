@@ -3,11 +3,12 @@ package eigen
 import (
 	"context"
 	"errors"
-	"streamer/online/linalg"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
+
+	"streamer/online/linalg"
 )
 
 // ErrBlockBreakdown is returned when block CG's search directions lose

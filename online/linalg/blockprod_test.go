@@ -2,13 +2,14 @@ package linalg
 
 import (
 	"math/rand/v2"
-	"streamer/online/internal/onlinetest"
-	"streamer/synth"
-	"streamer/vector"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"streamer/online/internal/onlinetest"
+	"streamer/synth"
+	"streamer/vector"
 )
 
 // TestBlockProductsMatchColumns checks the block products of every matrix

@@ -2,9 +2,10 @@ package linalg
 
 import (
 	"math"
+	"testing"
+
 	"streamer/online/internal/onlinetest"
 	"streamer/vector"
-	"testing"
 )
 
 // TestCSRMatchesVectorRows checks the compact matrices' products against

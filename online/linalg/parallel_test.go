@@ -3,9 +3,10 @@ package linalg
 import (
 	"math"
 	"slices"
-	"streamer/online/internal/onlinetest"
 	"sync/atomic"
 	"testing"
+
+	"streamer/online/internal/onlinetest"
 )
 
 func TestBalancedRangeCoversEveryIndexOnce(t *testing.T) {

@@ -5,11 +5,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"testing"
+
 	"streamer/online/internal/onlinetest"
 	"streamer/online/kernel"
 	"streamer/synth"
 	"streamer/vector"
-	"testing"
 )
 
 // TestFoldedScoresAreMappedScores: a packed model with a kernel map,

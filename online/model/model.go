@@ -2,6 +2,7 @@ package model
 
 import (
 	"math"
+
 	"streamer/online/kernel"
 	"streamer/online/linalg"
 	"streamer/vector"

@@ -2,10 +2,11 @@ package model_test
 
 import (
 	"math"
+	"testing"
+
 	"streamer/online/internal/modeltest"
 	"streamer/online/model"
 	"streamer/vector"
-	"testing"
 )
 
 // TestPredictLabelIsArgmaxOfProbabilities builds models whose calibration

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
 	"streamer/online/linalg"
 	"streamer/online/model"
 )

@@ -3,6 +3,7 @@ package newton
 import (
 	"context"
 	"math"
+
 	"streamer/online/linalg"
 	"streamer/online/model"
 )

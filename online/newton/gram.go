@@ -2,11 +2,12 @@ package newton
 
 import (
 	"math"
-	"streamer/online/linalg"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
+
+	"streamer/online/linalg"
 )
 
 // directMaxCols is the widest dense problem (columns plus the bias) whose

@@ -3,9 +3,10 @@ package newton
 import (
 	"math"
 	"slices"
-	"streamer/vector"
 
 	"gonum.org/v1/gonum/mat"
+
+	"streamer/vector"
 )
 
 // factorLaplacian is a reference Laplacian held as a dense factor B.

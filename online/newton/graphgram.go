@@ -1,8 +1,9 @@
 package newton
 
 import (
-	"streamer/online/linalg"
 	"sync"
+
+	"streamer/online/linalg"
 )
 
 // directGraphMaxCols is the widest dense problem (columns plus the bias)

@@ -2,11 +2,12 @@ package newton
 
 import (
 	"math"
-	"streamer/online/internal/onlinetest"
-	"streamer/online/linalg"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"streamer/online/internal/onlinetest"
+	"streamer/online/linalg"
 )
 
 // TestGraphGramMatchesDense checks X̃ᵀMX̃, formed by blocks of columns

@@ -1,6 +1,6 @@
 package newton
 
-import "streamer/online/linalg"
+import "streamer/internal/heap"
 
 // breakpoint is a step δ at which term k enters or leaves the active set.
 type breakpoint struct {
@@ -56,9 +56,9 @@ func (s *newton) lineSearch(w, wBar, o, oBar, bo, boBar []float64) float64 {
 	}
 	s.work.breakpoints = bps
 	// The breakpoints in increasing δ, ties by term, until φ' crosses zero.
-	next := linalg.NewMinHeap(bps, breakpoint.before)
+	next := heap.New(bps, breakpoint.before)
 	for next.Len() > 0 {
-		bp := next.PopMin()
+		bp := next.Pop()
 		if L+bp.delta*(R-L) >= 0 {
 			break
 		}

@@ -3,8 +3,9 @@ package newton
 import (
 	"math/rand/v2"
 	"slices"
-	"streamer/online/linalg"
 	"testing"
+
+	"streamer/internal/heap"
 )
 
 // TestMinHeapPopsInOrder: popping a heap of breakpoints, many of them
@@ -31,9 +32,9 @@ func TestMinHeapPopsInOrder(t *testing.T) {
 			}
 			return 0
 		})
-		h := linalg.NewMinHeap(bps, breakpoint.before)
+		h := heap.New(bps, breakpoint.before)
 		for k := range want {
-			if got := h.PopMin(); got.delta != want[k].delta || got.term != want[k].term {
+			if got := h.Pop(); got.delta != want[k].delta || got.term != want[k].term {
 				t.Fatalf("n %d: pop %d gave %+v, want %+v", n, k, got, want[k])
 			}
 		}

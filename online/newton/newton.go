@@ -2,6 +2,7 @@ package newton
 
 import (
 	"math"
+
 	"streamer/online/linalg"
 )
 

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"streamer/online/linalg"
-	"streamer/online/model"
 	"strings"
 	"time"
+
+	"streamer/online/linalg"
+	"streamer/online/model"
 )
 
 // Objective names one of the binary objectives of docs/MATH.md that

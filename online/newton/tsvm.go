@@ -4,7 +4,8 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"streamer/online/linalg"
+
+	"streamer/internal/heap"
 	"streamer/online/model"
 )
 
@@ -123,20 +124,20 @@ func (b *binary) switchLabels(s *newton) int {
 			minus = append(minus, termOutput{-o, k})
 		}
 	}
-	lowest := linalg.NewMinHeap(plus, termOutput.less)   // lowest output first
-	highest := linalg.NewMinHeap(minus, termOutput.less) // highest output first
+	lowest := heap.New(plus, termOutput.less)   // lowest output first
+	highest := heap.New(minus, termOutput.less) // highest output first
 	maxSwitch := b.par.MaxSwitch
 	if maxSwitch == 0 {
 		maxSwitch = max(1, len(b.unlabeled)/2)
 	}
 	n := 0
 	for ; n < maxSwitch && lowest.Len() > 0 && highest.Len() > 0; n++ {
-		p, m := lowest.Min(), highest.Min()
+		p, m := lowest.Top(), highest.Top()
 		if p.o >= -m.o {
 			break
 		}
-		lowest.PopMin()
-		highest.PopMin()
+		lowest.Pop()
+		highest.Pop()
 		t.y[p.k], t.y[m.k] = -1, 1
 	}
 	return n

@@ -4,10 +4,11 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"testing"
+
 	"streamer/online/linalg"
 	"streamer/online/model"
 	"streamer/vector"
-	"testing"
 )
 
 // TestWarmStartWithNoActiveRow re-solves from weights that put every

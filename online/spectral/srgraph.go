@@ -4,9 +4,10 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"streamer/online/linalg"
 
 	"gonum.org/v1/gonum/mat"
+
+	"streamer/online/linalg"
 )
 
 // WeightedGraph is a window's kNN graph as Spectral Regression reads it:

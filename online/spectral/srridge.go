@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"streamer/online/eigen"
-	"streamer/online/linalg"
-	"streamer/online/model"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"streamer/online/eigen"
+	"streamer/online/linalg"
+	"streamer/online/model"
 )
 
 // srGramMaxCols is the widest dense window (columns plus the bias) whose

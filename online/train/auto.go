@@ -3,6 +3,7 @@ package train
 import (
 	"cmp"
 	"math"
+
 	"streamer/online/newton"
 	"streamer/online/spectral"
 )

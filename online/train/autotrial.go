@@ -2,8 +2,9 @@ package train
 
 import (
 	"context"
-	"streamer/online/model"
 	"time"
+
+	"streamer/online/model"
 )
 
 // autoMemory is the number of disagreements over which auto's trial

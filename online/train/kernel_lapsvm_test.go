@@ -3,15 +3,16 @@ package train
 import (
 	"context"
 	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
 	"streamer/anngraph"
 	"streamer/online/kernel"
 	"streamer/online/linalg"
 	"streamer/online/newton"
 	"streamer/synth"
 	"streamer/vector"
-	"testing"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // TestLapSVMOverKernelMapIsKernelLapSVM checks the representer argument of

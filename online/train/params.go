@@ -3,9 +3,10 @@ package train
 import (
 	"fmt"
 	"slices"
+	"strings"
+
 	"streamer/online/newton"
 	"streamer/online/spectral"
-	"strings"
 )
 
 // Algorithm names one of the objectives of docs/MATH.md.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"testing"
+
 	"streamer/anngraph"
 	"streamer/online/internal/onlinetest"
 	"streamer/online/linalg"
@@ -11,7 +13,6 @@ import (
 	"streamer/online/spectral"
 	"streamer/synth"
 	"streamer/vector"
-	"testing"
 )
 
 // TestSRWarmStartOnUnchangedWindow checks that a re-solve of an unchanged

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"sync"
+	"time"
+
 	"streamer/online/linalg"
 	"streamer/online/model"
 	"streamer/online/newton"
 	"streamer/online/spectral"
 	"streamer/vector"
-	"sync"
-	"time"
 )
 
 // Window is a window of rows for a multi-class solve.

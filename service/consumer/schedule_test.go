@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"streamer/config"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/segmentio/kafka-go"
+
+	"streamer/config"
 )
 
 // TestSolvePacerBoundsTheShare runs solves whose windows grow, shrink and

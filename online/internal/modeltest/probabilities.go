@@ -4,6 +4,7 @@ package modeltest
 
 import (
 	"math"
+
 	"streamer/online/model"
 )
 

@@ -3,10 +3,11 @@ package onlinetest
 import (
 	"fmt"
 	"math/rand/v2"
+	"testing"
+
 	"streamer/anngraph"
 	"streamer/synth"
 	"streamer/vector"
-	"testing"
 )
 
 // AnnLaplacian returns the Laplacian of rows' kNN graph built by anngraph with cfg

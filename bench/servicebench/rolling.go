@@ -1,4 +1,4 @@
-package bench
+package servicebench
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/brokers/brokerstest"
 	"streamer/pipeline"
 	"streamer/synth"
 )
@@ -43,12 +44,12 @@ func rollingRestart(ctx context.Context, cfg ScaleConfig, sets []string, conn *b
 		}
 		children = append(children, c)
 	}
-	if err := waitCommitted(ctx, conn, group, []string{examples}, cfg.Timeout, nil); err != nil {
+	if err := waitCommitted(ctx, conn, group, []string{examples}, cfg.Timeout); err != nil {
 		return rep, fmt.Errorf("rolling restart: the filled topic: %w", err)
 	}
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	watch := conn.WatchGroup(group, 25*time.Millisecond)
+	watch := brokerstest.WatchGroup(conn.Client(), group, 25*time.Millisecond)
 	streamCtx, stopStream := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var streamErr error
@@ -79,10 +80,10 @@ func rollingRestart(ctx context.Context, cfg ScaleConfig, sets []string, conn *b
 	if streamErr != nil {
 		return rep, streamErr
 	}
-	if err := waitCommitted(ctx, conn, group, []string{examples}, cfg.Timeout, nil); err != nil {
+	if err := waitCommitted(ctx, conn, group, []string{examples}, cfg.Timeout); err != nil {
 		return rep, fmt.Errorf("rolling restart: the stream's end: %w", err)
 	}
-	pause, err := conn.LongestPause(ctx, predictions, began, predictionSource)
+	pause, err := brokerstest.LongestPause(ctx, conn, predictions, began, predictionSource)
 	if err != nil {
 		return rep, err
 	}
@@ -93,7 +94,7 @@ func rollingRestart(ctx context.Context, cfg ScaleConfig, sets []string, conn *b
 // restartScorer stops children[i] (SIGTERM, and waits for its exit), then
 // starts another in its place and waits until it is ready and the group
 // is stable with all of them again.
-func restartScorer(ctx context.Context, cfg ScaleConfig, sets []string, children []*child, i int, watch *brokers.GroupWatch) error {
+func restartScorer(ctx context.Context, cfg ScaleConfig, sets []string, children []*child, i int, watch *brokerstest.GroupWatch) error {
 	if err := children[i].stop(); err != nil {
 		return fmt.Errorf("stop: %w", err)
 	}
@@ -144,14 +145,4 @@ func predictionSource(m kafka.Message) (int, error) {
 		return 0, fmt.Errorf("prediction at offset %d: %w", m.Offset, err)
 	}
 	return p.Source.Partition, nil
-}
-
-// sleepCtx waits for d; false when ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
-	}
 }

@@ -1,16 +1,11 @@
-package bench
+package servicebench
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,12 +82,12 @@ func Load(ctx context.Context, cfg LoadConfig) (LoadReport, error) {
 		wg.Go(func() { loadProducer(prodCtx, bc.cluster.Addrs(), topics.Examples, topics.Labels, uint64(p), backlog) })
 	}
 	start := time.Now()
-	samples := sampleRSS(prodCtx, svc.pid())
+	var rss []float64
+	wg.Go(func() { rss = sampleRSS(prodCtx, svc.pid()) })
+	// Every goroutine above ends when prodCtx does.
 	wg.Wait()
 	rep.Seconds = time.Since(start).Seconds()
-	// The producers stop only when prodCtx ends, and so does the sampler:
-	// it is joined here, before any return.
-	rep.addRSS(<-samples)
+	rep.addRSS(rss)
 	rep.Produced = backlog.produced.Load()
 	rep.HeldSeconds = time.Duration(backlog.held.Load()).Seconds()
 	rep.ProducedPerSec = float64(rep.Produced) / rep.Seconds
@@ -123,15 +118,6 @@ func (rep *LoadReport) addRSS(rss []float64) {
 	}
 }
 
-func freeLocalPort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
 // loadProducer writes generated examples, with a tenth of their labels, as
 // fast as the cluster acknowledges them and backlog lets it.
 func loadProducer(ctx context.Context, addrs []string, examples, labels string, seed uint64, backlog *backlogCap) {
@@ -155,55 +141,6 @@ func loadProducer(ctx context.Context, addrs []string, examples, labels string, 
 			backlog.produced.Add(1000)
 		}
 	}
-}
-
-// trimEvery is how often trim drops what the service has read.
-const trimEvery = time.Second
-
-// trim does, until ctx ends, what a broker's retention would: every
-// trimEvery it deletes the input records below the service's committed
-// offsets and every prediction published, which nobody reads here. The
-// embedded broker keeps its records in this process's memory, so without
-// it that memory grows with every record produced. A failed round is
-// tried again at the next.
-func (bc *benchCluster) trim(ctx context.Context) {
-	tick := time.NewTicker(trimEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		bc.trimOnce(ctx)
-	}
-}
-
-// trimOnce deletes what trim deletes, once; it stops at the first error.
-func (bc *benchCluster) trimOnce(ctx context.Context) error {
-	topics, group := bc.config.Kafka.Topics, bc.config.Kafka.Group
-	for _, topic := range []string{topics.Examples, topics.Labels} {
-		ps, err := bc.conn.Positions(ctx, group, topic)
-		if err != nil {
-			return fmt.Errorf("trim %s: %w", topic, err)
-		}
-		for _, p := range ps {
-			if p.Committed <= p.First {
-				continue
-			}
-			if err := bc.cluster.DeleteRecords(topic, int32(p.Partition), p.Committed); err != nil {
-				return fmt.Errorf("trim %s/%d to %d: %w", topic, p.Partition, p.Committed, err)
-			}
-		}
-	}
-	// From the cluster itself: the connection's transport caches metadata
-	// from before the service created the topic.
-	for _, pi := range bc.cluster.PartitionInfos(topics.Predictions) {
-		if err := bc.cluster.DeleteRecords(topics.Predictions, pi.Partition, -1); err != nil {
-			return fmt.Errorf("trim %s/%d: %w", topics.Predictions, pi.Partition, err)
-		}
-	}
-	return nil
 }
 
 // backlogCap counts the examples the producers wrote and those the service
@@ -252,78 +189,4 @@ func (b *backlogCap) follow(ctx context.Context, url string) {
 		case <-tick.C:
 		}
 	}
-}
-
-// sampleRSS reads the resident memory of pid, in MB, every 200ms until ctx
-// ends, and then sends the samples.
-func sampleRSS(ctx context.Context, pid int) <-chan []float64 {
-	out := make(chan []float64, 1)
-	go func() {
-		var rss []float64
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if kb, err := statusKB(pid, "VmRSS"); err == nil {
-				rss = append(rss, kb/1024)
-			}
-			select {
-			case <-ctx.Done():
-				out <- rss
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return out
-}
-
-// statusKB reads a "kB" field of /proc/pid/status.
-func statusKB(pid int, field string) (float64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			return strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
-}
-
-// scrape reads the unlabeled samples of a Prometheus text endpoint, summing
-// the labeled ones by name.
-func scrape(ctx context.Context, url string) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", url, err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", url, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("scrape %s: %w", url, err)
-	}
-	out := map[string]float64{}
-	for _, line := range strings.Split(string(body), "\n") {
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		name, value, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		if i := strings.IndexByte(name, '{'); i >= 0 {
-			name = name[:i]
-		}
-		if v, err := strconv.ParseFloat(value, 64); err == nil {
-			out[name] += v
-		}
-	}
-	return out, nil
 }

@@ -1,13 +1,37 @@
-package brokers
+package brokerstest
 
 import (
 	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"streamer/brokers"
+	"streamer/brokers/embedded"
 )
+
+// connect starts an embedded cluster for the test, connects to it and
+// creates topics.
+func connect(t *testing.T, ctx context.Context, topics ...brokers.Topic) *brokers.Connection {
+	t.Helper()
+	cluster, err := embedded.Start(embedded.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	conn, err := brokers.Config{Brokers: []string{brokers.Embedded}}.Connect(cluster.Addrs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	if err := conn.EnsureTopics(ctx, topics...); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
 
 // TestLongestPause writes records of two keys at chosen times over two
 // partitions: the longest pause is that of one key, across partitions,
@@ -15,7 +39,7 @@ import (
 func TestLongestPause(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn := connectTestCluster(t, ctx, Topic{Name: "out", Partitions: 2})
+	conn := connect(t, ctx, brokers.Topic{Name: "out", Partitions: 2})
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	records := []struct {
@@ -41,8 +65,9 @@ func TestLongestPause(t *testing.T) {
 	}{
 		{time.Time{}, Pause{Duration: 20 * time.Second, Key: 1, After: at(0)}},
 		{at(25), Pause{Duration: 4 * time.Second, Key: 1, After: at(31)}},
+		{at(40), Pause{}},
 	} {
-		got, err := conn.LongestPause(ctx, "out", tc.since, keyOf)
+		got, err := LongestPause(ctx, conn, "out", tc.since, keyOf)
 		if err != nil || got.Duration != tc.want.Duration || got.Key != tc.want.Key || !got.After.Equal(tc.want.After) {
 			t.Errorf("since %v: %+v, %v; want %+v", tc.since, got, err, tc.want)
 		}
@@ -54,19 +79,21 @@ func TestLongestPause(t *testing.T) {
 func TestGroupWatchCountsRebalances(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn := connectTestCluster(t, ctx, Topic{Name: "in", Partitions: 2})
-	watch := conn.WatchGroup("g", 10*time.Millisecond)
+	conn := connect(t, ctx, brokers.Topic{Name: "in", Partitions: 2})
+	watch := WatchGroup(conn.Client(), "g", 10*time.Millisecond)
 	watchCtx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); watch.Run(watchCtx) }()
-	defer func() { stop(); <-done }()
+	var running sync.WaitGroup
+	running.Go(func() { watch.Run(watchCtx) })
+	defer func() { stop(); running.Wait() }()
+	var readers sync.WaitGroup
+	t.Cleanup(readers.Wait) // last: after every reader's context ended and it closed
 	member := func() {
 		r := kafka.NewReader(kafka.ReaderConfig{Brokers: conn.Addrs, Dialer: conn.Dialer, GroupID: "g", Topic: "in",
 			HeartbeatInterval: 100 * time.Millisecond, SessionTimeout: 6 * time.Second, RebalanceTimeout: 6 * time.Second, MaxWait: 100 * time.Millisecond})
 		t.Cleanup(func() { r.Close() })
 		readCtx, cancel := context.WithCancel(ctx)
 		t.Cleanup(cancel)
-		go r.FetchMessage(readCtx) //nolint:errcheck // joins the group; ends with the test
+		readers.Go(func() { r.FetchMessage(readCtx) }) // joins the group; ends with the test
 	}
 	waitUntil := func(what string, cond func() bool) {
 		t.Helper()
@@ -85,5 +112,9 @@ func TestGroupWatchCountsRebalances(t *testing.T) {
 	waitUntil("stable with two members", func() bool { return watch.StableWith(2) })
 	if n := watch.Rebalances() - before; n < 1 {
 		t.Fatalf("%d rebalances seen as a second member joined", n)
+	}
+	state, members, err := DescribeGroup(ctx, conn.Client(), "g")
+	if err != nil || state != "Stable" || len(members) != 2 {
+		t.Fatalf("DescribeGroup = %s, %v, %v; want Stable with two members", state, members, err)
 	}
 }

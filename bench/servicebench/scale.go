@@ -1,14 +1,12 @@
-package bench
+package servicebench
 
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
-	"github.com/segmentio/kafka-go"
-
 	"streamer/brokers"
+	"streamer/brokers/brokerstest"
 )
 
 // ScaleConfig describes `streamer bench scale`: scorer replicas sharing
@@ -166,16 +164,11 @@ func takeovers(ctx context.Context, cfg ScaleConfig, sets []string, conn *broker
 }
 
 // scorers times n scorers, in a group of their own, from their start to
-// their group's last commit on the examples topic.
+// their group's last commit on the examples topic; a scorer that exits
+// ends the wait.
 func scorers(ctx context.Context, cfg ScaleConfig, sets []string, conn *brokers.Connection, examples string, n int) (ScaleRun, error) {
 	run := ScaleRun{Scorers: n}
 	group := fmt.Sprintf("scale-%d", n)
-	// exited closes when the first scorer exits (or the run ends), which
-	// ends the wait for the group's commits.
-	exited := make(chan struct{})
-	var once sync.Once
-	end := func() { once.Do(func() { close(exited) }) }
-	defer end()
 	var children []*child
 	defer func() {
 		for _, c := range children {
@@ -189,15 +182,8 @@ func scorers(ctx context.Context, cfg ScaleConfig, sets []string, conn *brokers.
 			return run, err
 		}
 		children = append(children, c)
-		go func() {
-			select {
-			case <-c.exited:
-				end()
-			case <-exited:
-			}
-		}()
 	}
-	if err := waitCommitted(ctx, conn, group, []string{examples}, cfg.Timeout, exited); err != nil {
+	if err := waitCommitted(ctx, conn, group, []string{examples}, cfg.Timeout, children...); err != nil {
 		return run, fmt.Errorf("%d scorers: %w", n, err)
 	}
 	run.Seconds = time.Since(start).Seconds()
@@ -208,26 +194,7 @@ func scorers(ctx context.Context, cfg ScaleConfig, sets []string, conn *brokers.
 // waitMembers waits until the group is stable with n members.
 func waitMembers(ctx context.Context, conn *brokers.Connection, group string, n int, timeout time.Duration) error {
 	return pollUntil(ctx, timeout, func() bool {
-		resp, err := conn.Client().DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{group}})
-		if err != nil || len(resp.Groups) != 1 {
-			return false
-		}
-		g := resp.Groups[0]
-		return g.GroupState == "Stable" && len(g.Members) == n
+		state, members, err := brokerstest.DescribeGroup(ctx, conn.Client(), group)
+		return err == nil && state == "Stable" && len(members) == n
 	}, fmt.Sprintf("group %s stable with %d members", group, n))
-}
-
-func pollUntil(ctx context.Context, timeout time.Duration, cond func() bool, what string) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: not within %v", what, timeout)
-		case <-tick.C:
-		}
-	}
-	return nil
 }

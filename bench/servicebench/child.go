@@ -1,9 +1,10 @@
-package bench
+package servicebench
 
 import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,7 +13,10 @@ import (
 	"time"
 )
 
-// child is a `streamer run` process with an HTTP port of its own.
+// child is a `streamer run` process with an HTTP port of its own. It owns
+// one goroutine, which waits for the process and closes exited; stop and
+// kill return only once it has, and every harness stops its children on
+// each of its return paths.
 type child struct {
 	cmd    *exec.Cmd
 	port   int
@@ -24,8 +28,7 @@ type child struct {
 }
 
 // startChild starts `exe run` with each of sets as a --set and an HTTP
-// listener on a free local port, then the extra arguments. One goroutine
-// waits for the process.
+// listener on a free local port, then the extra arguments.
 func startChild(exe string, sets []string, extra ...string) (*child, error) {
 	port, err := freeLocalPort()
 	if err != nil {
@@ -53,14 +56,22 @@ func (c *child) url(path string) string {
 // pid is the child's process id.
 func (c *child) pid() int { return c.cmd.Process.Pid }
 
+// hasExited reports whether the process has exited.
+func (c *child) hasExited() bool {
+	select {
+	case <-c.exited:
+		return true
+	default:
+		return false
+	}
+}
+
 // waitReady polls /readyz until it answers 200.
 func (c *child) waitReady(ctx context.Context, timeout time.Duration) error {
 	url := c.url("/readyz")
 	return pollUntil(ctx, timeout, func() bool {
-		select {
-		case <-c.exited:
+		if c.hasExited() {
 			return false
-		default:
 		}
 		resp, err := http.Get(url)
 		if err != nil {
@@ -72,6 +83,7 @@ func (c *child) waitReady(ctx context.Context, timeout time.Duration) error {
 	}, "ready")
 }
 
+// kill kills the process and waits for its exit.
 func (c *child) kill() {
 	c.cmd.Process.Kill()
 	<-c.exited
@@ -81,10 +93,8 @@ func (c *child) kill() {
 // kills the process after c.grace. A process that had already exited is
 // not signalled.
 func (c *child) stop() error {
-	select {
-	case <-c.exited:
+	if c.hasExited() {
 		return c.err
-	default:
 	}
 	c.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -94,4 +104,15 @@ func (c *child) stop() error {
 		c.kill()
 		return fmt.Errorf("no exit within %v of SIGTERM; killed", c.grace)
 	}
+}
+
+// freeLocalPort returns a TCP port of the loopback address that was free
+// a moment ago.
+func freeLocalPort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }
