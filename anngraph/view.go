@@ -1,6 +1,7 @@
 package anngraph
 
 import (
+	"sync"
 	"time"
 
 	"streamer/vector"
@@ -24,6 +25,17 @@ type View struct {
 	sq     []float64 // ‖x‖²
 	start  []int32   // row i's list is nbrs[start[i]:start[i+1]]
 	nbrs   []Neighbor
+
+	// layers, nil for an exhaustive window's view, is the HNSW graph that
+	// Search descends; efSearch its default candidates; searches the
+	// scratch of searches under way.
+	layers   *layers
+	efSearch int
+	searches *sync.Pool
+	// f32, for a view of dense rows in a graph window, holds them as
+	// float32, each padded to stride values, for Search's distances.
+	f32    []float32
+	stride int
 }
 
 // Len returns the number of rows.

@@ -453,6 +453,14 @@ func (w *Window) Snapshot() *View {
 		}
 		v.start = append(v.start, int32(len(v.nbrs)))
 	}
+	v.layers, v.efSearch, v.searches = w.copyLayers(n), w.cfg.EfSearch, newSearches()
+	if w.sp.stride > 0 {
+		v.stride = w.sp.stride
+		v.f32 = make([]float32, 0, n*v.stride)
+		for s := w.head; s >= 0; s = w.next[s] {
+			v.f32 = append(v.f32, w.sp.row(s)...)
+		}
+	}
 	return v
 }
 
