@@ -48,7 +48,7 @@ func (b *binary) tsvm(ctx context.Context, warm *model.Solution) (*model.Solutio
 		lambdaU = min(tsvmLambdaStart, b.par.LambdaU)
 	} else {
 		labels = b.warmLabels(warm, s.o)
-		if b.par.Reanneal {
+		if b.par.Reanneal || b.labelsGrew(warm) {
 			addRun(&sol.Stats, s.minimize(true))
 			lambdaU = b.par.LambdaU * tsvmReanneal
 		}
@@ -177,6 +177,22 @@ func (b *binary) warmLabels(warm *model.Solution, o []float64) map[int]float64 {
 	}
 	b.balanceLabels(labels, o)
 	return labels
+}
+
+// labelsGrew reports whether the labeled rows grew by half or more since
+// the warm solve: the rows labeled since, which it held unlabeled, are at
+// least half as many as those labeled before. Its transductive labels,
+// set from the few labels a stream's first solves have, are then mostly
+// wrong, and at the final λ_u they would stay wrong: the solve anneals
+// again, as one-versus-rest problems always do.
+func (b *binary) labelsGrew(warm *model.Solution) bool {
+	since := 0
+	for _, row := range b.labeled {
+		if _, ok := warm.Unlabeled[b.prob.key(row)]; ok {
+			since++
+		}
+	}
+	return since > 0 && 2*since >= len(b.labeled)-since
 }
 
 // balanceLabels flips the positives with the lowest outputs (or the
