@@ -182,6 +182,38 @@ func (m *Model) probability(scores []float64) (int, float64) {
 	return best, pbest / sum
 }
 
+// Distribution returns the calibrated probability of each class for the
+// model's scores, normalized to sum to 1 (for one versus rest and
+// centroids, each class's sigmoid over their sum); a model without
+// calibration puts all of it on the class Predict names.
+func (m *Model) Distribution(scores []float64) []float64 {
+	p := make([]float64, len(scores))
+	if len(m.Calibration) != m.calibrations() {
+		best, _ := m.probability(scores)
+		p[best] = 1
+		return p
+	}
+	if m.Binary() {
+		p[1] = m.Calibration[0].Prob(scores[1])
+		p[0] = 1 - p[1]
+		return p
+	}
+	var sum float64
+	for k, s := range scores {
+		p[k] = m.Calibration[k].Prob(s)
+		sum += p[k]
+	}
+	if sum == 0 {
+		best, _ := m.probability(scores)
+		p[best] = 1
+		return p
+	}
+	for k := range p {
+		p[k] /= sum
+	}
+	return p
+}
+
 // calibrations returns the number of Platt sigmoids the model needs: one
 // per problem, or one per class for a centroid model.
 func (m *Model) calibrations() int {

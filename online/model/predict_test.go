@@ -11,7 +11,8 @@ import (
 
 // TestPredictLabelIsArgmaxOfProbabilities builds models whose calibration
 // moves the decision away from the raw scores: the label must follow the
-// probabilities, and Prob must be the largest of them.
+// probabilities, and Prob must be the largest of them; Distribution gives
+// them all, summing to 1, the largest Predict's.
 func TestPredictLabelIsArgmaxOfProbabilities(t *testing.T) {
 	x := vector.Dense([]float64{1})
 	tests := []struct {
@@ -54,12 +55,23 @@ func TestPredictLabelIsArgmaxOfProbabilities(t *testing.T) {
 			if p.Class != tt.wantClass {
 				t.Fatalf("class %d, want %d (scores %v, prob %v)", p.Class, tt.wantClass, p.Scores, p.Prob)
 			}
+			dist := tt.model.Distribution(p.Scores)
+			var sum float64
+			for _, q := range dist {
+				sum += q
+			}
+			if math.Abs(sum-1) > 1e-12 || modeltest.Argmax(dist) != p.Class {
+				t.Fatalf("distribution %v: sums to %v, largest at %d; want 1 and class %d", dist, sum, modeltest.Argmax(dist), p.Class)
+			}
 			probs := modeltest.ReferenceProbabilities(&tt.model, p.Scores)
 			if probs == nil {
 				if p.Prob != 0 {
 					t.Fatalf("prob %v without calibration", p.Prob)
 				}
 				return
+			}
+			if math.Abs(dist[p.Class]-p.Prob) > 1e-12 {
+				t.Fatalf("distribution %v, prob %v", dist, p.Prob)
 			}
 			if modeltest.Argmax(probs) != p.Class || math.Abs(probs[p.Class]-p.Prob) > 1e-12 {
 				t.Fatalf("class %d prob %v, probabilities %v", p.Class, p.Prob, probs)
