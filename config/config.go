@@ -151,10 +151,13 @@ func (w WindowConfig) sample() (float64, error) {
 
 // GraphConfig is the graph section.
 type GraphConfig struct {
-	Laplacian string  `mapstructure:"laplacian"`
-	Degree    int     `mapstructure:"degree"`
-	Weights   string  `mapstructure:"weights"`
-	Sigma     float64 `mapstructure:"sigma"`
+	Laplacian      string  `mapstructure:"laplacian"`
+	Degree         int     `mapstructure:"degree"`
+	Weights        string  `mapstructure:"weights"`
+	Sigma          float64 `mapstructure:"sigma"`
+	Vote           string  `mapstructure:"vote"`
+	VoteWeight     float64 `mapstructure:"vote_weight"`
+	VoteNeighbours int     `mapstructure:"vote_neighbours"`
 }
 
 // SolverConfig is the solver section.

@@ -8,6 +8,7 @@ import (
 	"streamer/ingest"
 	"streamer/online"
 	"streamer/online/kernel"
+	"streamer/online/propagate"
 	"streamer/online/spectral"
 	"streamer/online/train"
 	"streamer/pipeline"
@@ -80,7 +81,11 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 			Graph: anngraph.LaplacianConfig{
 				Normalized: c.Graph.Laplacian == "normalized", Degree: c.Graph.Degree, Weights: weights, Sigma: c.Graph.Sigma,
 			},
-			Params:        c.solverParams(),
+			Params: c.solverParams(),
+			Vote: online.VoteConfig{
+				Off: c.Graph.Vote == "off", Weight: c.Graph.VoteWeight,
+				Spread: propagate.Settings{Neighbours: c.Graph.VoteNeighbours},
+			},
 			Queue:         c.Window.Queue,
 			BatchInline:   true,
 			Sample:        sample,

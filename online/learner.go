@@ -13,6 +13,7 @@ import (
 	"streamer/online/linalg"
 	"streamer/online/model"
 	"streamer/online/newton"
+	"streamer/online/propagate"
 	"streamer/online/train"
 	"streamer/vector"
 )
@@ -42,9 +43,16 @@ type LearnerConfig struct {
 	// the kNN graph stays on the input vectors.
 	Kernel kernel.Config
 	// A re-solve is due after SolveExamples new examples or SolveLabels
-	// new labels since the last one; 0 means 1000 and 20.
+	// new labels since the last one, and sooner while the window is small
+	// or holds few labels: after a tenth of the examples it holds (at
+	// least earlyExamples) or a tenth of its labels (at least one). A
+	// model is worth most while its first labels arrive, and a small
+	// window solves fast. 0 means 1000 and 20.
 	SolveExamples int
 	SolveLabels   int
+	// Vote blends the model with the vote of an example's nearest window
+	// rows.
+	Vote VoteConfig
 	// BatchInline, while Run is not running, makes Observe collect the
 	// rows of a kNN graph window and insert them by batches of 64
 	// (anngraph.Window.InsertBatch, on Window.InsertWorkers cores)
@@ -68,6 +76,7 @@ func (c LearnerConfig) withDefaults() LearnerConfig {
 	}
 	c.Params = c.Params.WithDefaults()
 	c.Graph.Degree = train.GraphDegree(c.Params.Algorithm, c.Graph.Degree)
+	c.Vote = c.Vote.withDefaults()
 	return c
 }
 
@@ -87,6 +96,9 @@ func (c LearnerConfig) Validate() error {
 	}
 	if c.Queue < 0 || c.Sample < 0 || c.Sample > 1 {
 		return fmt.Errorf("window: queue must be >= 0 and sample in [0, 1], got %d and %v", c.Queue, c.Sample)
+	}
+	if err := c.Vote.Validate(); err != nil {
+		return fmt.Errorf("graph: %w", err)
 	}
 	return nil
 }
@@ -151,6 +163,12 @@ type Solved struct {
 	Model    *model.Model // nil before the first solve or restore
 	Stamp    model.Stamp
 	SolvedOn model.SolvedOn
+	// Vote, set by a solve over a kNN graph that follows the labels, is
+	// the vote of an example's nearest rows of the window solved on,
+	// which Predict blends with the model's probabilities, VoteWeight
+	// the vote's share. A restored or pinned model has none.
+	Vote       *propagate.Vote
+	VoteWeight float64
 }
 
 // NewLearner returns a Learner with an empty window and no model.
@@ -261,7 +279,7 @@ func (l *Learner) admit(id string, key uint64, label string) {
 func (l *Learner) landed() {
 	l.sinceExamples++
 	l.changed = true
-	if l.sinceExamples == l.cfg.SolveExamples {
+	if l.sinceExamples == l.dueExamples() {
 		select {
 		case l.landedDue <- struct{}{}:
 		default:
@@ -449,7 +467,25 @@ func (l *Learner) WindowSize() (examples, labeled int) {
 func (l *Learner) Due() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.sinceExamples >= l.cfg.SolveExamples || l.sinceLabels >= l.cfg.SolveLabels
+	return l.sinceExamples >= l.dueExamples() || l.sinceLabels >= l.dueLabels()
+}
+
+// earlyExamples is the fewest new examples after which a solve is due
+// while the window is small (LearnerConfig.SolveExamples).
+const earlyExamples = 100
+
+// dueExamples is the number of new examples that make a solve due: a
+// tenth of the window, between earlyExamples and SolveExamples. The
+// caller holds mu.
+func (l *Learner) dueExamples() int {
+	return min(l.cfg.SolveExamples, max(earlyExamples, len(l.keyOf)/10))
+}
+
+// dueLabels is the number of new labels that make a solve due: a tenth
+// of the window's labels, between one and SolveLabels. The caller holds
+// mu.
+func (l *Learner) dueLabels() int {
+	return min(l.cfg.SolveLabels, max(1, len(l.labels)/10))
 }
 
 // Changed reports whether the model in force may not be the solution of
@@ -518,27 +554,27 @@ func (l *Learner) Pinned() (model.Stamp, bool) {
 	return model.Stamp{}, false
 }
 
-// Scoring returns the model that scores and its stamp, read together: the
-// pinned one while there is one, else the model in force.
-func (l *Learner) Scoring() (*model.Model, model.Stamp) {
+// Scoring returns what scores, read together: the pinned model while
+// there is one, else the model in force with its neighbours' vote.
+func (l *Learner) Scoring() Solved {
 	v := l.pinned.Load()
 	if v == nil {
 		v = l.current.Load()
 	}
 	if v == nil {
-		return nil, model.Stamp{}
+		return Solved{}
 	}
-	return v.Model, v.Stamp
+	return *v
 }
 
 // Predict scores v with the model that scores (Scoring). It returns false
 // while there is none.
 func (l *Learner) Predict(v vector.Vector) (model.Prediction, *model.Model, model.Stamp, bool) {
-	m, st := l.Scoring()
-	if !m.Ready() {
-		return model.Prediction{}, nil, st, false
+	s := l.Scoring()
+	if !s.Model.Ready() {
+		return model.Prediction{}, nil, s.Stamp, false
 	}
-	return m.Predict(v), m, st, true
+	return s.Predict(v), s.Model, s.Stamp, true
 }
 
 // SolveReport describes a re-solve.
@@ -547,6 +583,12 @@ type SolveReport struct {
 	Window  int    // examples in the window
 	Labeled int    // of which labeled
 	train.Stats
+	// LabeledEdges counts the kNN edges between labeled rows of a graph
+	// window, AgreeingEdges those that join rows of one class.
+	LabeledEdges, AgreeingEdges int
+	// VoteWeight is the share of the neighbours' vote in the model's
+	// predictions: 0 when it does not vote (VoteConfig).
+	VoteWeight float64
 }
 
 // ErrUnchanged is returned by Solve when nothing changed since the last
@@ -731,7 +773,14 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 	}
 	m.Map = km
 	rep.Stats, rep.Version = st, version+1
-	l.SetModel(m, model.Stamp{Epoch: l.epoch.Load(), Version: rep.Version}, model.SolvedOn{Window: rep.Window, Labeled: rep.Labeled, Objective: st.Objective})
+	vote, weight := l.vote(view.graph, lap, labels, m, &rep)
+	rep.VoteWeight = weight
+	m.Pack()
+	l.current.Store(&Solved{
+		Model: m, Stamp: model.Stamp{Epoch: l.epoch.Load(), Version: rep.Version},
+		SolvedOn: model.SolvedOn{Window: rep.Window, Labeled: rep.Labeled, Objective: st.Objective},
+		Vote:     vote, VoteWeight: weight,
+	})
 	return rep, nil
 }
 

@@ -91,7 +91,13 @@ func TestLearnerLearnsAndPredicts(t *testing.T) {
 					t.Fatal(err)
 				}
 				if l.Due() {
-					if _, err := l.Solve(context.Background()); err != nil {
+					// The first labels make solves due before a second
+					// class is labeled.
+					_, err := l.Solve(context.Background())
+					if errors.Is(err, train.ErrOneClass) {
+						continue
+					}
+					if err != nil {
 						t.Fatal(err)
 					}
 					solves++
@@ -326,7 +332,8 @@ func TestLearnerPin(t *testing.T) {
 		}
 	}
 	observe(rows[:200])
-	first, st1 := l.Scoring()
+	scoring := l.Scoring()
+	first, st1 := scoring.Model, scoring.Stamp
 	if st1.Epoch != 0 {
 		t.Fatalf("solved as %v before any SetEpoch", st1)
 	}
@@ -403,5 +410,81 @@ func TestWindowTooOldCounts(t *testing.T) {
 				t.Fatalf("after the graph grew: plain %v, %d too old; want a graph and 1", plain, l.TooOldCount())
 			}
 		})
+	}
+}
+
+// TestSolvesComeSoonerWhileTheWindowIsSmall: a solve is due after a tenth
+// of the window's labels (at least one) or of its examples (at least
+// earlyExamples), until those reach schedule's counts.
+func TestSolvesComeSoonerWhileTheWindowIsSmall(t *testing.T) {
+	l, err := NewLearner(LearnerConfig{
+		Features: 4, Window: anngraph.Config{MaxExamples: 5000, Exhaustive: true},
+		Params: train.Params{Algorithm: train.SVM}, SolveExamples: 500, SolveLabels: 10,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := vector.Dense([]float64{1, 2, 3, 4})
+	n := 0
+	observe := func(label string) {
+		if _, err := l.Observe(fmt.Sprint(n), time.Time{}, x, label); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	observe("a")
+	if !l.Due() {
+		t.Fatal("not due after the first label")
+	}
+	l.MarkSolved()
+	for range 99 {
+		observe("")
+	}
+	if l.Due() {
+		t.Fatal("due after 99 unlabeled examples in a window of 100")
+	}
+	observe("")
+	if !l.Due() {
+		t.Fatal("not due after 100 new examples in a small window")
+	}
+	l.MarkSolved()
+	for range 30 { // 30 labels in a window of 131: a tenth is 3
+		observe("b")
+	}
+	l.MarkSolved()
+	observe("a")
+	observe("a")
+	if l.Due() {
+		t.Fatal("due after 2 new labels with 33 in the window")
+	}
+	observe("a")
+	if !l.Due() {
+		t.Fatal("not due after 3 new labels with 34 in the window")
+	}
+	l.MarkSolved()
+	for range 2000 {
+		observe("")
+	}
+	l.MarkSolved()
+	for range 300 { // a tenth of 2,434 examples is 243
+		observe("")
+	}
+	if !l.Due() {
+		t.Fatal("not due after 300 examples in a window of 2,434")
+	}
+	l.MarkSolved()
+	for range 5000 {
+		observe("")
+	}
+	l.MarkSolved()
+	for range 499 {
+		observe("")
+	}
+	if l.Due() {
+		t.Fatal("due after 499 examples: solve_examples bounds the wait")
+	}
+	observe("")
+	if !l.Due() {
+		t.Fatal("not due after solve_examples new examples")
 	}
 }

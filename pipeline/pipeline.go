@@ -205,13 +205,13 @@ func (p *Pipeline) Compatible(v vector.Vector) error { return p.learner.Compatib
 // while there is no model. It is safe for concurrent use, beside the
 // stream and solves.
 func (p *Pipeline) Score(exs []ingest.Example, src Source) ([]Prediction, error) {
-	m, st := p.learner.Scoring()
-	if !m.Ready() {
+	s := p.learner.Scoring()
+	if !s.Model.Ready() {
 		return nil, p.noModel()
 	}
 	out := make([]Prediction, len(exs))
 	for i, ex := range exs {
-		out[i] = NewPrediction(ex, src, m, st, m.Predict(ex.Vector))
+		out[i] = NewPrediction(ex, src, s.Model, s.Stamp, s.Predict(ex.Vector))
 	}
 	return out, nil
 }

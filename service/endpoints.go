@@ -63,7 +63,7 @@ func (e endpoints) Score(exs []ingest.Example, src pipeline.Source) ([]pipeline.
 
 // notReady returns why the service is not ready, "" when it is.
 func (s *Service) notReady() string {
-	m, _ := s.pipe.Learner().Scoring() // a pinned model scores without a newest one
+	m := s.pipe.Learner().Scoring().Model // a pinned model scores without a newest one
 	switch waiting := s.waitingReason(); {
 	case waiting != "":
 		return waiting

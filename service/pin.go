@@ -132,7 +132,7 @@ func (s *Service) pinnedModel(ctx context.Context, sel snapshot.Selector) (*mode
 // pinned; "" when it is not.
 func (s *Service) pinStatus() string {
 	if missing := s.pinMissing(); missing != "" {
-		_, st := s.pipe.Learner().Scoring()
+		st := s.pipe.Learner().Scoring().Stamp
 		return fmt.Sprintf("%s; version %d of epoch %d scores", missing, st.Version, st.Epoch)
 	}
 	if st, ok := s.pipe.Learner().Pinned(); ok {

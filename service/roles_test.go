@@ -226,7 +226,7 @@ func TestScorerObeysPin(t *testing.T) {
 	defer w.Close()
 	republish(t, ctx, w, newest, next)
 	waitFor(t, "the newer snapshot followed", 30*time.Second, func() bool { return svc.followed(next) })
-	if _, st := svc.pipe.Learner().Scoring(); st != newest.Stamp() {
+	if st := svc.pipe.Learner().Scoring().Stamp; st != newest.Stamp() {
 		t.Fatalf("pinned to %v, %v scores", newest.Stamp(), st)
 	}
 	checkHTTPStamp(t, svc, newest.Stamp())
@@ -236,7 +236,7 @@ func TestScorerObeysPin(t *testing.T) {
 	if err := control.Write(ctx, conn, cfg.Kafka.Topics.Control, control.Pin{Model: "default", At: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the newest scores once unpinned", 30*time.Second, func() bool { _, st := svc.pipe.Learner().Scoring(); return st == next })
+	waitFor(t, "the newest scores once unpinned", 30*time.Second, func() bool { return svc.pipe.Learner().Scoring().Stamp == next })
 	checkHTTPStamp(t, svc, next)
 }
 

@@ -46,7 +46,7 @@ func (s *Service) awaitModel(ctx context.Context, caughtUp <-chan struct{}) bool
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if m, _ := s.pipe.Learner().Scoring(); m.Ready() {
+		if s.pipe.Learner().Scoring().Model.Ready() {
 			return true
 		}
 		s.setWaiting("scorer: no snapshot of model " + s.cfg.Model.Name + " on the snapshot topic yet")

@@ -122,6 +122,16 @@ func leansSR(data Window) bool {
 	return follows && edges >= autoMinTieEdges
 }
 
+// FollowsLabels reports whether the kNN graph g follows the labels by
+// the rule that makes auto trust it for sr: at least autoMinTieEdges
+// edges join labeled rows, and by Laplace's rule at least
+// autoMinHomophily of them join rows of one class. It returns the edges'
+// counts with it.
+func FollowsLabels(g spectral.WeightedGraph, labels []string) (same, edges int, follows bool) {
+	same, edges = Homophily(g, labels)
+	return same, edges, edges >= autoMinTieEdges && float64(same+1)/float64(edges+2) >= autoMinHomophily
+}
+
 // aboveChance reports whether same agreeing edges of edges lie autoMinZ
 // standard deviations above the binomial expectation edges·q.
 func aboveChance(same, edges int, q float64) bool {

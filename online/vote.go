@@ -1,0 +1,98 @@
+package online
+
+import (
+	"fmt"
+
+	"streamer/anngraph"
+	"streamer/online/model"
+	"streamer/online/propagate"
+	"streamer/online/train"
+	"streamer/vector"
+)
+
+// VoteConfig says whether and how the learner blends its model with the
+// vote of an arrival's nearest window rows (package propagate).
+type VoteConfig struct {
+	// Off scores with the model alone. Otherwise, after each solve over
+	// a kNN graph that follows the labels (train.FollowsLabels), the
+	// learner spreads the window's labels over the graph and scores an
+	// example by (1-Weight)·the model's calibrated probabilities plus
+	// Weight·the vote of its nearest window rows.
+	Off bool
+	// Weight is the vote's share; 0 means 0.5.
+	Weight float64
+	// Spread sets the spreading and the number of neighbours that vote.
+	Spread propagate.Settings
+}
+
+func (c VoteConfig) withDefaults() VoteConfig {
+	if c.Weight == 0 {
+		c.Weight = 0.5
+	}
+	return c
+}
+
+// Validate names the first bad field.
+func (c VoteConfig) Validate() error {
+	switch {
+	case c.Weight < 0 || c.Weight > 1:
+		return fmt.Errorf("vote_weight must be in [0, 1], got %v", c.Weight)
+	case c.Spread.Alpha < 0 || c.Spread.Alpha >= 1:
+		return fmt.Errorf("vote alpha must be in [0, 1), got %v", c.Spread.Alpha)
+	case c.Spread.Neighbours < 0:
+		return fmt.Errorf("vote neighbours must be >= 0, got %d", c.Spread.Neighbours)
+	}
+	return nil
+}
+
+// vote returns the vote of the view's spread labels that a model solved
+// on it scores with, and its weight, or nil and 0: without a graph, with
+// the vote off, or where the graph does not follow the labels. The caller
+// reports the graph's labeled edges in rep.
+func (l *Learner) vote(view *anngraph.View, lap *anngraph.Laplacian, labels []string, m *model.Model, rep *SolveReport) (*propagate.Vote, float64) {
+	if view == nil || lap == nil || l.cfg.Vote.Off {
+		return nil, 0
+	}
+	same, edges, follows := train.FollowsLabels(lap, labels)
+	rep.LabeledEdges, rep.AgreeingEdges = edges, same
+	if !follows {
+		return nil, 0
+	}
+	index := make(map[string]int, len(m.Classes))
+	for k, c := range m.Classes {
+		index[c] = k
+	}
+	class := make([]int, len(labels))
+	for i, lab := range labels {
+		class[i] = -1
+		if k, ok := index[lab]; ok && lab != "" {
+			class[i] = k
+		}
+	}
+	return propagate.Spread(view, class, len(m.Classes), l.cfg.Vote.Spread), l.cfg.Vote.Weight
+}
+
+// Predict scores x with the model, blended with the vote of x's nearest
+// window rows when the solve left one. The scores stay the model's; the
+// class is the one of highest blended probability, and Prob that
+// probability.
+func (s Solved) Predict(x vector.Vector) model.Prediction {
+	p := s.Model.Predict(x)
+	if s.Vote == nil || s.VoteWeight == 0 {
+		return p
+	}
+	votes, ok := s.Vote.Distribution(x, nil)
+	if !ok {
+		return p
+	}
+	blend := s.Model.Distribution(p.Scores)
+	best := 0
+	for k := range blend {
+		blend[k] = (1-s.VoteWeight)*blend[k] + s.VoteWeight*votes[k]
+		if blend[k] > blend[best] {
+			best = k
+		}
+	}
+	p.Class, p.Prob = best, blend[best]
+	return p
+}
