@@ -583,6 +583,9 @@ type SolveReport struct {
 	Window  int    // examples in the window
 	Labeled int    // of which labeled
 	train.Stats
+	// Classes counts the classes labeled in the window; KernelRank is the
+	// dimension of the kernel map the model learned over (0 without one).
+	Classes, KernelRank int
 	// LabeledEdges counts the kNN edges between labeled rows of a graph
 	// window, AgreeingEdges those that join rows of one class.
 	LabeledEdges, AgreeingEdges int
@@ -762,7 +765,9 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 	rows, features := view.vecs, l.cfg.Features
 	if km != nil {
 		rows, features = l.mapped.rows(km, view), km.Dim()
+		rep.KernelRank = km.Dim()
 	}
+	rep.Classes = train.ClassCount(labels)
 	data := train.Window{X: linalg.NewMatrix(rows, features), Labels: labels, Keys: view.keys, Rows: rows}
 	if lap != nil { // a nil *anngraph.Laplacian must not become a non-nil interface
 		data.Laplacian, data.Graph = lap, lap
