@@ -208,12 +208,12 @@ func (s *Service) groupStart(committed map[int]int64, p int, r brokers.OffsetRan
 // rebuildRange returns the offsets [from, to) of partition p to read again.
 //
 // A window that sampled its unlabeled examples (window.sample) spans more
-// records than it holds, and its oldest row may lie far back (a window of
-// 11,085 rows spanned 30,000 records after a burst). The rebuild inserts
+// records than it holds, and its oldest row may lie far back (after a
+// burst, several times its length). The rebuild inserts
 // every record and the window evicts the oldest by count, so that of an
 // examples partition only its last window.max_examples records can
-// remain: the rebuild starts there (29 s of inserts for a 30,000-record
-// span otherwise).
+// remain: the rebuild starts there instead of inserting every record of
+// the span, most of them only to be evicted.
 func (s *Service) rebuildRange(topic string, p int, snap *snapshot.Snapshot, committed map[int]int64, first int64) (from, to int64) {
 	to, ok := committed[p]
 	var pos *snapshot.Offset
