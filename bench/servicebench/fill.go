@@ -99,7 +99,7 @@ func fillDrain(ctx context.Context, conn *brokers.Connection, cfg DrainConfig, e
 		return err
 	}
 	w := &kafka.Writer{Addr: kafka.TCP(conn.Addrs...), Transport: conn.Transport, Balancer: &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 5000, BatchBytes: 16 << 20}
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 5000, BatchBytes: 900 << 10}
 	defer w.Close()
 	batch := make([]kafka.Message, 0, 5500)
 	for i := range cfg.Examples {
