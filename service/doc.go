@@ -11,6 +11,9 @@
 // under the pin orders of control and, for a learner, the lease of lease.
 // The configuration comes loaded and validated (package config). One
 // runtime (runtime.go) owns every goroutine of a Run and waits for them.
+// Its log collapses repeated warnings, its own retries' and kafka-go's,
+// to a line per step with the count of the rest (package
+// internal/collapse).
 //
 // A process takes one of three roles (roles.go): all of the above (role
 // all); a scorer, one of the replicas of the consumer group on the

@@ -14,6 +14,7 @@ import (
 	"streamer/brokers"
 	"streamer/config"
 	"streamer/control"
+	"streamer/internal/collapse"
 	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/service/consumer"
@@ -25,6 +26,7 @@ import (
 type Service struct {
 	cfg     config.Config
 	log     *slog.Logger
+	logs    *collapse.Handler // log's: repeated warnings collapse (package collapse)
 	metrics *Metrics
 	pipe    *pipeline.Pipeline
 
@@ -65,7 +67,11 @@ func New(cfg config.Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{cfg: cfg, log: log, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{}), backlog: consumer.NewBacklog()}
+	// Through an outage every retry loop, and kafka-go's readers, warn
+	// again and again: one line per step of each kind says as much.
+	logs := collapse.NewHandler(log.Handler(), collapse.Options{})
+	log = slog.New(logs)
+	s := &Service{cfg: cfg, log: log, logs: logs, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{}), backlog: consumer.NewBacklog()}
 	s.schedule = &consumer.Schedule{Config: cfg, Backlog: s.backlog, Metrics: s.metrics.Metrics, Log: log}
 	s.endpoints = endpoints{s}
 	return s, nil
@@ -110,7 +116,9 @@ func (s *Service) Run(ctx context.Context) error {
 	if err := s.connect(); err != nil {
 		return err
 	}
-	// Every reader and writer has stopped when Run returns.
+	// Every reader and writer has stopped when Run returns, and the
+	// warnings still held back are written.
+	defer s.logs.Flush(context.WithoutCancel(ctx))
 	defer s.conn.Close()
 	s.consumer = s.newConsumer()
 	api, err := s.listenHTTP()
