@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +15,7 @@ func TestDefaultsLoadAndValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Kafka.Brokers[0] != "embedded" || cfg.Window.MaxExamples != 20000 || cfg.Kafka.BatchTimeout != 5*time.Millisecond {
+	if len(cfg.Kafka.Brokers) != 0 || cfg.Window.MaxExamples != 20000 || cfg.Kafka.BatchTimeout != 5*time.Millisecond {
 		t.Fatalf("defaults not read from configs/streamer.yaml: %+v", cfg)
 	}
 	if cfg.HTTP.Listen != "127.0.0.1:8080" {
@@ -266,5 +267,35 @@ func TestDidYouMean(t *testing.T) {
 		if got := didYouMean(tt.name, keys); got != tt.want {
 			t.Errorf("didYouMean(%q) = %q, want %q", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestCheckBrokers: no broker is a default; the error says how to name
+// the cluster (the key and its variable), and how to ask for the
+// embedded broker where that may be asked for.
+func TestCheckBrokers(t *testing.T) {
+	cfg, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cfg.CheckBrokers(true)
+	for _, want := range []string{"kafka.brokers", "STREAMER_KAFKA_BROKERS", "--set kafka.brokers=embedded"} {
+		if !errors.Is(err, ErrNoBrokers) || !strings.Contains(err.Error(), want) {
+			t.Errorf("no brokers: err = %v, want ErrNoBrokers naming %s", err, want)
+		}
+	}
+	if err := cfg.CheckBrokers(false); err == nil || strings.Contains(err.Error(), "embedded") {
+		t.Errorf("no brokers, embedded not allowed: err = %v, want one that does not offer it", err)
+	}
+	embedded, _ := Load("", []string{"kafka.brokers=embedded"})
+	if err := embedded.CheckBrokers(true); err != nil {
+		t.Errorf("embedded asked for: %v", err)
+	}
+	if err := embedded.CheckBrokers(false); err == nil || !strings.Contains(err.Error(), "running cluster") {
+		t.Errorf("embedded where a running cluster is needed: err = %v", err)
+	}
+	cluster, _ := Load("", []string{"kafka.brokers=k1:9092,k2:9092"})
+	if err := cluster.CheckBrokers(false); err != nil || len(cluster.Kafka.Brokers) != 2 {
+		t.Errorf("a cluster: brokers %v, err = %v", cluster.Kafka.Brokers, err)
 	}
 }

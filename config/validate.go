@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/brokers"
 )
 
 // Validate checks every value and names the first bad key.
@@ -135,6 +136,34 @@ func (c Config) validateLayers() error {
 	}
 	return nil
 }
+
+// ErrNoBrokers says that kafka.brokers names no cluster.
+var ErrNoBrokers = errors.New("kafka.brokers is not set")
+
+// CheckBrokers reports whether kafka.brokers names a cluster to run on: an
+// error wrapping ErrNoBrokers when it is empty, which says how to name
+// one (and, when embedded may be asked for, how to), or when it asks for
+// the embedded broker and embedded is false (a command that reads or
+// writes a running cluster).
+func (c Config) CheckBrokers(embedded bool) error {
+	const how = "name the cluster's bootstrap brokers with kafka.brokers in the --config file, " +
+		envPrefixBrokers + "=host:9092,host2:9092 or --set kafka.brokers=host:9092"
+	bc := c.Brokers()
+	switch {
+	case len(bc.Brokers) == 0 && embedded:
+		return fmt.Errorf("%w: %s; or, to try the service on a private in-process broker that only this process "+
+			"knows the address of, --set kafka.brokers=%s", ErrNoBrokers, how, brokers.Embedded)
+	case len(bc.Brokers) == 0:
+		return fmt.Errorf("%w: %s", ErrNoBrokers, how)
+	case bc.IsEmbedded() && !embedded:
+		return fmt.Errorf("kafka.brokers is %s, the private broker of a streamer run: this needs a running cluster; %s",
+			brokers.Embedded, how)
+	}
+	return nil
+}
+
+// envPrefixBrokers is the environment variable of kafka.brokers.
+const envPrefixBrokers = EnvPrefix + "_KAFKA_BROKERS"
 
 // graphKey returns the key that a field of anngraph.Config or
 // LaplacianConfig comes from, or "" for a field the configuration does not

@@ -164,6 +164,9 @@ func startFailure(ctx context.Context, err error) error {
 // which hands its addresses to the service.
 func (s *Service) connect() error {
 	bc := s.cfg.Brokers()
+	if len(bc.Brokers) == 0 {
+		return s.cfg.CheckBrokers(false)
+	}
 	if bc.IsEmbedded() {
 		return errors.New("kafka.brokers: [embedded] is the in-process cluster, which the command line starts: give the service its addresses")
 	}

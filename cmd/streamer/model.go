@@ -147,10 +147,10 @@ func connectModel(conf *configFlags) (config.Config, *brokers.Connection, error)
 	if err != nil {
 		return cfg, nil, err
 	}
-	bc := cfg.Brokers()
-	if bc.IsEmbedded() {
-		return cfg, nil, fmt.Errorf("model needs kafka.brokers to name a running cluster, not %q", brokers.Embedded)
+	if err := cfg.CheckBrokers(false); err != nil {
+		return cfg, nil, fmt.Errorf("model: %w", err)
 	}
+	bc := cfg.Brokers()
 	conn, err := bc.Connect(bc.Brokers)
 	return cfg, conn, err
 }

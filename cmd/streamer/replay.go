@@ -130,10 +130,10 @@ func (fl replayFlags) check() error {
 
 func replayConfig(ctx context.Context, cfg config.Config, fl replayFlags) (replay.Config, *brokers.Connection, error) {
 	var rc replay.Config
-	bc := cfg.Brokers()
-	if bc.IsEmbedded() {
-		return rc, nil, fmt.Errorf("replay needs kafka.brokers to name a running cluster, not %q", brokers.Embedded)
+	if err := cfg.CheckBrokers(false); err != nil {
+		return rc, nil, fmt.Errorf("replay: %w", err)
 	}
+	bc := cfg.Brokers()
 	var err error
 	if rc.Pipeline, err = cfg.Pipeline(); err != nil {
 		return rc, nil, err
