@@ -77,6 +77,9 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"snapshot.history_retention=0s", "snapshot.history_retention"},
 		{"snapshot.history_topic=model-snapshots", "snapshot.history_topic"},
 		{"kafka.topics.control=model-snapshots-history", "kafka.topics.control"},
+		{"kafka.topics.versions=model-snapshots", "kafka.topics.versions"},
+		{"kafka.topics.versions=predictions", "kafka.topics.versions"},
+		{"kafka.topics.versions=", "kafka.topics"},
 	}
 	for _, tt := range tests {
 		_, err := Load("", []string{tt.set})

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"streamer/anngraph"
@@ -23,7 +24,7 @@ func (c Config) Validate() error {
 		{c.Kafka.Start == "earliest" || c.Kafka.Start == "latest", "kafka.start", "must be earliest or latest"},
 		{c.Kafka.Topics.Examples != "" && c.Kafka.Topics.Labels != "" && c.Kafka.Topics.Predictions != "" &&
 			c.Kafka.Topics.Snapshots != "" && c.Kafka.Topics.ExamplesDLQ != "" && c.Kafka.Topics.LabelsDLQ != "" &&
-			c.Kafka.Topics.Control != "" && c.Kafka.Topics.Lease != "", "kafka.topics", "every topic needs a name"},
+			c.Kafka.Topics.Control != "" && c.Kafka.Topics.Lease != "" && c.Kafka.Topics.Versions != "", "kafka.topics", "every topic needs a name"},
 		{c.Kafka.Partitions > 0, "kafka.partitions", "must be > 0"},
 		{c.Kafka.MaxMessageBytes >= 1024, "kafka.max_message_bytes", "must be at least 1024"},
 		{c.Kafka.BatchTimeout > 0, "kafka.batch_timeout", "must be > 0"},
@@ -72,6 +73,8 @@ func (c Config) Validate() error {
 		{c.Snapshot.HistoryTopic != c.Kafka.Topics.Snapshots, "snapshot.history_topic", "must not be kafka.topics.snapshots, which is compacted"},
 		{c.Kafka.Topics.Control != c.Kafka.Topics.Snapshots && c.Kafka.Topics.Control != c.Snapshot.HistoryTopic, "kafka.topics.control",
 			"must not be a snapshot topic"},
+		{!slices.Contains([]string{c.Kafka.Topics.Snapshots, c.Snapshot.HistoryTopic, c.Kafka.Topics.Control, c.Kafka.Topics.Predictions},
+			c.Kafka.Topics.Versions), "kafka.topics.versions", "must be a topic of its own"},
 		{c.Join.PendingLabels > 0, "join.pending_labels", "must be > 0"},
 		{c.Join.RecentExamples > 0, "join.recent_examples", "must be > 0"},
 		{c.Eval.Horizon > 0, "eval.horizon", "must be > 0"},
