@@ -1,7 +1,8 @@
 // Package service runs the streaming job: it consumes examples and labels,
 // scores every example with the model in force, feeds the learner's window,
-// re-solves in the background, publishes predictions and snapshots, and
-// restores itself from its newest snapshot. Its HTTP endpoints (package
+// re-solves in the background, announces every model version before it
+// scores (versions.go), publishes predictions and snapshots, and restores
+// itself from its newest snapshot. Its HTTP endpoints (package
 // service/httpapi) also score examples on request, with the same decoder
 // and model, learning nothing from them.
 //

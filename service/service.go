@@ -52,6 +52,10 @@ type Service struct {
 
 	pin     pinning                 // the pin order obeyed (pin.go)
 	history *publish.SnapshotWriter // of the history topic (history.go); nil without one
+	// versions announces each model before it scores (versions.go); nil
+	// in role scorer. lastAnnounce is how long the last announcement took.
+	versions     *publish.AnnouncementWriter
+	lastAnnounce atomic.Int64 // time.Duration
 }
 
 // New prepares a service; nothing connects before Run.
@@ -120,6 +124,11 @@ func (s *Service) Run(ctx context.Context) error {
 	// warnings still held back are written.
 	defer s.logs.Flush(context.WithoutCancel(ctx))
 	defer s.conn.Close()
+	if s.learns() {
+		s.versions = publish.NewAnnouncementWriter(s.conn, s.cfg.Kafka.Topics.Versions)
+		defer s.closeAll(s.versions)
+		s.pipe.Learner().SetAnnouncer(s.announceSolved)
+	}
 	s.consumer = s.newConsumer()
 	api, err := s.listenHTTP()
 	if err != nil {
@@ -187,6 +196,12 @@ func (s *Service) prepare(ctx context.Context) error {
 	if err := s.createTopics(ctx); err != nil {
 		return err
 	}
+	// Before a restore, which may put the seed model in force under a new
+	// version, and before any solve.
+	s.setWaiting("starting: reading the versions topic")
+	if err := s.retry(ctx, "read the versions topic", func() error { _, err := s.reserveVersions(ctx); return err }); err != nil {
+		return err
+	}
 	if s.cfg.Snapshot.Restore {
 		s.setWaiting("starting: restoring the newest snapshot and its window")
 		if err := s.retry(ctx, "restore", func() error { return s.restore(ctx) }); err != nil {
@@ -213,6 +228,9 @@ func (s *Service) createTopics(ctx context.Context) error {
 	}
 	if s.cfg.Role != config.RoleAll {
 		topics = append(topics, brokers.Topic{Name: t.Lease, Partitions: 1})
+	}
+	if s.learns() {
+		topics = append(topics, s.versionsTopic())
 	}
 	return s.retry(ctx, "create topics", func() error { return s.conn.EnsureTopics(ctx, topics...) })
 }
