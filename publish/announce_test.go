@@ -57,7 +57,8 @@ func TestAnnouncementsRoundTrip(t *testing.T) {
 	}
 	// Another model's announcements, more than a page, and a record
 	// that is none, written in batches.
-	bulk := &kafka.Writer{Addr: kafka.TCP(conn.Addrs...), Transport: conn.Transport, Topic: "versions", BatchSize: 500, BatchTimeout: time.Millisecond}
+	bulk := &kafka.Writer{Addr: kafka.TCP(conn.Addrs...), Transport: conn.Transport, Topic: "versions", BatchSize: 500, BatchTimeout: time.Millisecond,
+		RequiredAcks: kafka.RequireAll} // acknowledged: on the topic when WriteMessages returns
 	defer bulk.Close()
 	var msgs []kafka.Message
 	for v := range 1500 {
