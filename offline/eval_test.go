@@ -14,6 +14,7 @@ import (
 
 	"streamer/anngraph"
 	"streamer/ingest"
+	"streamer/internal/testlevel"
 	"streamer/online"
 	"streamer/online/kernel"
 	"streamer/online/train"
@@ -232,6 +233,7 @@ func seq(from, to, step int) []int {
 // --seed alone would give, and the summary's means and standard deviations
 // recomputed from the per-seed figures.
 func TestEvalSeeds(t *testing.T) {
+	testlevel.Long(t, "evaluates a stream for three seeds, slow under the race detector")
 	data := writeStream(t, 600)
 	test := writeStream(t, 200)
 	cfg := textConfig(data)

@@ -20,6 +20,7 @@ import (
 
 	"streamer/brokers"
 	"streamer/brokers/embedded"
+	"streamer/internal/testlevel"
 	"streamer/pipeline"
 	"streamer/snapshot"
 	"streamer/synth"
@@ -329,9 +330,7 @@ func accuracyByEighth(first map[string]pipeline.Prediction, revealed map[string]
 // while a restarted process catches up, grew with the load (16 kills cost
 // 3 points on a machine running 15 other jobs; 7 and 8 cost 0.2).
 func TestCrashSafety(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the crash test runs real processes; it runs without -short")
-	}
+	testlevel.Long(t, "the crash test runs real processes; it runs without -short")
 	bin := buildStreamer(t)
 	n := crashExamples(t)
 	rate := 1000 // examples a second: long enough for 6 to 8 kills after the first snapshot
