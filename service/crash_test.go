@@ -27,7 +27,7 @@ import (
 )
 
 // crashExamples is the size of the crash test's stream: 16,000 in CI,
-// STREAMER_CRASH_EXAMPLES=200000 for the full run documented in the README.
+// STREAMER_CRASH_EXAMPLES=200000 for the full run documented in docs/OPERATING.md.
 func crashExamples(t *testing.T) int { return envCount(t, "STREAMER_CRASH_EXAMPLES", 16000) }
 
 // envCount returns the positive count in the environment variable name,

@@ -25,7 +25,7 @@ import (
 )
 
 // scaleRate is the examples/s of the scale-out test's stream: 400 in CI,
-// STREAMER_SCALE_RATE=2000 for the full run documented in the README.
+// STREAMER_SCALE_RATE=2000 for the full run documented in docs/SCALING.md.
 func scaleRate(t *testing.T) int { return envCount(t, "STREAMER_SCALE_RATE", 400) }
 
 // logEvent is one JSON log line of a process, with the fields the roles
