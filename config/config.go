@@ -13,6 +13,7 @@ type Config struct {
 	Role     string         `mapstructure:"role"`
 	Model    ModelConfig    `mapstructure:"model"`
 	Kafka    KafkaConfig    `mapstructure:"kafka"`
+	Input    InputConfig    `mapstructure:"input"`
 	Features FeaturesConfig `mapstructure:"features"`
 	Limits   LimitsConfig   `mapstructure:"limits"`
 	Window   WindowConfig   `mapstructure:"window"`
@@ -96,6 +97,41 @@ type SASLConfig struct {
 	Username  string `mapstructure:"username"`
 	Password  string `mapstructure:"password"`
 }
+
+// InputConfig is the input section: the schema of the input messages.
+type InputConfig struct {
+	Examples ExampleInputConfig `mapstructure:"examples"`
+	Labels   LabelInputConfig   `mapstructure:"labels"`
+}
+
+// ExampleInputConfig is input.examples: where the fields of an example
+// are, by JSON Pointers (ingest.ExampleMapping).
+type ExampleInputConfig struct {
+	ID        string   `mapstructure:"id"`
+	IDNumbers bool     `mapstructure:"id_numbers"`
+	TS        string   `mapstructure:"ts"`
+	TSNumbers string   `mapstructure:"ts_numbers"`
+	Text      []string `mapstructure:"text"`
+	Features  string   `mapstructure:"features"`
+	// FeatureFields are "name=/pointer".
+	FeatureFields    []string `mapstructure:"feature_fields"`
+	Indices          string   `mapstructure:"indices"`
+	Values           string   `mapstructure:"values"`
+	Vector           string   `mapstructure:"vector"`
+	Label            string   `mapstructure:"label"`
+	TextWithFeatures bool     `mapstructure:"text_with_features"`
+}
+
+// LabelInputConfig is input.labels.
+type LabelInputConfig struct {
+	ID        string `mapstructure:"id"`
+	IDNumbers bool   `mapstructure:"id_numbers"`
+	Label     string `mapstructure:"label"`
+}
+
+// KeyID is the value of input.examples.id and input.labels.id that takes
+// the record key as the id.
+const KeyID = "key"
 
 // FeaturesConfig is the features section.
 type FeaturesConfig struct {

@@ -25,8 +25,17 @@ func (c Config) solverParams() train.Params {
 	}
 }
 
-// Decoder returns the decoder of examples and labels.
-func (c Config) Decoder() ingest.Decoder {
+// Decoder returns the decoder of examples and labels; its error names the
+// key of input at fault.
+func (c Config) Decoder() (ingest.Decoder, error) {
+	examples, err := c.exampleMapping()
+	if err != nil {
+		return ingest.Decoder{}, err
+	}
+	labels, err := c.labelMapping()
+	if err != nil {
+		return ingest.Decoder{}, err
+	}
 	return ingest.Decoder{
 		Limits: ingest.Limits{
 			MaxMessageBytes: c.Limits.MaxMessageBytes, MaxIDBytes: c.Limits.MaxIDBytes,
@@ -36,7 +45,9 @@ func (c Config) Decoder() ingest.Decoder {
 		Featurizer: ingest.Featurizer{
 			Dim: c.Features.Dim, DenseDim: c.Features.DenseDim, Signed: c.Features.Signed, Normalize: c.Features.Normalize,
 		},
-	}
+		Examples: examples,
+		Labels:   labels,
+	}, nil
 }
 
 func nonEmpty(s []string) []string {
@@ -69,8 +80,12 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 	if err != nil {
 		return pipeline.Config{}, err
 	}
+	dec, err := c.Decoder()
+	if err != nil {
+		return pipeline.Config{}, err
+	}
 	return pipeline.Config{
-		Decoder: c.Decoder(),
+		Decoder: dec,
 		Learner: online.LearnerConfig{
 			Features: c.ModelDim(),
 			Window: anngraph.Config{

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,7 +96,7 @@ func (d *Decoder) DecodeExample(b []byte) (Example, error) {
 
 // DecodeExampleRecord decodes the example of a record: its value, and its
 // key when the id is the record key (ExampleMapping.IDFromKey).
-func (d *Decoder) DecodeExampleRecord(key, value []byte) (Example, error) {
+func (d *Decoder) DecodeExampleRecord(ctx context.Context, key, value []byte) (Example, error) {
 	return wrapExample(d.decodeExample(value, key, true))
 }
 
@@ -149,7 +150,7 @@ func (d *Decoder) DecodeLabel(b []byte) (Label, error) {
 
 // DecodeLabelRecord decodes the label of a record: its value, and its key
 // when the id is the record key (LabelMapping.IDFromKey).
-func (d *Decoder) DecodeLabelRecord(key, value []byte) (Label, error) {
+func (d *Decoder) DecodeLabelRecord(ctx context.Context, key, value []byte) (Label, error) {
 	return wrapLabel(d.decodeLabel(value, key))
 }
 

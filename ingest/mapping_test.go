@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"math"
 	"reflect"
 	"slices"
@@ -241,8 +242,8 @@ func TestDecodeKeyAsID(t *testing.T) {
 		{key: "toolong", reason: ReasonIDTooLong},
 	}
 	for _, tt := range tests {
-		ex, err := d.DecodeExampleRecord([]byte(tt.key), []byte(`{"id": "ignored", "body": "hello"}`))
-		l, lerr := d.DecodeLabelRecord([]byte(tt.key), []byte(`{"verdict": "spam"}`))
+		ex, err := d.DecodeExampleRecord(context.Background(), []byte(tt.key), []byte(`{"id": "ignored", "body": "hello"}`))
+		l, lerr := d.DecodeLabelRecord(context.Background(), []byte(tt.key), []byte(`{"verdict": "spam"}`))
 		if tt.reason != "" {
 			checkDecodeError(t, err, tt.reason, "key")
 			checkDecodeError(t, lerr, tt.reason, "key")
@@ -355,7 +356,7 @@ func runMappedCases(t *testing.T, tests []decodeCase, key []byte) {
 	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ex, err := tt.dec.DecodeExampleRecord(key, []byte(tt.in))
+			ex, err := tt.dec.DecodeExampleRecord(context.Background(), key, []byte(tt.in))
 			if tt.reason == "" {
 				if err != nil {
 					t.Fatalf("DecodeExampleRecord(%s): %v", tt.in, err)

@@ -153,7 +153,7 @@ func (c *Consumer) learnRecord(ctx context.Context, m kafka.Message, writer *kaf
 	src := pipeline.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
 	t := c.Config.Kafka.Topics
 	if m.Topic == t.Examples {
-		ex, err := c.Pipeline.DecodeExample(m.Value, m.Time)
+		ex, err := c.Pipeline.DecodeExampleRecord(ctx, m.Key, m.Value, m.Time)
 		if err == nil {
 			_, err = c.Pipeline.Example(ex, src)
 		}
@@ -163,7 +163,7 @@ func (c *Consumer) learnRecord(ctx context.Context, m kafka.Message, writer *kaf
 		}
 		return
 	}
-	l, err := c.Pipeline.DecodeLabel(m.Value)
+	l, err := c.Pipeline.DecodeLabelRecord(ctx, m.Key, m.Value)
 	if err == nil {
 		c.Pipeline.Label(l, src)
 		return

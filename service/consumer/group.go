@@ -321,7 +321,7 @@ func (c *Consumer) fetchLoop(ctx, drain context.Context, r *kafka.Reader, runs c
 			}
 			due.start(ctx, c.Config.Kafka.BatchTimeout)
 		}
-		run = append(run, c.decode(m))
+		run = append(run, c.decode(ctx, m))
 		if len(run) >= c.Config.Kafka.BatchSize && !handOn() {
 			return
 		}
@@ -346,13 +346,13 @@ func (d *runDeadline) stop() {
 }
 
 // decode decodes a record of the examples or the labels topic.
-func (c *Consumer) decode(m kafka.Message) record {
+func (c *Consumer) decode(ctx context.Context, m kafka.Message) record {
 	rec := record{msg: m}
 	switch m.Topic {
 	case c.Config.Kafka.Topics.Examples:
-		rec.ex, rec.err = c.Pipeline.DecodeExample(m.Value, m.Time)
+		rec.ex, rec.err = c.Pipeline.DecodeExampleRecord(ctx, m.Key, m.Value, m.Time)
 	case c.Config.Kafka.Topics.Labels:
-		rec.label, rec.err = c.Pipeline.DecodeLabel(m.Value)
+		rec.label, rec.err = c.Pipeline.DecodeLabelRecord(ctx, m.Key, m.Value)
 	}
 	return rec
 }

@@ -1,0 +1,96 @@
+package config
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDefaultInputIsTheDefaultSchema: the defaults of input map today's
+// schema, which the decoder reads by its own path.
+func TestDefaultInputIsTheDefaultSchema(t *testing.T) {
+	cfg, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := cfg.Decoder()
+	if err != nil || dec.Examples != nil || dec.Labels != nil {
+		t.Fatalf("default input: examples %+v, labels %+v, err %v", dec.Examples, dec.Labels, err)
+	}
+}
+
+// TestModerationInput loads the mapping of docs/INPUT.md's example and
+// decodes a message of that schema with it.
+func TestModerationInput(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "streamer.yaml")
+	os.WriteFile(path, []byte(`
+input:
+  examples:
+    id: /post_id
+    id_numbers: true
+    ts: /created_at
+    ts_numbers: seconds
+    text: [/title, /body]
+    features: /author/stats
+    feature_fields: [followers=/author/followers]
+    indices: ""
+    values: ""
+    vector: ""
+    label: /verdict
+    text_with_features: true
+  labels:
+    id: key
+    label: /verdict
+`), 0o644)
+	cfg, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := cfg.Decoder()
+	if err != nil || dec.Examples == nil || dec.Labels == nil {
+		t.Fatalf("mapping not built: %+v, %v", dec, err)
+	}
+	ex, err := dec.DecodeExample([]byte(`{"post_id": 78, "title": "Win", "body": "a prize", "author": {"followers": 3}, "created_at": 1764331200}`))
+	if err != nil || ex.ID != "78" || ex.TS.Unix() != 1764331200 || ex.Vector.NNZ() == 0 {
+		t.Fatalf("example %+v, %v", ex, err)
+	}
+	l, err := dec.DecodeLabelRecord(context.Background(), []byte("78"), []byte(`{"verdict": "spam"}`))
+	if err != nil || l.ID != "78" || l.Label != "spam" {
+		t.Fatalf("label %+v, %v", l, err)
+	}
+	// The lists are comma-separated in --set and the environment.
+	t.Setenv("STREAMER_INPUT_EXAMPLES_TEXT", "/title,/body")
+	cfg, err = Load("", []string{"input.examples.feature_fields=a=/x,b=/y", "input.examples.text_with_features=true"})
+	if err != nil || len(cfg.Input.Examples.Text) != 2 || len(cfg.Input.Examples.FeatureFields) != 2 {
+		t.Fatalf("lists from the environment and --set: %+v, %v", cfg.Input.Examples, err)
+	}
+}
+
+func TestBadInputNamesTheKey(t *testing.T) {
+	tests := []struct {
+		set []string
+		key string
+	}{
+		{[]string{"input.examples.id=post_id"}, "input.examples.id: want a JSON Pointer or \"key\""},
+		{[]string{"input.examples.id="}, "input.examples.id"},
+		{[]string{"input.examples.ts=created_at"}, "input.examples.ts: JSON Pointer \"created_at\" does not start with /"},
+		{[]string{"input.examples.ts_numbers=minutes"}, "input.examples.ts_numbers"},
+		{[]string{"input.examples.text=/title,body"}, "input.examples.text[1]"},
+		{[]string{"input.examples.label=/a~2"}, "input.examples.label"},
+		{[]string{"input.examples.feature_fields=followers"}, "input.examples.feature_fields[0]"},
+		{[]string{"input.examples.feature_fields=a=/x,a=/y"}, "input.examples.feature_fields[1]"},
+		{[]string{"input.examples.feature_fields=a=x"}, "input.examples.feature_fields[0]"},
+		{[]string{"input.examples.indices="}, "input.examples.indices and input.examples.values"},
+		{[]string{"input.examples.text=", "input.examples.features=", "input.examples.indices=", "input.examples.values=", "input.examples.vector="}, "input.examples: no payload"},
+		{[]string{"input.labels.id=id"}, "input.labels.id"},
+		{[]string{"input.labels.label="}, "input.labels.label"},
+	}
+	for _, tt := range tests {
+		_, err := Load("", tt.set)
+		if err == nil || !strings.Contains(err.Error(), "configuration: "+tt.key) {
+			t.Errorf("--set %v: err = %v, want it to say %q", tt.set, err, tt.key)
+		}
+	}
+}
