@@ -51,6 +51,11 @@ type Decoder struct {
 	// DecodeLabel), which has a decoding path of its own.
 	Examples *ExampleMapping
 	Labels   *LabelMapping
+	// Avro, when set, makes the records Avro in Confluent's wire format,
+	// whose schemas it gives (DecodeExampleRecord); nil: records are JSON.
+	// Messages decoded without their record (DecodeExample) are JSON
+	// always.
+	Avro SchemaSource
 }
 
 // Validate reports the first configuration field that is out of range. The
@@ -91,13 +96,23 @@ func (d *Decoder) Validate() error {
 // without its record (DecodeExampleRecord) has no id when the id is the
 // record key. Errors then name the pointer at fault.
 func (d *Decoder) DecodeExample(b []byte) (Example, error) {
-	return wrapExample(d.decodeExample(b, nil, false))
+	return wrapExample(d.decodeExample(b, nil, false, d.Limits.withDefaults()))
 }
 
 // DecodeExampleRecord decodes the example of a record: its value, and its
-// key when the id is the record key (ExampleMapping.IDFromKey).
+// key when the id is the record key (ExampleMapping.IDFromKey). With Avro
+// set, the value is Avro in Confluent's wire format, and the mapping reads
+// its JSON form (avroJSON); an error that wraps ErrSchemaUnavailable then
+// says that its schema could not be had: decode it again later.
 func (d *Decoder) DecodeExampleRecord(ctx context.Context, key, value []byte) (Example, error) {
-	return wrapExample(d.decodeExample(value, key, true))
+	lim := d.Limits.withDefaults()
+	if d.Avro != nil {
+		var err error
+		if value, lim, err = d.avroJSON(ctx, value, lim); err != nil {
+			return wrapExample(Example{}, err)
+		}
+	}
+	return wrapExample(d.decodeExample(value, key, true, lim))
 }
 
 func wrapExample(ex Example, err error) (Example, error) {
@@ -112,8 +127,7 @@ func wrapExample(ex Example, err error) (Example, error) {
 
 // decodeExample returns the id it got as far as, for the error message.
 // Without a record (record false), an id taken from the key is empty.
-func (d *Decoder) decodeExample(b, key []byte, record bool) (Example, error) {
-	lim := d.Limits.withDefaults()
+func (d *Decoder) decodeExample(b, key []byte, record bool, lim Limits) (Example, error) {
 	if m := d.Examples; m != nil {
 		if m.IDFromKey && !record {
 			noKey := *m
@@ -145,13 +159,21 @@ func (d *Decoder) decodeExample(b, key []byte, record bool) (Example, error) {
 // other fields are ignored and the label is required. With Labels set,
 // the fields are where it says.
 func (d *Decoder) DecodeLabel(b []byte) (Label, error) {
-	return wrapLabel(d.decodeLabel(b, nil))
+	return wrapLabel(d.decodeLabel(b, nil, d.Limits.withDefaults()))
 }
 
 // DecodeLabelRecord decodes the label of a record: its value, and its key
-// when the id is the record key (LabelMapping.IDFromKey).
+// when the id is the record key (LabelMapping.IDFromKey); Avro as
+// DecodeExampleRecord.
 func (d *Decoder) DecodeLabelRecord(ctx context.Context, key, value []byte) (Label, error) {
-	return wrapLabel(d.decodeLabel(value, key))
+	lim := d.Limits.withDefaults()
+	if d.Avro != nil {
+		var err error
+		if value, lim, err = d.avroJSON(ctx, value, lim); err != nil {
+			return wrapLabel(Label{}, err)
+		}
+	}
+	return wrapLabel(d.decodeLabel(value, key, lim))
 }
 
 func wrapLabel(l Label, err error) (Label, error) {
@@ -164,8 +186,7 @@ func wrapLabel(l Label, err error) (Label, error) {
 	return Label{}, fmt.Errorf("decode label: %w", err)
 }
 
-func (d *Decoder) decodeLabel(b, key []byte) (Label, error) {
-	lim := d.Limits.withDefaults()
+func (d *Decoder) decodeLabel(b, key []byte, lim Limits) (Label, error) {
 	if d.Labels != nil {
 		return d.mappedLabel(d.Labels, b, key, lim)
 	}
