@@ -10,22 +10,24 @@ import (
 // every key and holds the defaults.
 type Config struct {
 	// Role is RoleAll, RoleScorer or RoleLearner.
-	Role     string         `mapstructure:"role"`
-	Model    ModelConfig    `mapstructure:"model"`
-	Kafka    KafkaConfig    `mapstructure:"kafka"`
-	Input    InputConfig    `mapstructure:"input"`
-	Features FeaturesConfig `mapstructure:"features"`
-	Limits   LimitsConfig   `mapstructure:"limits"`
-	Window   WindowConfig   `mapstructure:"window"`
-	Graph    GraphConfig    `mapstructure:"graph"`
-	Solver   SolverConfig   `mapstructure:"solver"`
-	Schedule ScheduleConfig `mapstructure:"schedule"`
-	Snapshot SnapshotConfig `mapstructure:"snapshot"`
-	Join     JoinConfig     `mapstructure:"join"`
-	Eval     EvalConfig     `mapstructure:"eval"`
-	HTTP     HTTPConfig     `mapstructure:"http"`
-	Log      LogConfig      `mapstructure:"log"`
-	Shutdown ShutdownConfig `mapstructure:"shutdown"`
+	Role           string               `mapstructure:"role"`
+	Model          ModelConfig          `mapstructure:"model"`
+	Kafka          KafkaConfig          `mapstructure:"kafka"`
+	Input          InputConfig          `mapstructure:"input"`
+	Output         OutputConfig         `mapstructure:"output"`
+	SchemaRegistry SchemaRegistryConfig `mapstructure:"schema_registry"`
+	Features       FeaturesConfig       `mapstructure:"features"`
+	Limits         LimitsConfig         `mapstructure:"limits"`
+	Window         WindowConfig         `mapstructure:"window"`
+	Graph          GraphConfig          `mapstructure:"graph"`
+	Solver         SolverConfig         `mapstructure:"solver"`
+	Schedule       ScheduleConfig       `mapstructure:"schedule"`
+	Snapshot       SnapshotConfig       `mapstructure:"snapshot"`
+	Join           JoinConfig           `mapstructure:"join"`
+	Eval           EvalConfig           `mapstructure:"eval"`
+	HTTP           HTTPConfig           `mapstructure:"http"`
+	Log            LogConfig            `mapstructure:"log"`
+	Shutdown       ShutdownConfig       `mapstructure:"shutdown"`
 }
 
 // The roles a process can take (key role).
@@ -81,7 +83,7 @@ type TopicsConfig struct {
 	Lease       string `mapstructure:"lease"`
 }
 
-// TLSConfig is kafka.tls.
+// TLSConfig is kafka.tls and schema_registry.tls.
 type TLSConfig struct {
 	Enable             bool   `mapstructure:"enable"`
 	CAFile             string `mapstructure:"ca_file"`
@@ -100,6 +102,8 @@ type SASLConfig struct {
 
 // InputConfig is the input section: the schema of the input messages.
 type InputConfig struct {
+	// Format is FormatJSON or FormatAvro.
+	Format   string             `mapstructure:"format"`
 	Examples ExampleInputConfig `mapstructure:"examples"`
 	Labels   LabelInputConfig   `mapstructure:"labels"`
 }
@@ -127,6 +131,31 @@ type LabelInputConfig struct {
 	ID        string `mapstructure:"id"`
 	IDNumbers bool   `mapstructure:"id_numbers"`
 	Label     string `mapstructure:"label"`
+}
+
+// The formats of input and output records (keys input.format and
+// output.format).
+const (
+	FormatJSON = "json"
+	// FormatAvro is Avro in Confluent's wire format, under schemas of
+	// schema_registry.
+	FormatAvro = "avro"
+)
+
+// OutputConfig is the output section.
+type OutputConfig struct {
+	// Format of the predictions: FormatJSON or FormatAvro.
+	Format string `mapstructure:"format"`
+}
+
+// SchemaRegistryConfig is the schema_registry section.
+type SchemaRegistryConfig struct {
+	URL          string        `mapstructure:"url"`
+	Username     string        `mapstructure:"username"`
+	Password     string        `mapstructure:"password"`
+	TLS          TLSConfig     `mapstructure:"tls"`
+	Timeout      time.Duration `mapstructure:"timeout"`
+	CacheSchemas int           `mapstructure:"cache_schemas"`
 }
 
 // KeyID is the value of input.examples.id and input.labels.id that takes

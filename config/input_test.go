@@ -94,3 +94,45 @@ func TestBadInputNamesTheKey(t *testing.T) {
 		}
 	}
 }
+
+func TestSchemaRegistryKeys(t *testing.T) {
+	t.Setenv("STREAMER_SCHEMA_REGISTRY_PASSWORD", "hunter2")
+	cfg, err := Load("", []string{"input.format=avro", "output.format=avro", "schema_registry.url=https://registry:8081",
+		"schema_registry.username=team", "schema_registry.tls.enable=true", "schema_registry.tls.ca_file=/etc/ca.pem"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cfg.Registry()
+	if !cfg.UsesSchemaRegistry() || r.URL != "https://registry:8081" || r.Password != "hunter2" || r.TLS == nil || r.TLS.CAFile != "/etc/ca.pem" {
+		t.Fatalf("registry settings %+v", r)
+	}
+	if strings.Contains(r.String(), "hunter2") {
+		t.Fatalf("password printed: %s", r)
+	}
+	if cfg, err := Load("", nil); err != nil || cfg.UsesSchemaRegistry() || cfg.Input.Format != FormatJSON || cfg.Output.Format != FormatJSON {
+		t.Fatalf("defaults: %+v, %v", cfg.Input, err)
+	}
+}
+
+func TestBadSchemaRegistryNamesTheKey(t *testing.T) {
+	tests := []struct {
+		set []string
+		key string
+	}{
+		{[]string{"input.format=protobuf"}, "input.format"},
+		{[]string{"output.format=xml"}, "output.format"},
+		{[]string{"input.format=avro"}, "schema_registry.url must be set"},
+		{[]string{"output.format=avro"}, "schema_registry.url must be set"},
+		{[]string{"input.format=avro", "schema_registry.url=registry:8081"}, "schema_registry.url"},
+		{[]string{"input.format=avro", "schema_registry.url=http://r", "schema_registry.password=x"}, "schema_registry.password"},
+		{[]string{"input.format=avro", "schema_registry.url=http://r", "schema_registry.timeout=-1s"}, "schema_registry.timeout"},
+		{[]string{"input.format=avro", "schema_registry.url=http://r", "schema_registry.cache_schemas=-1"}, "schema_registry.cache_schemas"},
+		{[]string{"schema_registry.tls.cert_file=c.pem"}, "schema_registry.tls.cert_file"},
+	}
+	for _, tt := range tests {
+		_, err := Load("", tt.set)
+		if err == nil || !strings.Contains(err.Error(), "configuration: "+tt.key) {
+			t.Errorf("--set %v: err = %v, want it to say %q", tt.set, err, tt.key)
+		}
+	}
+}

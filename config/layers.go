@@ -6,12 +6,14 @@ import (
 	"streamer/anngraph"
 	"streamer/brokers"
 	"streamer/ingest"
+	"streamer/internal/tlsconfig"
 	"streamer/online"
 	"streamer/online/kernel"
 	"streamer/online/propagate"
 	"streamer/online/spectral"
 	"streamer/online/train"
 	"streamer/pipeline"
+	"streamer/schemaregistry"
 	"streamer/snapshot"
 )
 
@@ -127,6 +129,25 @@ func (c Config) SnapshotSettings() (snapshot.Features, snapshot.Params, snapshot
 			MaxExamples: c.Window.MaxExamples, MaxAge: c.Window.MaxAge, K: c.Window.K,
 			Laplacian: c.Graph.Laplacian, Degree: train.GraphDegree(train.Algorithm(c.Solver.Algorithm), c.Graph.Degree), Weights: c.Graph.Weights,
 		}
+}
+
+// UsesSchemaRegistry reports whether input or output records are Avro,
+// under schemas of the registry.
+func (c Config) UsesSchemaRegistry() bool {
+	return c.Input.Format == FormatAvro || c.Output.Format == FormatAvro
+}
+
+// Registry returns the settings of the schema registry's client.
+func (c Config) Registry() schemaregistry.Config {
+	r := c.SchemaRegistry
+	out := schemaregistry.Config{URL: r.URL, Username: r.Username, Password: r.Password, Timeout: r.Timeout, CacheSchemas: r.CacheSchemas}
+	if r.TLS.Enable {
+		out.TLS = &tlsconfig.Files{
+			CAFile: r.TLS.CAFile, CertFile: r.TLS.CertFile, KeyFile: r.TLS.KeyFile,
+			ServerName: r.TLS.ServerName, InsecureSkipVerify: r.TLS.InsecureSkipVerify,
+		}
+	}
+	return out
 }
 
 // Brokers returns the connection settings.
