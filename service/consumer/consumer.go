@@ -43,6 +43,9 @@ type Consumer struct {
 	// NewGeneration, when set, is called on the consumer's goroutine
 	// before the first record of each new group generation.
 	NewGeneration func()
+	// Predictions is the encoding of the predictions; the zero value is
+	// JSON.
+	Predictions publish.Format
 }
 
 // Status is what the consumers tell the rest of the service at any time.

@@ -187,13 +187,13 @@ func (b *batch) release() {
 
 // nextBatch returns an empty batch, with the buffers of a published one
 // when there is one to reuse.
-func nextBatch(spare chan batch, size int) batch {
+func nextBatch(spare chan batch, size int, f publish.Format) batch {
 	select {
 	case b := <-spare:
 		b.spare = spare
 		return b
 	default:
-		return batch{out: make([]kafka.Message, 0, size), enc: publish.NewEncoder(0), spare: spare}
+		return batch{out: make([]kafka.Message, 0, size), enc: publish.NewEncoderOf(0, f), spare: spare}
 	}
 }
 
@@ -244,7 +244,7 @@ func (c *Consumer) consumeLoop(ctx, drain context.Context, gens *generations, ou
 				c.NewGeneration()
 			}
 		}
-		b := nextBatch(spare, len(run))
+		b := nextBatch(spare, len(run), c.Predictions)
 		for i := range run {
 			if ctx.Err() != nil {
 				break // hand over the records handled so far
