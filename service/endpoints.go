@@ -33,7 +33,8 @@ func (s *Service) HTTPAddr() string {
 type endpoints struct{ s *Service }
 
 // Readiness is ready once a model is in force and the consumer has its
-// partitions, not before, nor while an input partition is stalled
+// partitions, not before, nor while the consumer waits for the schema
+// registry or an input partition is stalled
 // (consumer.Consumer.WatchLiveness). A pinned model (pin.go) is said.
 func (e endpoints) Readiness() httpapi.Readiness {
 	s := e.s
@@ -71,6 +72,8 @@ func (s *Service) notReady() string {
 		return "no model loaded yet"
 	case !s.status.Assigned():
 		return "input partitions not assigned yet"
+	case s.status.Registry() != "":
+		return s.status.Registry()
 	default:
 		return s.status.Stall()
 	}

@@ -321,7 +321,11 @@ func (c *Consumer) fetchLoop(ctx, drain context.Context, r *kafka.Reader, runs c
 			}
 			due.start(ctx, c.Config.Kafka.BatchTimeout)
 		}
-		run = append(run, c.decode(ctx, m))
+		rec, ok := c.decodeRecord(ctx, m)
+		if !ok {
+			return
+		}
+		run = append(run, rec)
 		if len(run) >= c.Config.Kafka.BatchSize && !handOn() {
 			return
 		}
