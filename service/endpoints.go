@@ -68,12 +68,12 @@ func (s *Service) notReady() string {
 	switch waiting := s.waitingReason(); {
 	case waiting != "":
 		return waiting
+	case s.status.Registry() != "":
+		return s.status.Registry()
 	case !m.Ready():
 		return "no model loaded yet"
 	case !s.status.Assigned():
 		return "input partitions not assigned yet"
-	case s.status.Registry() != "":
-		return s.status.Registry()
 	default:
 		return s.status.Stall()
 	}
