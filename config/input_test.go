@@ -22,28 +22,16 @@ func TestDefaultInputIsTheDefaultSchema(t *testing.T) {
 }
 
 // TestModerationInput loads the mapping of docs/INPUT.md's example and
-// decodes a message of that schema with it.
+// decodes its post and label with it.
 func TestModerationInput(t *testing.T) {
+	doc, err := os.ReadFile("../docs/INPUT.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(doc), "```yaml\n")
+	block, _, _ = strings.Cut(block, "```")
 	path := filepath.Join(t.TempDir(), "streamer.yaml")
-	os.WriteFile(path, []byte(`
-input:
-  examples:
-    id: /post_id
-    id_numbers: true
-    ts: /created_at
-    ts_numbers: seconds
-    text: [/title, /body]
-    features: /author/stats
-    feature_fields: [followers=/author/followers]
-    indices: ""
-    values: ""
-    vector: ""
-    label: /verdict
-    text_with_features: true
-  labels:
-    id: key
-    label: /verdict
-`), 0o644)
+	os.WriteFile(path, []byte(block), 0o644)
 	cfg, err := Load(path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -52,11 +40,11 @@ input:
 	if err != nil || dec.Examples == nil || dec.Labels == nil {
 		t.Fatalf("mapping not built: %+v, %v", dec, err)
 	}
-	ex, err := dec.DecodeExample([]byte(`{"post_id": 78, "title": "Win", "body": "a prize", "author": {"followers": 3}, "created_at": 1764331200}`))
-	if err != nil || ex.ID != "78" || ex.TS.Unix() != 1764331200 || ex.Vector.NNZ() == 0 {
+	ex, err := dec.DecodeExample([]byte(`{"post_id": 78, "title": "Win", "body": "a prize", "author": {"followers": 12}, "created_at": 1764331200, "verdict": "spam"}`))
+	if err != nil || ex.ID != "78" || ex.TS.Unix() != 1764331200 || ex.Label != "spam" || ex.Vector.NNZ() == 0 {
 		t.Fatalf("example %+v, %v", ex, err)
 	}
-	l, err := dec.DecodeLabelRecord(context.Background(), []byte("78"), []byte(`{"verdict": "spam"}`))
+	l, err := dec.DecodeLabelRecord(context.Background(), nil, []byte(`{"post_id": 78, "verdict": "spam"}`))
 	if err != nil || l.ID != "78" || l.Label != "spam" {
 		t.Fatalf("label %+v, %v", l, err)
 	}

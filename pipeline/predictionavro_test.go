@@ -3,6 +3,7 @@ package pipeline
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +92,34 @@ func TestPredictionAvroRefusesNonFinite(t *testing.T) {
 		if _, err := p.AppendAvro(nil); err == nil {
 			t.Fatalf("%+v encoded", p)
 		}
+	}
+}
+
+// TestPredictionAvroSchemaDocumented: docs/INPUT.md and
+// configs/streamer.yaml show the schema the predictions are written under.
+func TestPredictionAvroSchemaDocumented(t *testing.T) {
+	want := avro.MustParse(PredictionAvroSchema).String()
+	doc, err := os.ReadFile("../docs/INPUT.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(doc), "```json\n")
+	block, _, _ = strings.Cut(block, "```")
+	if got, err := avro.Parse(block); err != nil || got.String() != want {
+		t.Errorf("docs/INPUT.md shows %v (%v), want %s", got, err, want)
+	}
+	conf, err := os.ReadFile("../configs/streamer.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, output, _ := strings.Cut(string(conf), "\noutput:\n")
+	var schema strings.Builder
+	for _, line := range strings.Split(output, "\n") {
+		if s, ok := strings.CutPrefix(line, "  #   "); ok {
+			schema.WriteString(s)
+		}
+	}
+	if got, err := avro.Parse(schema.String()); err != nil || got.String() != want {
+		t.Errorf("configs/streamer.yaml shows %v (%v), want %s", got, err, want)
 	}
 }
