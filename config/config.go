@@ -81,6 +81,9 @@ type TopicsConfig struct {
 	ExamplesDLQ string `mapstructure:"examples_dlq"`
 	LabelsDLQ   string `mapstructure:"labels_dlq"`
 	Lease       string `mapstructure:"lease"`
+	// Versions holds the announcement of every model version, written
+	// before the version scores (snapshot.Announcement).
+	Versions string `mapstructure:"versions"`
 }
 
 // TLSConfig is kafka.tls and schema_registry.tls.

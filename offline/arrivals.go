@@ -16,15 +16,24 @@ type arrivals struct {
 	noModel int
 	curve   []snapshot.CurvePoint
 	last    int // examples at the last curve point
+	// length is the stream's, in records; tenths score each tenth of it.
+	length int
+	tenths [10]tenthCount
+}
+
+// tenthCount is what arrivals counts of one tenth of the stream.
+type tenthCount struct {
+	last, right, total, noModel int
 }
 
 // newArrivals returns an empty score with a curve point every step
-// examples (0 means 100).
-func newArrivals(step int) *arrivals {
+// examples (0 means 100), of a stream of length records (0 when unknown:
+// no tenths).
+func newArrivals(step, length int) *arrivals {
 	if step <= 0 {
 		step = 100
 	}
-	return &arrivals{step: step, total: pipeline.NewScore(), recent: pipeline.NewScore()}
+	return &arrivals{step: step, length: length, total: pipeline.NewScore(), recent: pipeline.NewScore()}
 }
 
 // add scores pred ("" before any model: wrong) against truth, the label of
@@ -35,6 +44,15 @@ func (a *arrivals) add(pred, truth string, examples int) {
 	}
 	a.total.Add(pred, truth)
 	a.recent.Add(pred, truth)
+	if a.length > 0 {
+		t := &a.tenths[min(9, (examples-1)*10/a.length)]
+		t.last, t.total = examples, t.total+1
+		if pred == "" {
+			t.noModel++
+		} else if pred == truth {
+			t.right++
+		}
+	}
 	if examples-a.last >= a.step {
 		a.point(examples)
 	}

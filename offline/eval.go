@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"streamer/ingest"
+	"streamer/online"
 	"streamer/pipeline"
 )
 
@@ -68,12 +69,9 @@ func Eval(ctx context.Context, cfg EvalConfig) (EvalReport, error) {
 			return EvalReport{}, err
 		}
 	}
-	total := 0
-	if cfg.Progress != nil {
-		var err error
-		if total, err = countLines(cfg.Data); err != nil {
-			return EvalReport{}, err
-		}
+	total, err := countLines(cfg.Data)
+	if err != nil {
+		return EvalReport{}, err
 	}
 	runs := make([]SeedReport, 0, len(seeds))
 	var examples, bad int
@@ -131,7 +129,7 @@ func (e *evalRun) eval(ctx context.Context) (SeedReport, error) {
 		return SeedReport{}, err
 	}
 	e.rand = rand.New(rand.NewPCG(e.seed, 0x5bd1e995))
-	e.ssl, e.supervised = newArrivals(cfg.ArrivalStep), newArrivals(cfg.ArrivalStep)
+	e.ssl, e.supervised = newArrivals(cfg.ArrivalStep, e.total), newArrivals(cfg.ArrivalStep, e.total)
 	e.rep.Seed = e.seed
 	dec := cfg.Pipeline.Decoder
 	bad, err := eachRecord(cfg.Data, &dec, func(rec ingest.Record) error {
@@ -173,8 +171,9 @@ func (e *evalRun) example(ctx context.Context, rec ingest.Record) error {
 	}
 	e.reveal()
 	if e.pipe.Due() {
-		if _, err := e.pipe.Solve(ctx); err == nil {
+		if rep, err := e.pipe.Solve(ctx); err == nil {
 			e.rep.Solves++
+			e.logSolve(rep)
 		} else if !pipeline.IsSkip(err) {
 			return fmt.Errorf("solve after %d examples: %w", e.examples, err)
 		}
@@ -238,6 +237,7 @@ func (e *evalRun) finish() {
 	r.NoModel, r.SupervisedNoModel = e.ssl.noModel, e.supervised.noModel
 	r.Curve, r.BaselineCurve = e.pipe.Curves()
 	r.AllCurve, r.SupervisedAllCurve = e.ssl.curve, e.supervised.curve
+	r.Tenths = e.tenths()
 	if e.test != nil {
 		e.checkpoint()
 		last := e.testCurve[len(e.testCurve)-1]
@@ -247,4 +247,30 @@ func (e *evalRun) finish() {
 			r.TestCurve = e.testCurve
 		}
 	}
+}
+
+// logSolve records a solve of the semi-supervised learner.
+func (e *evalRun) logSolve(rep online.SolveReport) {
+	e.rep.SolveLog = append(e.rep.SolveLog, SolveRecord{
+		Examples: e.examples, Version: rep.Version, Algorithm: string(rep.Algorithm), Rival: string(rep.Rival),
+		KernelRank: rep.KernelRank, Window: rep.Window, Labeled: rep.Labeled, Classes: rep.Classes,
+		LabeledEdges: rep.LabeledEdges, AgreeingEdges: rep.AgreeingEdges, VoteWeight: rep.VoteWeight,
+		Seconds: rep.Seconds,
+	})
+}
+
+// tenths returns the run's scores tenth by tenth.
+func (e *evalRun) tenths() []Tenth {
+	var out []Tenth
+	for i, t := range e.ssl.tenths {
+		if t.total == 0 {
+			continue
+		}
+		b := e.supervised.tenths[i]
+		out = append(out, Tenth{
+			Examples: t.last, SSLAccuracy: float64(t.right) / float64(t.total),
+			SupervisedAccuracy: float64(b.right) / float64(max(b.total, 1)), NoModel: t.noModel,
+		})
+	}
+	return out
 }

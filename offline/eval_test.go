@@ -326,20 +326,32 @@ func TestMeanStd(t *testing.T) {
 // TestEvalPlot checks that the plot draws the stream's lines and, with a
 // test curve, a second chart.
 func TestEvalPlot(t *testing.T) {
-	cfg := separableConfig(writeSeparable(t, "s", 30, 0, 1))
-	cfg.LabelRate, cfg.Seeds = 1, 2
-	cfg.Test, cfg.TestEvery = writeSeparable(t, "t", 10, 0, 2), 5
-	rep, err := Eval(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var svg bytes.Buffer
-	if err := WriteEvalPlot(&svg, "test", rep); err != nil {
-		t.Fatal(err)
-	}
-	s := svg.String()
-	if strings.Count(s, "<polyline") != 8 || strings.Count(s, "<polygon") != 2 || !strings.Contains(s, "test file") || strings.Contains(s, "NaN") {
-		t.Fatalf("plot:\n%s", s)
+	for _, tc := range []struct {
+		seeds               int
+		polylines, polygons int
+		title               string
+	}{
+		// One seed: its six stream curves and two test curves.
+		{1, 8, 0, "Accuracy on the test file"},
+		// Several: the mean every-example curves (four) with two bands,
+		// and the test curves with theirs.
+		{2, 6, 4, "mean ± std of 2 seeds"},
+	} {
+		cfg := separableConfig(writeSeparable(t, "s", 30, 0, 1))
+		cfg.LabelRate, cfg.Seeds = 1, tc.seeds
+		cfg.Test, cfg.TestEvery = writeSeparable(t, "t", 10, 0, 2), 5
+		rep, err := Eval(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var svg bytes.Buffer
+		if err := WriteEvalPlot(&svg, "test", rep); err != nil {
+			t.Fatal(err)
+		}
+		s := svg.String()
+		if strings.Count(s, "<polyline") != tc.polylines || strings.Count(s, "<polygon") != tc.polygons || !strings.Contains(s, tc.title) || strings.Contains(s, "NaN") {
+			t.Fatalf("%d seeds: plot:\n%s", tc.seeds, s)
+		}
 	}
 }
 
@@ -393,5 +405,67 @@ func TestEvalAutoOverKernelMap(t *testing.T) {
 	}
 	if rep.SSL.AllAccuracy <= 0.4 {
 		t.Errorf("all_accuracy %.3f over five classes, want above 0.4", rep.SSL.AllAccuracy)
+	}
+}
+
+// TestEvalReportsTenthsAndSolves: the report scores the stream tenth by
+// tenth and logs every solve: the tenths cover the labeled examples, their
+// examples before any model add up to no_model, and the log has a line per
+// solve, versions in order, with what auto served and whether it voted.
+func TestEvalReportsTenthsAndSolves(t *testing.T) {
+	xs, cs := synth.Clusters(synth.ClusterConfig{Points: 1000, Dim: 8, Clusters: 4, Spread: 0.4, Seed: 3})
+	var b bytes.Buffer
+	for i, x := range xs {
+		line, _ := json.Marshal(map[string]any{"id": fmt.Sprint(i), "label": fmt.Sprintf("c%d", cs[i]), "vector": x.Values})
+		b.Write(append(line, '\n'))
+	}
+	path := filepath.Join(t.TempDir(), "clusters.jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := EvalConfig{
+		Data: path, Seeds: 2, LabelRate: 0.1, LabelDelay: 20,
+		Pipeline: pipeline.Config{
+			Learner: online.LearnerConfig{
+				Features: 8, Window: anngraph.Config{MaxExamples: 1000, K: 10, Metric: anngraph.Euclidean},
+				Params: train.Params{Algorithm: train.Auto}, SolveExamples: 200, SolveLabels: 10,
+			},
+		},
+	}
+	rep, err := Eval(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Tenths) != 10 || rep.Tenths[9].Examples != 1000 {
+		t.Fatalf("tenths %+v: want ten, the last at example 1000", rep.Tenths)
+	}
+	for _, run := range rep.PerSeed {
+		noModel := 0
+		for k, tenth := range run.Tenths {
+			noModel += tenth.NoModel
+			if k > 0 && tenth.Examples <= run.Tenths[k-1].Examples {
+				t.Fatalf("seed %d: tenth %d ends at %d, before the one before", run.Seed, k, tenth.Examples)
+			}
+		}
+		if noModel != run.NoModel {
+			t.Errorf("seed %d: tenths count %d examples before any model, the run %d", run.Seed, noModel, run.NoModel)
+		}
+		if int64(len(run.SolveLog)) != run.Solves {
+			t.Fatalf("seed %d: %d solves logged of %d", run.Seed, len(run.SolveLog), run.Solves)
+		}
+		voted := false
+		for k, s := range run.SolveLog {
+			if s.Version != uint64(k+1) || s.Algorithm == "" || s.Window < s.Labeled || s.Classes < 2 {
+				t.Fatalf("seed %d: solve %d logged as %+v", run.Seed, k, s)
+			}
+			voted = voted || s.VoteWeight > 0
+		}
+		if !voted {
+			t.Errorf("seed %d: no solve voted on well separated clusters", run.Seed)
+		}
+	}
+	mean := (rep.PerSeed[0].Tenths[4].SSLAccuracy + rep.PerSeed[1].Tenths[4].SSLAccuracy) / 2
+	if !near(rep.Tenths[4].SSLAccuracy, mean) {
+		t.Errorf("mean of the fifth tenth %v, the runs' mean %v", rep.Tenths[4].SSLAccuracy, mean)
 	}
 }

@@ -36,6 +36,39 @@ type TestPoint struct {
 	SupervisedMacroF1  float64 `json:"supervised_macro_f1"`
 }
 
+// Tenth scores every labeled example's prediction at arrival over one
+// tenth of the stream, for both learners.
+type Tenth struct {
+	Examples           int     `json:"examples"` // the tenth's last example
+	SSLAccuracy        float64 `json:"ssl_all_accuracy"`
+	SupervisedAccuracy float64 `json:"supervised_all_accuracy"`
+	// NoModel counts the tenth's examples that arrived before the
+	// semi-supervised learner had a model (counted wrong).
+	NoModel int `json:"no_model"`
+}
+
+// SolveRecord is one solve of the semi-supervised learner in a run, as it
+// reported it.
+type SolveRecord struct {
+	Examples  int    `json:"examples"` // examples seen when it ran
+	Version   uint64 `json:"version"`
+	Algorithm string `json:"algorithm"` // what ran: auto's choice
+	// Rival is the algorithm auto's trial weighed against sr, when it did.
+	Rival string `json:"rival,omitempty"`
+	// KernelRank is the dimension of the kernel map, 0 without one.
+	KernelRank int `json:"kernel_rank,omitempty"`
+	Window     int `json:"window"`
+	Labeled    int `json:"labeled"`
+	Classes    int `json:"classes"` // classes labeled in the window
+	// LabeledEdges and AgreeingEdges count the kNN edges between labeled
+	// rows and those joining one class; VoteWeight is the share of the
+	// neighbours' vote in the predictions (0: the model alone).
+	LabeledEdges  int     `json:"labeled_edges"`
+	AgreeingEdges int     `json:"agreeing_edges"`
+	VoteWeight    float64 `json:"vote_weight"`
+	Seconds       float64 `json:"seconds"`
+}
+
 // SeedReport is the result of one run, with one label seed.
 type SeedReport struct {
 	Seed           uint64  `json:"seed"`
@@ -59,14 +92,18 @@ type SeedReport struct {
 	AllCurve           []snapshot.CurvePoint `json:"all_curve,omitempty"`
 	SupervisedAllCurve []snapshot.CurvePoint `json:"supervised_all_curve,omitempty"`
 	TestCurve          []TestPoint           `json:"test_curve,omitempty"`
+	// Tenths score the stream tenth by tenth; SolveLog has every solve.
+	Tenths   []Tenth       `json:"tenths,omitempty"`
+	SolveLog []SolveRecord `json:"solve_log,omitempty"`
 }
 
 // EvalReport is the result of `streamer eval`. With one seed its figures
 // are that seed's; with several, each figure is the mean over the seeds,
 // its *_std the sample standard deviation (n - 1), and PerSeed holds every
 // run. Counts (labels revealed, solves, unscored, no model) are rounded
-// means. Curve, BaselineCurve, AllCurve and SupervisedAllCurve are those of
-// the first seed; TestCurve is the mean over the seeds.
+// means. Curve and BaselineCurve (by labels revealed) are those of the
+// first seed; AllCurve, SupervisedAllCurve (by examples) and TestCurve are
+// the means over the seeds, point by point, with their spreads.
 type EvalReport struct {
 	Examples       int     `json:"examples"`
 	LabelsRevealed int     `json:"labels_revealed"`
@@ -95,16 +132,25 @@ type EvalReport struct {
 	SupervisedAllCurve []snapshot.CurvePoint `json:"supervised_all_curve,omitempty"`
 	TestCurve          []TestPoint           `json:"test_curve,omitempty"`
 	TestCurveStd       []TestPoint           `json:"test_curve_std,omitempty"`
+	// AllCurveStd and SupervisedAllCurveStd are the spreads of the
+	// every-example curves over the seeds (nil with one seed).
+	AllCurveStd           []snapshot.CurvePoint `json:"all_curve_std,omitempty"`
+	SupervisedAllCurveStd []snapshot.CurvePoint `json:"supervised_all_curve_std,omitempty"`
+	// Tenths are the runs' means, tenth by tenth; each run's solves are in
+	// PerSeed.
+	Tenths []Tenth `json:"tenths,omitempty"`
 }
 
 // WithoutCurves returns a copy of r without its curves, per seed too: the
 // figures that fit on a line.
 func (r EvalReport) WithoutCurves() EvalReport {
 	r.Curve, r.BaselineCurve, r.AllCurve, r.SupervisedAllCurve = nil, nil, nil, nil
-	r.TestCurve, r.TestCurveStd = nil, nil
+	r.TestCurve, r.TestCurveStd, r.Tenths = nil, nil, nil
+	r.AllCurveStd, r.SupervisedAllCurveStd = nil, nil
 	runs := make([]SeedReport, len(r.PerSeed))
 	for k, s := range r.PerSeed {
 		s.Curve, s.BaselineCurve, s.AllCurve, s.SupervisedAllCurve, s.TestCurve = nil, nil, nil, nil, nil
+		s.Tenths, s.SolveLog = nil, nil
 		runs[k] = s
 	}
 	r.PerSeed = runs
@@ -134,9 +180,47 @@ func summarize(runs []SeedReport) EvalReport {
 	rep.Unscored, rep.NoModel, rep.SupervisedNoModel = round(c[3]), round(c[4]), round(c[5])
 	first := runs[0]
 	rep.Curve, rep.BaselineCurve = first.Curve, first.BaselineCurve
-	rep.AllCurve, rep.SupervisedAllCurve = first.AllCurve, first.SupervisedAllCurve
+	rep.AllCurve, rep.AllCurveStd = meanCurve(runs, func(r SeedReport) []snapshot.CurvePoint { return r.AllCurve })
+	rep.SupervisedAllCurve, rep.SupervisedAllCurveStd = meanCurve(runs, func(r SeedReport) []snapshot.CurvePoint { return r.SupervisedAllCurve })
 	rep.TestCurve, rep.TestCurveStd = meanTestCurve(runs)
+	rep.Tenths = meanTenths(runs)
 	return rep
+}
+
+// meanCurve averages the runs' every-example curves point by point (their
+// points fall on the same examples); the spread is nil for one run.
+func meanCurve(runs []SeedReport, curve func(SeedReport) []snapshot.CurvePoint) (mean, std []snapshot.CurvePoint) {
+	if len(runs) == 1 {
+		return curve(runs[0]), nil
+	}
+	for i, p := range curve(runs[0]) {
+		var vs [][]float64
+		for _, r := range runs {
+			if c := curve(r); i < len(c) && c[i].Examples == p.Examples {
+				vs = append(vs, []float64{c[i].Accuracy, c[i].RecentAccuracy, float64(c[i].Labels)})
+			}
+		}
+		m, sd := meanStd(vs)
+		mean = append(mean, snapshot.CurvePoint{Examples: p.Examples, Accuracy: m[0], RecentAccuracy: m[1], Labels: round(m[2])})
+		std = append(std, snapshot.CurvePoint{Examples: p.Examples, Accuracy: sd[0], RecentAccuracy: sd[1]})
+	}
+	return mean, std
+}
+
+// meanTenths averages the runs' tenths, which cover the same examples.
+func meanTenths(runs []SeedReport) []Tenth {
+	var out []Tenth
+	for i, t := range runs[0].Tenths {
+		var vs [][]float64
+		for _, r := range runs {
+			if i < len(r.Tenths) {
+				vs = append(vs, []float64{r.Tenths[i].SSLAccuracy, r.Tenths[i].SupervisedAccuracy, float64(r.Tenths[i].NoModel)})
+			}
+		}
+		m, _ := meanStd(vs)
+		out = append(out, Tenth{Examples: t.Examples, SSLAccuracy: m[0], SupervisedAccuracy: m[1], NoModel: round(m[2])})
+	}
+	return out
 }
 
 // meanTestCurve averages the runs' test curves point by point: every run

@@ -61,6 +61,9 @@ func WritePlot(w io.Writer, title string, ssl, supervised []snapshot.CurvePoint)
 // the seeds, shaded ± one standard deviation).
 func WriteEvalPlot(w io.Writer, title string, rep EvalReport) error {
 	panels := []panel{streamPanel(title, rep.Curve, rep.BaselineCurve, rep.AllCurve, rep.SupervisedAllCurve)}
+	if len(rep.Seeds) > 1 {
+		panels[0] = seedsPanel(title, rep)
+	}
 	if len(rep.TestCurve) > 0 {
 		panels = append(panels, testPanel(rep))
 	}
@@ -82,6 +85,42 @@ func streamPanel(title string, ssl, supervised, sslAll, supervisedAll []snapshot
 			series{"supervised only, every example", supervisedColor, dotted, curvePoints(supervisedAll, total)})
 	}
 	return panel{title: title, lines: lines}
+}
+
+// seedsPanel draws, for several label seeds, every example's accuracy at
+// arrival (over each step of examples, solid; over the stream so far,
+// dashed): the mean over the seeds, shaded ± one standard deviation.
+func seedsPanel(title string, rep EvalReport) panel {
+	title += fmt.Sprintf(", mean ± std of %d seeds", len(rep.Seeds))
+	recent := func(p snapshot.CurvePoint) float64 { return p.RecentAccuracy }
+	total := func(p snapshot.CurvePoint) float64 { return p.Accuracy }
+	return panel{
+		title: title,
+		lines: []series{
+			{"semi-supervised, recent", sslColor, "", curvePoints(rep.AllCurve, recent)},
+			{"supervised only, recent", supervisedColor, "", curvePoints(rep.SupervisedAllCurve, recent)},
+			{"semi-supervised, cumulative", sslColor, dashed, curvePoints(rep.AllCurve, total)},
+			{"supervised only, cumulative", supervisedColor, dashed, curvePoints(rep.SupervisedAllCurve, total)},
+		},
+		bands: []band{
+			curveBand(sslColor, rep.AllCurve, rep.AllCurveStd, recent),
+			curveBand(supervisedColor, rep.SupervisedAllCurve, rep.SupervisedAllCurveStd, recent),
+		},
+	}
+}
+
+// curveBand shades mean ± std of the figure y along a curve.
+func curveBand(color string, mean, std []snapshot.CurvePoint, y func(snapshot.CurvePoint) float64) band {
+	bd := band{color: color}
+	for i, p := range mean {
+		d := 0.0
+		if i < len(std) {
+			d = y(std[i])
+		}
+		bd.lo = append(bd.lo, point{float64(p.Examples), max(0, y(p)-d)})
+		bd.hi = append(bd.hi, point{float64(p.Examples), min(1, y(p)+d)})
+	}
+	return bd
 }
 
 func testPanel(rep EvalReport) panel {

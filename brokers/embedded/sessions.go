@@ -21,7 +21,7 @@ import (
 // loses the race with the closed connection (about one time in two), the
 // member has no timer at all. If the live leader then assigns it
 // partitions and the group becomes stable, nothing ever removes it, and
-// its partitions are never read again, silently (issue 11). Kafka's own
+// its partitions are never read again, silently. Kafka's own
 // coordinator starts every member's session when its join completes; the
 // keeper does the same from outside: a member of a stable group that has
 // sent nothing naming it (join, sync, heartbeat, commit) for its group's

@@ -113,9 +113,6 @@ terminal, a line every 5 seconds otherwise (--quiet: neither).`,
 
 func writePlot(path string, rep offline.EvalReport) error {
 	title := fmt.Sprintf("Accuracy (%s vs supervised only), %d labels revealed of %d", rep.Algorithm, rep.LabelsRevealed, rep.Examples)
-	if len(rep.Seeds) > 1 {
-		title += fmt.Sprintf(", seed %d of %d", rep.Seeds[0], len(rep.Seeds))
-	}
 	if err := writeFile(path, func(w io.Writer) error { return offline.WriteEvalPlot(w, title, rep) }); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}

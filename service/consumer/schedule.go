@@ -25,8 +25,7 @@ type Schedule struct {
 // or a burst, which solves back to back would take the cores from
 // scoring. Without a backlog a solve is not paced: the cores it uses
 // would be idle, and the model in force improves sooner (a young model
-// kept 0.9 s after a solve of 0.3 s scored the next 900 examples of a
-// 1,000/s stream).
+// kept past its solve scores every example that arrives meanwhile).
 func (s *Schedule) Backlogged() bool {
 	return s.Backlog.Total(s.Config.Kafka.Topics.Examples) > int64(s.Config.Schedule.SolveExamples)
 }
@@ -44,8 +43,8 @@ func (s *Schedule) Backlogged() bool {
 // plus what the last solve cost beyond its own estimate, times
 // (1 − share)/share. Charged only after it ran, the first solve of a
 // catch-up, on the few rows read by then, bought an early pause, and the
-// next, on a window 16 times larger, took both cores for most of the
-// drain (3.5 s of a 5.8 s drain of 218,360 examples).
+// next, on a window many times larger, took both cores for most of the
+// drain (docs/RESULTS.md, "Drain").
 type SolvePacer struct {
 	Share    float64 // schedule.solve_share
 	lastEnd  time.Time
@@ -96,10 +95,9 @@ func (s *Schedule) Pace(ctx context.Context, until time.Time) bool {
 
 // InsertShare is the share of the time the learner's window inserts may
 // take now: schedule.insert_share behind a backlog, all of it otherwise.
-// A graph insert costs far more than scoring an example (some 50 µs of
-// one core against 1 ms for sparse text at ef_construction 200), so that
-// inserting as fast as it could took a core from scoring a catch-up
-// drain; the examples it does not insert meanwhile are sampled out
+// A graph insert costs far more than scoring an example (anngraph's
+// BenchmarkFill against the drain's scoring rate), so that inserting as
+// fast as it could took a core from scoring a catch-up drain; the examples it does not insert meanwhile are sampled out
 // (window.sample), and labeled ones wait in the queue.
 func (s *Schedule) InsertShare() float64 {
 	if s.Backlogged() {
