@@ -6,12 +6,14 @@ import (
 	"streamer/anngraph"
 	"streamer/brokers"
 	"streamer/ingest"
+	"streamer/internal/tlsconfig"
 	"streamer/online"
 	"streamer/online/kernel"
 	"streamer/online/propagate"
 	"streamer/online/spectral"
 	"streamer/online/train"
 	"streamer/pipeline"
+	"streamer/schemaregistry"
 	"streamer/snapshot"
 )
 
@@ -25,8 +27,17 @@ func (c Config) solverParams() train.Params {
 	}
 }
 
-// Decoder returns the decoder of examples and labels.
-func (c Config) Decoder() ingest.Decoder {
+// Decoder returns the decoder of examples and labels; its error names the
+// key of input at fault.
+func (c Config) Decoder() (ingest.Decoder, error) {
+	examples, err := c.exampleMapping()
+	if err != nil {
+		return ingest.Decoder{}, err
+	}
+	labels, err := c.labelMapping()
+	if err != nil {
+		return ingest.Decoder{}, err
+	}
 	return ingest.Decoder{
 		Limits: ingest.Limits{
 			MaxMessageBytes: c.Limits.MaxMessageBytes, MaxIDBytes: c.Limits.MaxIDBytes,
@@ -36,7 +47,9 @@ func (c Config) Decoder() ingest.Decoder {
 		Featurizer: ingest.Featurizer{
 			Dim: c.Features.Dim, DenseDim: c.Features.DenseDim, Signed: c.Features.Signed, Normalize: c.Features.Normalize,
 		},
-	}
+		Examples: examples,
+		Labels:   labels,
+	}, nil
 }
 
 func nonEmpty(s []string) []string {
@@ -69,8 +82,12 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 	if err != nil {
 		return pipeline.Config{}, err
 	}
+	dec, err := c.Decoder()
+	if err != nil {
+		return pipeline.Config{}, err
+	}
 	return pipeline.Config{
-		Decoder: c.Decoder(),
+		Decoder: dec,
 		Learner: online.LearnerConfig{
 			Features: c.ModelDim(),
 			Window: anngraph.Config{
@@ -112,6 +129,25 @@ func (c Config) SnapshotSettings() (snapshot.Features, snapshot.Params, snapshot
 			MaxExamples: c.Window.MaxExamples, MaxAge: c.Window.MaxAge, K: c.Window.K,
 			Laplacian: c.Graph.Laplacian, Degree: train.GraphDegree(train.Algorithm(c.Solver.Algorithm), c.Graph.Degree), Weights: c.Graph.Weights,
 		}
+}
+
+// UsesSchemaRegistry reports whether input or output records are Avro,
+// under schemas of the registry.
+func (c Config) UsesSchemaRegistry() bool {
+	return c.Input.Format == FormatAvro || c.Output.Format == FormatAvro
+}
+
+// Registry returns the settings of the schema registry's client.
+func (c Config) Registry() schemaregistry.Config {
+	r := c.SchemaRegistry
+	out := schemaregistry.Config{URL: r.URL, Username: r.Username, Password: r.Password, Timeout: r.Timeout, CacheSchemas: r.CacheSchemas}
+	if r.TLS.Enable {
+		out.TLS = &tlsconfig.Files{
+			CAFile: r.TLS.CAFile, CertFile: r.TLS.CertFile, KeyFile: r.TLS.KeyFile,
+			ServerName: r.TLS.ServerName, InsecureSkipVerify: r.TLS.InsecureSkipVerify,
+		}
+	}
+	return out
 }
 
 // Brokers returns the connection settings.

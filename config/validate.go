@@ -86,6 +86,11 @@ func (c Config) Validate() error {
 		{c.Window.Queue > 0, "window.queue", "must be > 0"},
 		{c.Features.Landmarks > 0, "features.landmarks", "must be > 0"},
 		{c.Features.Gamma >= 0, "features.gamma", "must be >= 0 (0 is the median heuristic)"},
+		{c.Input.Format == FormatJSON || c.Input.Format == FormatAvro, "input.format", "must be json or avro"},
+		{c.Output.Format == FormatJSON || c.Output.Format == FormatAvro, "output.format", "must be json or avro"},
+		{c.SchemaRegistry.URL != "" || !c.UsesSchemaRegistry(), "schema_registry.url", "must be set for Avro (input.format or output.format avro)"},
+		{(c.SchemaRegistry.TLS.CertFile == "") == (c.SchemaRegistry.TLS.KeyFile == ""), "schema_registry.tls.cert_file",
+			"and schema_registry.tls.key_file go together"},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -97,6 +102,11 @@ func (c Config) Validate() error {
 	}
 	if _, err := c.Window.sample(); err != nil {
 		return fmt.Errorf("configuration: %w", err)
+	}
+	if c.UsesSchemaRegistry() {
+		if err := c.Registry().Validate(); err != nil {
+			return fmt.Errorf("configuration: schema_registry.%w", err)
+		}
 	}
 	return c.validateLayers()
 }

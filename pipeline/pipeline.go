@@ -94,8 +94,9 @@ func (p *Pipeline) Learner() *online.Learner { return p.learner }
 // Baseline returns the supervised-only learner; nil without Config.Baseline.
 func (p *Pipeline) Baseline() *online.Learner { return p.baseline }
 
-// DecodeExample decodes an example message; an example without a time
-// takes the message's.
+// DecodeExample decodes an example message, a JSON message without its
+// record (POST /v1/predict); an example without a time takes the
+// message's.
 func (p *Pipeline) DecodeExample(raw []byte, messageTime time.Time) (ingest.Example, error) {
 	ex, err := p.cfg.Decoder.DecodeExample(raw)
 	if err == nil && ex.TS.IsZero() {
@@ -104,9 +105,24 @@ func (p *Pipeline) DecodeExample(raw []byte, messageTime time.Time) (ingest.Exam
 	return ex, err
 }
 
-// DecodeLabel decodes a label message.
+// DecodeExampleRecord decodes the example of an input record, of its key
+// and value; an example without a time takes the record's.
+func (p *Pipeline) DecodeExampleRecord(ctx context.Context, key, value []byte, recordTime time.Time) (ingest.Example, error) {
+	ex, err := p.cfg.Decoder.DecodeExampleRecord(ctx, key, value)
+	if err == nil && ex.TS.IsZero() {
+		ex.TS = recordTime
+	}
+	return ex, err
+}
+
+// DecodeLabel decodes a label message without its record.
 func (p *Pipeline) DecodeLabel(raw []byte) (ingest.Label, error) {
 	return p.cfg.Decoder.DecodeLabel(raw)
+}
+
+// DecodeLabelRecord decodes the label of an input record.
+func (p *Pipeline) DecodeLabelRecord(ctx context.Context, key, value []byte) (ingest.Label, error) {
+	return p.cfg.Decoder.DecodeLabelRecord(ctx, key, value)
 }
 
 // Example scores ex with the model in force (test), then adds it to the
