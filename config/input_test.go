@@ -77,7 +77,7 @@ func TestBadInputNamesTheKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := Load("", tt.set)
-		if err == nil || !strings.Contains(err.Error(), "configuration: "+tt.key) {
+		if err == nil || !strings.Contains(err.Error(), ": "+tt.key) {
 			t.Errorf("--set %v: err = %v, want it to say %q", tt.set, err, tt.key)
 		}
 	}
@@ -119,7 +119,7 @@ func TestBadSchemaRegistryNamesTheKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := Load("", tt.set)
-		if err == nil || !strings.Contains(err.Error(), "configuration: "+tt.key) {
+		if err == nil || !strings.Contains(err.Error(), ": "+tt.key) {
 			t.Errorf("--set %v: err = %v, want it to say %q", tt.set, err, tt.key)
 		}
 	}

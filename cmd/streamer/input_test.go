@@ -41,7 +41,7 @@ func startRun(t *testing.T, sets ...string) *streamerRun {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &streamerRun{t: t, logs: &logBuffer{}, done: make(chan error, 1), cancel: cancel}
-	args := []string{"run", "--set", "http.listen=127.0.0.1:0", "--set", "kafka.partitions=1"}
+	args := []string{"run", "--set", "kafka.brokers=embedded", "--set", "http.listen=127.0.0.1:0", "--set", "kafka.partitions=1"}
 	for _, s := range sets {
 		args = append(args, "--set", s)
 	}
