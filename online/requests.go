@@ -13,9 +13,7 @@ import (
 // for a request): their pairs cost a distance each.
 const poolSample = 500
 
-// poolNeighbours is the longest kNN list of a sampled pool; a small
-// sample's lists are shorter, a twentieth of its rows (at least 2), so
-// that its rows are not all within a few edges of each other.
+// poolNeighbours is the length of the kNN lists of a sampled pool.
 const poolNeighbours = 10
 
 // RequestPool returns the pool the newest solve left for label requests
@@ -130,10 +128,9 @@ func linkSample(pool *active.Pool, vecs []vector.Vector) {
 			dist[b] = append(dist[b], near{rows[a], d})
 		}
 	}
-	k := min(poolNeighbours, max(2, len(rows)/20))
 	for a, i := range rows {
 		slices.SortFunc(dist[a], func(x, y near) int { return cmp.Compare(x.dist, y.dist) })
-		for _, nb := range dist[a][:min(k, len(dist[a]))] {
+		for _, nb := range dist[a][:min(poolNeighbours, len(dist[a]))] {
 			pool.Neighbours[i] = append(pool.Neighbours[i], int32(nb.row))
 		}
 	}

@@ -87,8 +87,8 @@ func registerRequestMetrics(reg prometheus.Registerer, pipe *pipeline.Pipeline) 
 				func() float64 { st, _ := pipe.RequestStats(); return float64(read(st)[strategy]) }))
 		}
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "streamer_label_requests_accuracy_ratio",
-			Help: "Fraction of the answered label requests whose prediction, by the model that chose them, was the answer, by strategy; random's is an unbiased estimate of the model's accuracy on the window, the others' are not (chosen for being hard). 0 before any answer.",
+			Name:        "streamer_label_requests_accuracy_ratio",
+			Help:        "Fraction of the answered label requests whose prediction, by the model that chose them, was the answer, by strategy; random's is an unbiased estimate of the model's accuracy on the window, the others' are not (chosen for being hard). 0 before any answer.",
 			ConstLabels: labels,
 		}, func() float64 {
 			st, _ := pipe.RequestStats()
