@@ -175,7 +175,11 @@ func (e *evalRun) answer() {
 // labels spent, at the all-examples curve's last point.
 func (e *evalRun) spent() {
 	c := e.ssl.curve
-	if len(c) == 0 || len(e.spentCurve) > 0 && e.spentCurve[len(e.spentCurve)-1].Examples == c[len(c)-1].Examples {
+	if len(c) == 0 {
+		return
+	}
+	if n := len(e.spentCurve); n > 0 && e.spentCurve[n-1].Examples == c[len(c)-1].Examples {
+		e.spentCurve[n-1].Labels = e.rep.LabelsRevealed
 		return
 	}
 	e.spentCurve = append(e.spentCurve, SpentPoint{Examples: c[len(c)-1].Examples, Labels: e.rep.LabelsRevealed, AllAccuracy: c[len(c)-1].Accuracy})
