@@ -25,6 +25,7 @@ type Config struct {
 	Snapshot       SnapshotConfig       `mapstructure:"snapshot"`
 	Join           JoinConfig           `mapstructure:"join"`
 	Eval           EvalConfig           `mapstructure:"eval"`
+	Active         ActiveConfig         `mapstructure:"active"`
 	HTTP           HTTPConfig           `mapstructure:"http"`
 	Log            LogConfig            `mapstructure:"log"`
 	Shutdown       ShutdownConfig       `mapstructure:"shutdown"`
@@ -84,6 +85,8 @@ type TopicsConfig struct {
 	// Versions holds the announcement of every model version, written
 	// before the version scores (snapshot.Announcement).
 	Versions string `mapstructure:"versions"`
+	// LabelRequests carries the label requests (active.*).
+	LabelRequests string `mapstructure:"label_requests"`
 }
 
 // TLSConfig is kafka.tls and schema_registry.tls.
@@ -282,6 +285,15 @@ type JoinConfig struct {
 type EvalConfig struct {
 	Baseline bool `mapstructure:"baseline"`
 	Horizon  int  `mapstructure:"horizon"`
+}
+
+// ActiveConfig is the active section: label requests.
+type ActiveConfig struct {
+	// Budget is "0" (none), a fraction of the arriving examples ("2%",
+	// "0.02") or a rate ("30/min").
+	Budget      string        `mapstructure:"budget"`
+	RandomShare float64       `mapstructure:"random_share"`
+	Expiry      time.Duration `mapstructure:"expiry"`
 }
 
 // HTTPConfig is the http section.

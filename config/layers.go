@@ -8,6 +8,7 @@ import (
 	"streamer/ingest"
 	"streamer/internal/tlsconfig"
 	"streamer/online"
+	"streamer/online/active"
 	"streamer/online/kernel"
 	"streamer/online/propagate"
 	"streamer/online/spectral"
@@ -86,6 +87,10 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 	if err != nil {
 		return pipeline.Config{}, err
 	}
+	requests, err := c.Active.requests()
+	if err != nil {
+		return pipeline.Config{}, err
+	}
 	return pipeline.Config{
 		Decoder: dec,
 		Learner: online.LearnerConfig{
@@ -113,6 +118,7 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 		Join:     ingest.JoinConfig{PendingLabels: c.Join.PendingLabels, RecentExamples: c.Join.RecentExamples},
 		Baseline: c.Eval.Baseline,
 		Horizon:  c.Eval.Horizon,
+		Requests: requests,
 	}, nil
 }
 
@@ -160,4 +166,21 @@ func (c Config) Brokers() brokers.Config {
 		},
 		SASL: brokers.SASLConfig{Mechanism: c.Kafka.SASL.Mechanism, Username: c.Kafka.SASL.Username, Password: c.Kafka.SASL.Password},
 	}
+}
+
+// requests returns the active section as the selector of label requests
+// takes it, naming the key of a bad value.
+func (a ActiveConfig) requests() (active.Config, error) {
+	budget, err := active.ParseBudget(a.Budget)
+	if err != nil {
+		return active.Config{}, fmt.Errorf("active.budget: %w", err)
+	}
+	cfg := active.Config{Budget: budget, RandomShare: a.RandomShare, Expiry: a.Expiry}
+	switch {
+	case a.RandomShare < 0 || a.RandomShare > 1:
+		return cfg, fmt.Errorf("active.random_share must be in [0, 1], got %v", a.RandomShare)
+	case a.Expiry <= 0:
+		return cfg, fmt.Errorf("active.expiry must be > 0, got %v", a.Expiry)
+	}
+	return cfg, nil
 }

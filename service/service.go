@@ -274,6 +274,9 @@ func (s *Service) createTopics(ctx context.Context) error {
 	if s.learns() {
 		topics = append(topics, s.versionsTopic())
 	}
+	if s.requests() {
+		topics = append(topics, s.requestsTopic())
+	}
 	return s.retry(ctx, "create topics", func() error { return s.conn.EnsureTopics(ctx, topics...) })
 }
 
@@ -339,7 +342,7 @@ func (s *Service) stream(rt *runtime, consume input) error {
 	defer stopDrain()
 	trigger := make(chan struct{}, 1)
 	if s.learns() {
-		rt.GoBackground("solver", func(ctx context.Context) error { return s.solveLoop(ctx, trigger, out.snapshots) })
+		rt.GoBackground("solver", func(ctx context.Context) error { return s.solveLoop(ctx, trigger, out) })
 		rt.GoBackground("window hand-off", func(ctx context.Context) error { return s.pipe.Run(ctx, s.schedule.InsertShare) })
 	}
 	s.followPins(rt)
