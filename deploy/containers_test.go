@@ -27,6 +27,7 @@ type container struct {
 	w    workload
 	c    corev1.Container
 	file string
+	env  map[string]string
 	cfg  config.Config
 }
 
@@ -42,7 +43,7 @@ func loadContainers(b bundle, dir string) ([]container, []error) {
 			ct := container{w: w, c: c}
 			file := filepath.Join(dir, fmt.Sprintf("%s-%s-%s.yaml", filepath.Base(b.dir), w.doc.name, c.Name))
 			var err error
-			ct.file, ct.cfg, err = loadConfig(b, w, c, file)
+			ct.file, ct.env, ct.cfg, err = loadConfig(b, w, c, file)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", ct, err))
 				continue
@@ -56,21 +57,21 @@ func loadContainers(b bundle, dir string) ([]container, []error) {
 // loadConfig loads the configuration container c of w runs with: the file
 // its --config names, from the ConfigMap mounted there, written to file;
 // the image's and the container's STREAMER_* variables; its --set flags.
-func loadConfig(b bundle, w workload, c corev1.Container, file string) (string, config.Config, error) {
+func loadConfig(b bundle, w workload, c corev1.Container, file string) (string, map[string]string, config.Config, error) {
 	inv, err := parseRun(c)
 	if err != nil {
-		return "", config.Config{}, err
+		return "", nil, config.Config{}, err
 	}
 	content, err := mountedFile(b, w, c, inv.configPath)
 	if err != nil {
-		return "", config.Config{}, err
+		return "", nil, config.Config{}, err
 	}
 	env, err := environment(b, c)
 	if err != nil {
-		return "", config.Config{}, err
+		return "", nil, config.Config{}, err
 	}
 	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
-		return "", config.Config{}, err
+		return "", nil, config.Config{}, err
 	}
 	var cfg config.Config
 	err = withEnvironment(env, func() error {
@@ -79,9 +80,9 @@ func loadConfig(b bundle, w workload, c corev1.Container, file string) (string, 
 		return err
 	})
 	if err != nil {
-		return "", config.Config{}, fmt.Errorf("config.Load of %s with %s: %w", inv.configPath, envNames(env), err)
+		return "", nil, config.Config{}, fmt.Errorf("config.Load of %s with %s: %w", inv.configPath, envNames(env), err)
 	}
-	return content, cfg, nil
+	return content, env, cfg, nil
 }
 
 // invocation is what a container's arguments ask of streamer run.
@@ -310,6 +311,7 @@ func checkContainers(t *testing.T, b bundle) {
 		checkResources,
 		checkShutdown,
 		checkSecret,
+		checkShadowed,
 		func(c container) error { return checkRole(b, c) },
 	}
 	for _, c := range b.containers {
@@ -552,4 +554,45 @@ func checkRole(b bundle, c container) error {
 		}
 	}
 	return nil
+}
+
+// checkShadowed: no STREAMER_* variable, of the image or of the
+// container, sets a key that the configuration file sets too: the
+// variable wins, and an edit of the ConfigMap would do nothing.
+func checkShadowed(c container) error {
+	var tree map[string]any
+	if err := yaml.Unmarshal([]byte(c.file), &tree); err != nil {
+		return err
+	}
+	var shadowed []string
+	for _, key := range leafKeys(tree, "") {
+		if name := envVariable(key); c.env[name] != "" {
+			shadowed = append(shadowed, fmt.Sprintf("%s by %s", key, name))
+		}
+	}
+	if len(shadowed) > 0 {
+		slices.Sort(shadowed)
+		return fmt.Errorf("the ConfigMap's configuration sets keys that a variable of the Containerfile's ENV or of the container's env "+
+			"overrides, so an edit of the ConfigMap would do nothing: %s", strings.Join(shadowed, ", "))
+	}
+	return nil
+}
+
+// leafKeys returns the dotted keys of the values of a YAML tree.
+func leafKeys(tree map[string]any, prefix string) []string {
+	var out []string
+	for k, v := range tree {
+		if sub, ok := v.(map[string]any); ok {
+			out = append(out, leafKeys(sub, prefix+k+".")...)
+			continue
+		}
+		out = append(out, prefix+k)
+	}
+	return out
+}
+
+// envVariable returns the environment variable of a configuration key, as
+// config.Load reads it.
+func envVariable(key string) string {
+	return config.EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }
