@@ -40,7 +40,7 @@ IMAGE ?= streamer:latest
 image:
 	rm -rf build/image && mkdir -p build/image
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o build/image/streamer ./cmd/streamer
-	cp configs/streamer.yaml build/image/streamer.yaml
+	cp deploy/streamer.yaml build/image/streamer.yaml
 	cp /etc/ssl/certs/ca-certificates.crt build/image/
 	@engine=$$(command -v podman || command -v docker); \
 	if [ -z "$$engine" ]; then echo "image: neither podman nor docker is installed"; exit 1; fi; \
