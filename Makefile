@@ -5,12 +5,12 @@
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: demo test tools vet unit race fuzz image
+.PHONY: demo test tools vet unit race fuzz image deploy-check
 
 demo:
 	$(GO) run ./cmd/streamer demo
 
-test: tools vet unit race fuzz
+test: tools vet unit race fuzz deploy-check
 
 # kcat drives the service the way a user would in one integration test.
 tools:
@@ -33,6 +33,12 @@ race:
 
 fuzz:
 	@bash scripts/fuzz $(FUZZTIME)
+
+# The deployment files (deploy/) checked against each other and the
+# service, in a module of their own so that the service's module does not
+# carry the Kubernetes API modules.
+deploy-check:
+	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # A static, non-root container image (deploy/Containerfile): the binary is
 # built here, then the image with podman, or docker when podman is absent.

@@ -144,8 +144,11 @@ func mountedFile(b bundle, w workload, c corev1.Container, file string) (string,
 			}
 		}
 		data, ok := dataOf(b, "ConfigMap", v.ConfigMap.Name)
-		content, has := data[key]
-		if !ok || !has {
+		if !ok {
+			return "", fmt.Errorf("--config %s: ConfigMap %q is not in %s", file, v.ConfigMap.Name, b.dir)
+		}
+		content, ok := data[key]
+		if !ok {
 			return "", fmt.Errorf("--config %s: ConfigMap %q has no key %q", file, v.ConfigMap.Name, key)
 		}
 		return content, nil
