@@ -1,16 +1,24 @@
-# The two commands of the README:
-#   make demo   runs the whole job on an embedded Kafka broker
-#   make test   installs what the tests need and runs the whole suite
+# The commands of the README:
+#   make demo       runs the whole job on an embedded Kafka broker
+#   make test       installs what the tests need and runs the fast suite:
+#                   every package under the race detector, the long runs
+#                   skipped (go test -short); then the checks of the
+#                   deployment files (deploy/)
+#   make test-long  the long suite: every test, the chaos, crash and scale
+#                   runs among them, then the fuzz targets and the README's
+#                   quickstart
 
 GO ?= go
 FUZZTIME ?= 10s
 
-.PHONY: demo test tools vet unit race fuzz image deploy-check
+.PHONY: demo test test-long tools vet fast long fuzz quickstart image deploy-check
 
 demo:
 	$(GO) run ./cmd/streamer demo
 
-test: tools vet unit race fuzz deploy-check
+test: tools vet fast deploy-check
+
+test-long: tools long fuzz quickstart
 
 # kcat drives the service the way a user would in one integration test.
 tools:
@@ -25,14 +33,18 @@ vet:
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 
-unit:
-	$(GO) test -count=1 ./...
+fast:
+	$(GO) test -count=1 -race -short -parallel 4 ./...
 
-race:
-	$(GO) test -count=1 -race -short ./...
+long:
+	$(GO) test -count=1 ./...
 
 fuzz:
 	@bash scripts/fuzz $(FUZZTIME)
+
+# The README's quickstart, run as written against a broker on 9092.
+quickstart:
+	@bash scripts/check-quickstart
 
 # The deployment files (deploy/) checked against each other and the
 # service, in a module of their own so that the service's module does not

@@ -2,7 +2,6 @@ package deploy
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -19,11 +18,13 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// exportedMetrics returns the names of the series the service exports:
-// the Name (with Namespace and Subsystem) of every prometheus.*Opts
-// literal and the name of every prometheus.NewDesc in the service's
-// sources, with the _bucket, _sum and _count series of histograms and
-// summaries.
+// exportedMetrics returns the names of the series the service exports,
+// read from its sources: the Name (with Namespace and Subsystem) of every
+// prometheus.*Opts literal and the name of every prometheus.NewDesc, with
+// the _bucket, _sum and _count series of histograms and summaries; and,
+// for a name the code computes (from a table of metrics, say), every
+// string literal of the form streamer_* in a file that imports
+// client_golang's prometheus package.
 func exportedMetrics() (map[string]bool, error) {
 	names := map[string]bool{}
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
@@ -69,61 +70,63 @@ func metricsOfFile(path string, names map[string]bool) error {
 	}) {
 		return nil
 	}
-	var errs []error
 	ast.Inspect(f, func(n ast.Node) bool {
-		name, suffixes, err := metricOf(n)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", fset.Position(n.Pos()), err))
-		}
+		name, suffixes := metricOf(n)
 		for _, s := range suffixes {
 			names[name+s] = true
 		}
+		if s, err := stringLiteral(n); err == nil && metricName.MatchString(s) {
+			names[s] = true
+		}
 		return true
 	})
-	return errors.Join(errs...)
+	return nil
 }
 
+var metricName = regexp.MustCompile(`^streamer_[a-z0-9_]+$`)
+
 // metricOf returns the metric name node declares, if it is a
-// prometheus.*Opts literal or a prometheus.NewDesc call, and its series'
-// suffixes.
-func metricOf(n ast.Node) (string, []string, error) {
+// prometheus.*Opts literal or a prometheus.NewDesc call whose name is
+// literal, and its series' suffixes.
+func metricOf(n ast.Node) (string, []string) {
 	switch n := n.(type) {
 	case *ast.CompositeLit:
 		sel, ok := n.Type.(*ast.SelectorExpr)
 		if !ok || seriesSuffixes[sel.Sel.Name] == nil {
-			return "", nil, nil
+			return "", nil
 		}
 		parts := map[string]string{}
 		for _, e := range n.Elts {
 			kv, ok := e.(*ast.KeyValueExpr)
+			if !ok {
+				continue
+			}
 			key, _ := kv.Key.(*ast.Ident)
-			if !ok || key == nil || (key.Name != "Namespace" && key.Name != "Subsystem" && key.Name != "Name") {
+			if key == nil || (key.Name != "Namespace" && key.Name != "Subsystem" && key.Name != "Name") {
 				continue
 			}
 			s, err := stringLiteral(kv.Value)
 			if err != nil {
-				return "", nil, fmt.Errorf("%s of %s: %w", key.Name, sel.Sel.Name, err)
+				return "", nil
 			}
 			parts[key.Name] = s
 		}
-		return fqName(parts["Namespace"], parts["Subsystem"], parts["Name"]), seriesSuffixes[sel.Sel.Name], nil
+		return fqName(parts["Namespace"], parts["Subsystem"], parts["Name"]), seriesSuffixes[sel.Sel.Name]
 	case *ast.CallExpr:
 		sel, ok := n.Fun.(*ast.SelectorExpr)
 		if !ok || sel.Sel.Name != "NewDesc" || len(n.Args) == 0 {
-			return "", nil, nil
+			return "", nil
 		}
-		s, err := stringLiteral(n.Args[0])
-		if err != nil {
-			return "", nil, fmt.Errorf("name of NewDesc: %w", err)
+		if s, err := stringLiteral(n.Args[0]); err == nil {
+			return s, []string{""}
 		}
-		return s, []string{""}, nil
 	}
-	return "", nil, nil
+	return "", nil
 }
 
 // stringLiteral returns the value of a string literal; a name computed at
 // run time cannot be checked here.
-func stringLiteral(e ast.Expr) (string, error) {
+func stringLiteral(e ast.Node) (string, error) {
 	lit, ok := e.(*ast.BasicLit)
 	if !ok || lit.Kind != token.STRING {
 		return "", fmt.Errorf("not a string literal, which this test cannot read")

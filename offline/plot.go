@@ -37,6 +37,8 @@ type panel struct {
 	title string
 	lines []series
 	bands []band
+	// xLabel names the x axis; "" means examples.
+	xLabel string
 }
 
 const (
@@ -67,7 +69,33 @@ func WriteEvalPlot(w io.Writer, title string, rep EvalReport) error {
 	if len(rep.TestCurve) > 0 {
 		panels = append(panels, testPanel(rep))
 	}
+	if rep.Strategy == "active" {
+		panels = append(panels, spentPanel(rep))
+	}
 	return writePanels(w, panels)
+}
+
+// spentPanel draws the every-example accuracy so far against the labels
+// spent: the answers to label requests, and with --compare-random the
+// random reveals of the same seeds.
+func spentPanel(rep EvalReport) panel {
+	title := "Accuracy of every example so far, against the labels spent"
+	if len(rep.Seeds) > 1 {
+		title += fmt.Sprintf(", mean of %d seeds", len(rep.Seeds))
+	}
+	lines := []series{{"label requests", sslColor, "", spentPoints(rep.SpentCurve)}}
+	if rep.Random != nil {
+		lines = append(lines, series{"random reveals", supervisedColor, dashed, spentPoints(rep.Random.SpentCurve)})
+	}
+	return panel{title: title, lines: lines, xLabel: "labels spent"}
+}
+
+func spentPoints(c []SpentPoint) []point {
+	out := make([]point, len(c))
+	for i, p := range c {
+		out[i] = point{float64(p.Labels), p.AllAccuracy}
+	}
+	return out
 }
 
 func streamPanel(title string, ssl, supervised, sslAll, supervisedAll []snapshot.CurvePoint) panel {
@@ -195,7 +223,11 @@ func (pn panel) draw(b *strings.Builder, offset float64) {
 		v := maxX * float64(i) / float64(ticks)
 		fmt.Fprintf(b, `<text x="%.1f" y="%g" text-anchor="middle">%.0f</text>`+"\n", x(v), bottom+16, v)
 	}
-	fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle">examples</text>`+"\n", (plotWidth-plotRight+plotLeft)/2, offset+panelHeight-12)
+	xLabel := pn.xLabel
+	if xLabel == "" {
+		xLabel = "examples"
+	}
+	fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`+"\n", (plotWidth-plotRight+plotLeft)/2, offset+panelHeight-12, escape(xLabel))
 	for _, bd := range pn.bands {
 		var pts []string
 		for _, p := range bd.hi {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/active"
 	"streamer/online/kernel"
 	"streamer/online/linalg"
 	"streamer/online/model"
@@ -62,6 +63,9 @@ type LearnerConfig struct {
 	// a restore's rebuild stay deterministic. Observe then returns no
 	// evicted ids for such rows.
 	BatchInline bool
+	// Requests has each solve leave a pool of the window's rows, with the
+	// new model's distributions, for label requests (RequestPool).
+	Requests bool
 }
 
 func (c LearnerConfig) withDefaults() LearnerConfig {
@@ -158,6 +162,9 @@ type Learner struct {
 	// announce, when set (SetAnnouncer), is told of each model a solve
 	// makes before the model is put in force.
 	announce atomic.Pointer[Announcer]
+	// pool is the newest solve's pool for label requests
+	// (LearnerConfig.Requests).
+	pool atomic.Pointer[active.Pool]
 	// kind is that of the first vector observed, nil before: the window
 	// holds one kind. It is set once, under mu, and read without it by
 	// Compatible.
@@ -856,6 +863,9 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 		}
 	}
 	l.current.Store(solved)
+	if l.cfg.Requests {
+		l.pool.Store(l.newPool(view, solved))
+	}
 	return rep, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/active"
 	"streamer/online/model"
 	"streamer/online/newton"
 	"streamer/online/train"
@@ -31,6 +32,12 @@ type Config struct {
 	// prequential curves; 0 means 100.
 	Horizon   int
 	CurveStep int
+	// Requests, with a budget, has the learner choose label requests from
+	// its window (Requests); the zero value makes none.
+	Requests active.Config
+	// Clock tells the time of a label, for the expiry of the request it
+	// answers; nil means time.Now.
+	Clock func() time.Time
 }
 
 // Pipeline scores, learns and evaluates. Example and Label are meant for
@@ -54,6 +61,7 @@ type Pipeline struct {
 	lastErr      error // of the last solve attempt
 	solves       int64
 	solveSeconds float64
+	requests     *requester // nil without Config.Requests
 }
 
 // New returns a pipeline with an empty window and no model.
@@ -61,6 +69,7 @@ func New(cfg Config) (*Pipeline, error) {
 	if err := cfg.Decoder.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Learner.Requests = !cfg.Requests.Budget.Zero()
 	learner, err := online.NewLearner(cfg.Learner)
 	if err != nil {
 		return nil, fmt.Errorf("learner: %w", err)
@@ -83,6 +92,12 @@ func New(cfg Config) (*Pipeline, error) {
 			return nil, fmt.Errorf("baseline learner: %w", err)
 		}
 	}
+	if p.requests, err = newRequester(cfg.Requests); err != nil {
+		return nil, fmt.Errorf("requests: %w", err)
+	}
+	if p.cfg.Clock == nil {
+		p.cfg.Clock = time.Now
+	}
 	p.exampleLog = newOffsetTracker(learner.Contains)
 	p.labelLog = newOffsetTracker(func(id string) bool { return learner.Contains(id) || join.Pending(id) })
 	return p, nil
@@ -94,8 +109,9 @@ func (p *Pipeline) Learner() *online.Learner { return p.learner }
 // Baseline returns the supervised-only learner; nil without Config.Baseline.
 func (p *Pipeline) Baseline() *online.Learner { return p.baseline }
 
-// DecodeExample decodes an example message; an example without a time
-// takes the message's.
+// DecodeExample decodes an example message, a JSON message without its
+// record (POST /v1/predict); an example without a time takes the
+// message's.
 func (p *Pipeline) DecodeExample(raw []byte, messageTime time.Time) (ingest.Example, error) {
 	ex, err := p.cfg.Decoder.DecodeExample(raw)
 	if err == nil && ex.TS.IsZero() {
@@ -104,9 +120,24 @@ func (p *Pipeline) DecodeExample(raw []byte, messageTime time.Time) (ingest.Exam
 	return ex, err
 }
 
-// DecodeLabel decodes a label message.
+// DecodeExampleRecord decodes the example of an input record, of its key
+// and value; an example without a time takes the record's.
+func (p *Pipeline) DecodeExampleRecord(ctx context.Context, key, value []byte, recordTime time.Time) (ingest.Example, error) {
+	ex, err := p.cfg.Decoder.DecodeExampleRecord(ctx, key, value)
+	if err == nil && ex.TS.IsZero() {
+		ex.TS = recordTime
+	}
+	return ex, err
+}
+
+// DecodeLabel decodes a label message without its record.
 func (p *Pipeline) DecodeLabel(raw []byte) (ingest.Label, error) {
 	return p.cfg.Decoder.DecodeLabel(raw)
+}
+
+// DecodeLabelRecord decodes the label of an input record.
+func (p *Pipeline) DecodeLabelRecord(ctx context.Context, key, value []byte) (ingest.Label, error) {
+	return p.cfg.Decoder.DecodeLabelRecord(ctx, key, value)
 }
 
 // Example scores ex with the model in force (test), then adds it to the
@@ -150,6 +181,9 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 		p.joined++
 	}
 	p.exampleLog.add(src.Topic, src.Partition, src.Offset, ex.ID, true)
+	if p.requests != nil {
+		p.arrived(ex.ID, src)
+	}
 	if truth != "" {
 		p.ssl.Add(stored.Class, truth, int(p.examples))
 		p.base.Add(stored.Baseline, truth, int(p.examples))
@@ -226,6 +260,9 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 		p.baseline.Label(l.ID, l.Label)
 	}
 	stored, seen, first := p.join.Label(l.ID, l.Label)
+	if p.requests != nil {
+		p.requests.selector.Labeled(l.ID, l.Label, p.cfg.Clock())
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.labels++
