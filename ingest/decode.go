@@ -27,6 +27,9 @@ type Example struct {
 	// LIBSVM lines (sorted, unique indices in [0, Dim)), dense for a vector
 	// payload. It shares no memory with the decoded input.
 	Vector vector.Vector
+	// Names names the hashed indices of Vector when the decoder was asked
+	// to (Decoder.KeepNames); nil otherwise.
+	Names Names
 }
 
 // Label is a late label for the example with the same ID.
@@ -44,6 +47,10 @@ type Decoder struct {
 	// Unlabeled says which LIBSVM label marks an unlabeled row; the zero
 	// value, UnlabeledAuto, lets FileReader decide per file.
 	Unlabeled UnlabeledLabel
+	// KeepNames makes DecodeExample name the hashed indices of each
+	// example (Example.Names), for explanations; off, decoding names
+	// nothing and costs nothing more.
+	KeepNames bool
 }
 
 // Validate reports the first configuration field that is out of range. The
@@ -99,6 +106,9 @@ func (d *Decoder) decodeExample(b []byte) (Example, error) {
 		return ex, err
 	}
 	ex.Vector, err = d.Featurizer.payload(&f, lim)
+	if err == nil && d.KeepNames {
+		ex.Names = d.Featurizer.names(&f)
+	}
 	return ex, err
 }
 
