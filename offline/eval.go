@@ -35,6 +35,10 @@ type EvalConfig struct {
 	// that runs Eval.
 	Progress func(EvalProgress)
 	Pipeline pipeline.Config
+	// ReviewPrecision, when positive, routes predictions to review for
+	// that target precision (online.ReviewConfig) and reports the share
+	// decided automatically and their precision (SeedReport.Review).
+	ReviewPrecision float64
 }
 
 // EvalProgress is where an Eval run stands.
@@ -118,12 +122,17 @@ type evalRun struct {
 	rep             SeedReport
 	examples, bad   int
 	testCurve       []TestPoint
+	review          *reviewTally // with ReviewPrecision
 }
 
 func (e *evalRun) eval(ctx context.Context) (SeedReport, error) {
 	start := time.Now()
 	cfg := e.cfg
 	cfg.Pipeline.Baseline = true
+	if cfg.ReviewPrecision > 0 {
+		cfg.Pipeline.Learner.Review.TargetPrecision = cfg.ReviewPrecision
+		e.review = &reviewTally{}
+	}
 	var err error
 	if e.pipe, err = pipeline.New(cfg.Pipeline); err != nil {
 		return SeedReport{}, err
@@ -155,13 +164,16 @@ func (e *evalRun) example(ctx context.Context, rec ingest.Record) error {
 	truth, labeled := ex.Label, ex.Labeled
 	ex.Label, ex.Labeled = "", false
 	src := pipeline.Source{Topic: "examples", Offset: int64(rec.Line)}
-	_, stored, err := e.pipe.Arrival(ex, src)
+	out, stored, err := e.pipe.Arrival(ex, src)
 	if err != nil {
 		e.bad++
 		return nil
 	}
 	e.examples++
 	if labeled {
+		if e.review != nil {
+			e.review.add(stored.Class != "", out.Review, stored.Prob, stored.Class == truth)
+		}
 		e.ssl.add(stored.Class, truth, e.examples)
 		e.supervised.add(stored.Baseline, truth, e.examples)
 		if e.rand.Float64() < e.cfg.LabelRate {
@@ -238,6 +250,10 @@ func (e *evalRun) finish() {
 	r.Curve, r.BaselineCurve = e.pipe.Curves()
 	r.AllCurve, r.SupervisedAllCurve = e.ssl.curve, e.supervised.curve
 	r.Tenths = e.tenths()
+	if e.review != nil {
+		rs := e.review.scores(e.cfg.ReviewPrecision)
+		r.Review = &rs
+	}
 	if e.test != nil {
 		e.checkpoint()
 		last := e.testCurve[len(e.testCurve)-1]

@@ -95,6 +95,8 @@ type SeedReport struct {
 	// Tenths score the stream tenth by tenth; SolveLog has every solve.
 	Tenths   []Tenth       `json:"tenths,omitempty"`
 	SolveLog []SolveRecord `json:"solve_log,omitempty"`
+	// Review scores review routing, with ReviewPrecision.
+	Review *ReviewScores `json:"review,omitempty"`
 }
 
 // EvalReport is the result of `streamer eval`. With one seed its figures
@@ -139,6 +141,11 @@ type EvalReport struct {
 	// Tenths are the runs' means, tenth by tenth; each run's solves are in
 	// PerSeed.
 	Tenths []Tenth `json:"tenths,omitempty"`
+	// Review is the runs' mean review routing, with the first run's
+	// coverage curve, and ReviewStd its spread (nil without
+	// ReviewPrecision).
+	Review    *ReviewScores `json:"review,omitempty"`
+	ReviewStd *ReviewScores `json:"review_std,omitempty"`
 }
 
 // WithoutCurves returns a copy of r without its curves, per seed too: the
@@ -151,7 +158,17 @@ func (r EvalReport) WithoutCurves() EvalReport {
 	for k, s := range r.PerSeed {
 		s.Curve, s.BaselineCurve, s.AllCurve, s.SupervisedAllCurve, s.TestCurve = nil, nil, nil, nil, nil
 		s.Tenths, s.SolveLog = nil, nil
+		if s.Review != nil {
+			rs := *s.Review
+			rs.Curve = nil
+			s.Review = &rs
+		}
 		runs[k] = s
+	}
+	if r.Review != nil {
+		rs := *r.Review
+		rs.Curve = nil
+		r.Review = &rs
 	}
 	r.PerSeed = runs
 	return r
@@ -184,7 +201,24 @@ func summarize(runs []SeedReport) EvalReport {
 	rep.SupervisedAllCurve, rep.SupervisedAllCurveStd = meanCurve(runs, func(r SeedReport) []snapshot.CurvePoint { return r.SupervisedAllCurve })
 	rep.TestCurve, rep.TestCurveStd = meanTestCurve(runs)
 	rep.Tenths = meanTenths(runs)
+	rep.Review, rep.ReviewStd = meanReview(runs)
 	return rep
+}
+
+// meanReview averages the runs' review scores; the curve is the first
+// run's.
+func meanReview(runs []SeedReport) (mean, std *ReviewScores) {
+	if runs[0].Review == nil {
+		return nil, nil
+	}
+	var vs [][]float64
+	for _, r := range runs {
+		vs = append(vs, []float64{r.Review.Decided, r.Review.Precision, float64(r.Review.Routed)})
+	}
+	m, sd := meanStd(vs)
+	mean = &ReviewScores{TargetPrecision: runs[0].Review.TargetPrecision, Decided: m[0], Precision: m[1], Routed: round(m[2]), Curve: runs[0].Review.Curve}
+	std = &ReviewScores{TargetPrecision: mean.TargetPrecision, Decided: sd[0], Precision: sd[1], Routed: round(sd[2])}
+	return mean, std
 }
 
 // meanCurve averages the runs' every-example curves point by point (their

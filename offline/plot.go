@@ -37,6 +37,8 @@ type panel struct {
 	title string
 	lines []series
 	bands []band
+	// xLabel names the x axis; "" is examples.
+	xLabel string
 }
 
 const (
@@ -67,7 +69,32 @@ func WriteEvalPlot(w io.Writer, title string, rep EvalReport) error {
 	if len(rep.TestCurve) > 0 {
 		panels = append(panels, testPanel(rep))
 	}
+	if rep.Review != nil {
+		panels = append(panels, reviewPanel(*rep.Review))
+	}
 	return writePanels(w, panels)
+}
+
+// reviewPanel draws the precision of the predictions decided
+// automatically against their share of the examples, in percent: the
+// curve of one probability cut for all classes, chosen in hindsight, and
+// the point the routing reached (a short cross).
+func reviewPanel(r ReviewScores) panel {
+	var curve []point
+	for _, p := range r.Curve {
+		curve = append(curve, point{100 * p.Coverage, p.Precision})
+	}
+	x, y := 100*r.Decided, r.Precision
+	reached := []point{{x - 1, y}, {x + 1, y}, {x, y}, {x, y - 0.005}, {x, y + 0.005}}
+	return panel{
+		title:  fmt.Sprintf("Review routing for precision %.2f: decided %.1f%% at precision %.4f", r.TargetPrecision, 100*r.Decided, r.Precision),
+		xLabel: "% of examples decided automatically",
+		lines: []series{
+			{"one cut, in hindsight", sslColor, "", curve},
+			{"target precision", supervisedColor, dashed, []point{{0, r.TargetPrecision}, {100, r.TargetPrecision}}},
+			{"routing reached", "black", "", reached},
+		},
+	}
 }
 
 func streamPanel(title string, ssl, supervised, sslAll, supervisedAll []snapshot.CurvePoint) panel {
@@ -195,7 +222,11 @@ func (pn panel) draw(b *strings.Builder, offset float64) {
 		v := maxX * float64(i) / float64(ticks)
 		fmt.Fprintf(b, `<text x="%.1f" y="%g" text-anchor="middle">%.0f</text>`+"\n", x(v), bottom+16, v)
 	}
-	fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle">examples</text>`+"\n", (plotWidth-plotRight+plotLeft)/2, offset+panelHeight-12)
+	xLabel := pn.xLabel
+	if xLabel == "" {
+		xLabel = "examples"
+	}
+	fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`+"\n", (plotWidth-plotRight+plotLeft)/2, offset+panelHeight-12, escape(xLabel))
 	for _, bd := range pn.bands {
 		var pts []string
 		for _, p := range bd.hi {
