@@ -211,13 +211,20 @@ func meanReview(runs []SeedReport) (mean, std *ReviewScores) {
 	if runs[0].Review == nil {
 		return nil, nil
 	}
-	var vs [][]float64
+	var vs, ps [][]float64
 	for _, r := range runs {
-		vs = append(vs, []float64{r.Review.Decided, r.Review.Precision, float64(r.Review.Routed)})
+		vs = append(vs, []float64{r.Review.Decided, float64(r.Review.Routed)})
+		if r.Review.Precision != nil {
+			ps = append(ps, []float64{*r.Review.Precision})
+		}
 	}
 	m, sd := meanStd(vs)
-	mean = &ReviewScores{TargetPrecision: runs[0].Review.TargetPrecision, Decided: m[0], Precision: m[1], Routed: round(m[2]), Curve: runs[0].Review.Curve}
-	std = &ReviewScores{TargetPrecision: mean.TargetPrecision, Decided: sd[0], Precision: sd[1], Routed: round(sd[2])}
+	mean = &ReviewScores{TargetPrecision: runs[0].Review.TargetPrecision, Decided: m[0], Routed: round(m[1]), Curve: runs[0].Review.Curve}
+	std = &ReviewScores{TargetPrecision: mean.TargetPrecision, Decided: sd[0], Routed: round(sd[1])}
+	if len(ps) > 0 { // the runs that decided any
+		pm, psd := meanStd(ps)
+		mean.Precision, std.Precision = &pm[0], &psd[0]
+	}
 	return mean, std
 }
 

@@ -84,10 +84,15 @@ func reviewPanel(r ReviewScores) panel {
 	for _, p := range r.Curve {
 		curve = append(curve, point{100 * p.Coverage, p.Precision})
 	}
-	x, y := 100*r.Decided, r.Precision
-	reached := []point{{x - 1, y}, {x + 1, y}, {x, y}, {x, y - 0.005}, {x, y + 0.005}}
+	title := fmt.Sprintf("Review routing for precision %.2f: nothing decided automatically", r.TargetPrecision)
+	var reached []point
+	if r.Precision != nil {
+		x, y := 100*r.Decided, *r.Precision
+		reached = []point{{x - 1, y}, {x + 1, y}, {x, y}, {x, y - 0.005}, {x, y + 0.005}}
+		title = fmt.Sprintf("Review routing for precision %.2f: decided %.1f%% at precision %.4f", r.TargetPrecision, 100*r.Decided, y)
+	}
 	return panel{
-		title:  fmt.Sprintf("Review routing for precision %.2f: decided %.1f%% at precision %.4f", r.TargetPrecision, 100*r.Decided, r.Precision),
+		title:  title,
 		xLabel: "% of examples decided automatically",
 		lines: []series{
 			{"one cut, in hindsight", sslColor, "", curve},

@@ -12,9 +12,10 @@ import (
 type ReviewScores struct {
 	TargetPrecision float64 `json:"target_precision"`
 	// Decided is the share of the examples decided automatically;
-	// Precision the share of those whose label was right.
-	Decided   float64 `json:"decided"`
-	Precision float64 `json:"precision"`
+	// Precision the share of those whose label was right (null when none
+	// was decided).
+	Decided   float64  `json:"decided"`
+	Precision *float64 `json:"precision"`
 	// Routed counts the predictions routed to review.
 	Routed int `json:"routed"`
 	// Curve is the coverage and precision of every cut of the
@@ -72,7 +73,8 @@ func (t *reviewTally) scores(target float64) ReviewScores {
 		s.Decided = float64(t.decided) / float64(t.examples)
 	}
 	if t.decided > 0 {
-		s.Precision = float64(t.right) / float64(t.decided)
+		p := float64(t.right) / float64(t.decided)
+		s.Precision = &p
 	}
 	g := slices.Clone(t.graded)
 	slices.SortStableFunc(g, func(a, b gradedArrival) int { return cmp.Compare(b.prob, a.prob) })

@@ -22,20 +22,33 @@ var ReviewAll = math.Inf(1)
 // Thresholds returns, for each class, the lowest threshold t such that
 // the class's grades of probability ≥ t are right at least target of the
 // time with confidence (precisionBound), or ReviewAll where no such t
-// exists (too few grades, or too many wrong). A class's predictions of
-// probability ≥ its threshold are decided automatically; taken together,
-// they then reach the target as each class does.
+// exists. A class's predictions of probability ≥ its threshold are
+// decided automatically; taken together, they then reach the target as
+// each class does.
+//
+// A class with fewer than ownGrades grades cannot show that alone (some
+// 20 right grades in a row are needed): it takes the cut chosen the same
+// way on the grades of every class, which the classes' calibration makes
+// comparable.
 func Thresholds(grades []Grade, classes []string, target float64) []float64 {
 	byClass := make(map[string][]Grade, len(classes))
 	for _, g := range grades {
 		byClass[g.Class] = append(byClass[g.Class], g)
 	}
+	pooled := threshold(slices.Clone(grades), target)
 	out := make([]float64, len(classes))
 	for c, name := range classes {
-		out[c] = threshold(byClass[name], target)
+		out[c] = pooled
+		if len(byClass[name]) >= ownGrades {
+			out[c] = threshold(byClass[name], target)
+		}
 	}
 	return out
 }
+
+// ownGrades is the number of grades from which a class's threshold is
+// chosen on its own grades alone.
+const ownGrades = 50
 
 // threshold returns the lowest probability cut whose grades above it
 // reach the target by precisionBound; cuts fall between distinct

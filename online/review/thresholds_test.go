@@ -10,8 +10,7 @@ import (
 // (a prediction of probability p is right with probability p) and checks
 // that what each class's threshold lets through is right about the target
 // of the time on fresh draws (within a point: the cut is the lowest of
-// many that pass, which favours a lucky one), and that a class with few grades is
-// all reviewed.
+// many that pass, which favours a lucky one),.
 func TestThresholdsReachTheTarget(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	draw := func(n int, class string) []Grade {
@@ -24,8 +23,11 @@ func TestThresholdsReachTheTarget(t *testing.T) {
 	}
 	grades := append(draw(3000, "a"), draw(5, "b")...)
 	th := Thresholds(grades, []string{"a", "b", "c"}, 0.95)
-	if th[1] != ReviewAll || th[2] != ReviewAll {
-		t.Fatalf("classes with 5 and no grades: thresholds %v, want all reviewed", th[1:])
+	if th[1] != th[2] || th[1] != threshold(grades, 0.95) {
+		t.Fatalf("classes with 5 and no grades: thresholds %v, want the pooled cut %v", th[1:], threshold(grades, 0.95))
+	}
+	if few := Thresholds(draw(10, "a"), []string{"a"}, 0.95); few[0] != ReviewAll {
+		t.Fatalf("10 grades in all: threshold %v, want all reviewed", few[0])
 	}
 	if th[0] < 0.85 || th[0] > 0.95 {
 		t.Fatalf("class a: threshold %v, want about 0.9 (precision above t is (1+t)/2)", th[0])
