@@ -28,8 +28,8 @@ type Config struct {
 	// to review.
 	Predictions PredictionsConfig `mapstructure:"predictions"`
 	Review      ReviewConfig      `mapstructure:"review"`
-	Log      LogConfig      `mapstructure:"log"`
-	Shutdown ShutdownConfig `mapstructure:"shutdown"`
+	Log         LogConfig         `mapstructure:"log"`
+	Shutdown    ShutdownConfig    `mapstructure:"shutdown"`
 }
 
 // The roles a process can take (key role).
