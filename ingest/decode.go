@@ -27,9 +27,12 @@ type Example struct {
 	// LIBSVM lines (sorted, unique indices in [0, Dim)), dense for a vector
 	// payload. It shares no memory with the decoded input.
 	Vector vector.Vector
-	// Names names the hashed indices of Vector when the decoder was asked
-	// to (Decoder.KeepNames); nil otherwise.
+	// Names names the hashed indices of a features payload, and Text is
+	// the text of a text payload (Featurizer.TextNames names its indices),
+	// when the decoder was asked to keep them (Decoder.KeepNames); nil
+	// and "" otherwise.
 	Names Names
+	Text  string
 }
 
 // Label is a late label for the example with the same ID.
@@ -107,7 +110,7 @@ func (d *Decoder) decodeExample(b []byte) (Example, error) {
 	}
 	ex.Vector, err = d.Featurizer.payload(&f, lim)
 	if err == nil && d.KeepNames {
-		ex.Names = d.Featurizer.names(&f)
+		d.Featurizer.keepNames(&f, &ex)
 	}
 	return ex, err
 }

@@ -1,7 +1,7 @@
 package ingest
 
 import (
-	"strings"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -23,19 +23,25 @@ func (n Names) add(j int32, term string) {
 	n[j] = append(n[j], term)
 }
 
-// names returns the names of the payload's hashed indices; nil for
-// payloads without any.
-func (f Featurizer) names(p *exampleFields) Names {
+// keepNames keeps in ex what names its hashed indices: the text of a
+// text payload (named on demand by TextNames, which costs more than the
+// rest of decoding), the names of a features payload.
+func (f Featurizer) keepNames(p *exampleFields, ex *Example) {
 	switch {
 	case p.text != nil && !isNull(p.text):
-		text, err := stringContent(p.text)
-		if err != nil {
-			return nil
+		if text, err := stringContent(p.text); err == nil {
+			ex.Text = string(text)
 		}
-		return f.TextNames(string(text))
 	case p.features != nil && !isNull(p.features):
+		ex.Names = f.featureNames(p.features)
+	}
+}
+
+// featureNames returns the names of a features payload's hashed indices.
+func (f Featurizer) featureNames(features []byte) Names {
+	{
 		names := Names{}
-		_ = eachMember(p.features, func(key, _ []byte) error {
+		_ = eachMember(features, func(key, _ []byte) error {
 			name, err := stringContent(key)
 			if err == nil && !isIndexKey(name) {
 				j, _ := f.nameTerm(name)
@@ -45,26 +51,27 @@ func (f Featurizer) names(p *exampleFields) Names {
 		})
 		return names
 	}
-	return nil
 }
 
 // TextNames returns the index of every unigram and bigram of s, as Text
-// hashes them, with the lowercased terms that hash there.
-func (f Featurizer) TextNames(s string) Names {
+// hashes them, with the lowercased terms that hash there; with only set,
+// of those indices only.
+func (f Featurizer) TextNames(s string, only ...int32) Names {
 	dim := uint64(f.dim())
 	names := Names{}
+	wanted := func(j int32) bool { return len(only) == 0 || slices.Contains(only, j) }
 	var prev, h uint64
-	var prevTok string
-	var tok strings.Builder
+	var tok, prevTok []byte // lowercased; a string is made of a term named only
 	havePrev, inToken := false, false
 	end := func() {
-		cur := tok.String()
-		names.add(reduce(mix(h), dim), cur)
-		if havePrev {
-			names.add(reduce(bigram(prev, h), dim), prevTok+" "+cur)
+		if j := reduce(mix(h), dim); wanted(j) {
+			names.add(j, string(tok))
 		}
-		prev, prevTok, havePrev, inToken = h, cur, true, false
-		tok.Reset()
+		if j := reduce(bigram(prev, h), dim); havePrev && wanted(j) {
+			names.add(j, string(prevTok)+" "+string(tok))
+		}
+		prev, havePrev, inToken = h, true, false
+		prevTok, tok = append(prevTok[:0], tok...), tok[:0]
 	}
 	for i := 0; i < len(s); {
 		r, n := rune(s[i]), 1
@@ -83,7 +90,7 @@ func (f Featurizer) TextNames(s string) Names {
 					h, inToken = tokenSeed(), true
 				}
 				h = (h ^ uint64(c)) * fnvPrime
-				tok.WriteByte(c)
+				tok = append(tok, c)
 			}
 		} else if word = isWordRune(r); word {
 			if !inToken {
@@ -91,7 +98,7 @@ func (f Featurizer) TextNames(s string) Names {
 			}
 			lower := unicode.ToLower(r)
 			h = hashRune(h, lower)
-			tok.WriteRune(lower)
+			tok = utf8.AppendRune(tok, lower)
 		}
 		if !word && inToken {
 			end()

@@ -25,8 +25,12 @@ func TestNamesCoverTheVector(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			names := ex.Names
+			if ex.Text != "" {
+				names = d.Featurizer.TextNames(ex.Text)
+			}
 			named := map[string]bool{}
-			for j, terms := range ex.Names {
+			for j, terms := range names {
 				if !slices.Contains(ex.Vector.Indices, j) {
 					t.Errorf("index %d named %q is not in the vector %v", j, terms, ex.Vector.Indices)
 				}
@@ -40,13 +44,20 @@ func TestNamesCoverTheVector(t *testing.T) {
 				}
 			}
 			for _, j := range ex.Vector.Indices {
-				if _, ok := ex.Names[j]; !ok && tc.name != "features" {
+				if _, ok := names[j]; !ok && tc.name != "features" {
 					t.Errorf("index %d of the vector has no name", j)
 				}
 			}
 			plain, _ := (&Decoder{Featurizer: Featurizer{Dim: tc.dim}}).DecodeExample([]byte(tc.raw))
-			if plain.Names != nil {
-				t.Errorf("names without KeepNames: %v", plain.Names)
+			if plain.Names != nil || plain.Text != "" {
+				t.Errorf("names without KeepNames: %v %q", plain.Names, plain.Text)
+			}
+			if ex.Text != "" && len(ex.Vector.Indices) > 1 {
+				j := ex.Vector.Indices[1]
+				only := d.Featurizer.TextNames(ex.Text, j)
+				if len(only) != 1 || !slices.Equal(only[j], names[j]) {
+					t.Errorf("names of index %d alone: %v, want %v", j, only, names[j])
+				}
 			}
 		})
 	}

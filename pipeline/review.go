@@ -56,18 +56,26 @@ func (p *Pipeline) newPrediction(ex ingest.Example, src Source, s online.Solved,
 	out := NewPrediction(ex, src, s.Model, s.Stamp, pred)
 	out.Review = p.forReview(s, pred.Class, pred.Prob)
 	if k > 0 {
-		out.Explanation = Explain(s, ex, pred.Class, k)
+		out.Explanation = explain(s, ex, pred.Class, k, p.cfg.Decoder.Featurizer)
 	}
 	return out
 }
 
-// Explain explains s's score of class for ex: the k terms of largest
-// contribution (named by ex.Names where the decoder kept them), the bias,
-// the rest, and the k labeled window rows nearest to ex when s was solved
-// over a kNN graph.
-func Explain(s online.Solved, ex ingest.Example, class, k int) *Explanation {
+// explain explains s's score of class for ex: the k terms of largest
+// contribution (named by what the decoder kept of ex, Names or Text), the
+// bias, the rest, and the k labeled window rows nearest to ex when s was
+// solved over a kNN graph.
+func explain(s online.Solved, ex ingest.Example, class, k int, f ingest.Featurizer) *Explanation {
 	a := s.Model.Attribute(ex.Vector, class)
 	top, rest := a.Top(k)
+	names := ex.Names
+	if ex.Text != "" && a.Space == model.Features {
+		indices := make([]int32, len(top))
+		for n, i := range top {
+			indices[n] = a.Index[i]
+		}
+		names = f.TextNames(ex.Text, indices...)
+	}
 	e := &Explanation{
 		Class: s.Model.Classes[class], Score: a.Score, Bias: a.Bias, Space: a.Space.String(), Rest: rest,
 		Terms: make([]Term, 0, len(top)),
@@ -75,7 +83,7 @@ func Explain(s online.Solved, ex ingest.Example, class, k int) *Explanation {
 	for _, i := range top {
 		t := Term{Index: a.Index[i], Value: a.Value[i], Contribution: a.Contribution[i]}
 		if a.Space == model.Features {
-			t.Names = ex.Names[a.Index[i]]
+			t.Names = names[a.Index[i]]
 		}
 		e.Terms = append(e.Terms, t)
 	}

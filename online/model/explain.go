@@ -1,7 +1,6 @@
 package model
 
 import (
-	"cmp"
 	"math"
 	"slices"
 
@@ -60,6 +59,11 @@ func (m *Model) Attribute(x vector.Vector, class int) Attribution {
 		return a
 	}
 	a.Bias = bias
+	n := x.NNZ()
+	if m.Map != nil {
+		n = len(m.Map.Landmarks)
+	}
+	a.Index, a.Value, a.Contribution = make([]int32, 0, n), make([]float64, 0, n), make([]float64, 0, n)
 	if m.Map != nil {
 		a.Space = Landmarks
 		for i, k := range m.Map.Kernels(x) {
@@ -176,16 +180,32 @@ func (m *Model) embedding(x vector.Vector) []float64 {
 // absolute value, largest first, and the sum of the other terms'
 // contributions: Bias + the k terms + rest = Score.
 func (a Attribution) Top(k int) (top []int, rest float64) {
-	order := make([]int, len(a.Contribution))
-	for i := range order {
-		order[i] = i
+	k = min(max(k, 0), len(a.Contribution))
+	top = make([]int, 0, k+1)
+	larger := func(i, j int) bool { return math.Abs(a.Contribution[i]) > math.Abs(a.Contribution[j]) }
+	// One pass, keeping the k largest in order: k is a handful, the terms
+	// a text's hundreds.
+	for i := range a.Contribution {
+		if len(top) == k && (k == 0 || !larger(i, top[k-1])) {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(top, i, func(t, i int) int {
+			if larger(i, t) {
+				return 1
+			}
+			return -1
+		})
+		top = slices.Insert(top, at, i)
+		if len(top) > k {
+			top = top[:k]
+		}
 	}
-	slices.SortStableFunc(order, func(i, j int) int {
-		return cmp.Compare(math.Abs(a.Contribution[j]), math.Abs(a.Contribution[i]))
-	})
-	k = min(max(k, 0), len(order))
-	for _, i := range order[k:] {
-		rest += a.Contribution[i]
+	var kept float64
+	for _, i := range top {
+		kept += a.Contribution[i]
 	}
-	return order[:k], rest
+	for _, c := range a.Contribution {
+		rest += c
+	}
+	return top, rest - kept
 }
