@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"streamer/anngraph"
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/train"
+	"streamer/synth"
 )
 
 // textPipeline returns a pipeline over short texts of two classes, solved
@@ -105,5 +109,73 @@ func TestReviewRouting(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExplanationsBesideTheStream scores with explanations from several
+// goroutines while the stream is learned and solved, graded and
+// re-thresholded (run with -race): over a kNN graph of three classes the
+// explanations name labeled neighbours, and their terms add up.
+func TestExplanationsBesideTheStream(t *testing.T) {
+	rows, class := synth.Clusters(synth.ClusterConfig{Points: 600, Dim: 8, Clusters: 3, Seed: 3})
+	p, err := New(Config{
+		Decoder: ingest.Decoder{},
+		Learner: online.LearnerConfig{Features: 8, Window: anngraph.Config{MaxExamples: 600, Metric: anngraph.Euclidean},
+			Params: train.Params{Algorithm: train.Auto}, Review: online.ReviewConfig{TargetPrecision: 0.9}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	var explained atomic.Int64 // explanations with neighbours, scored beside the stream
+	for range 2 {
+		wg.Go(func() {
+			for i := 0; ctx.Err() == nil; i++ {
+				preds, err := p.ScoreExplained([]ingest.Example{{ID: "q", Vector: rows[i%len(rows)]}}, Source{}, 3)
+				if err != nil {
+					continue
+				}
+				e := preds[0].Explanation
+				sum := e.Bias + e.Rest
+				for _, term := range e.Terms {
+					sum += term.Contribution
+				}
+				if math.Abs(sum-e.Score) > 1e-9*max(1, math.Abs(e.Score)) {
+					t.Errorf("bias + terms + rest %v, score %v", sum, e.Score)
+					return
+				}
+				if len(e.Neighbours) > 0 {
+					explained.Add(1)
+				}
+			}
+		})
+	}
+	for i, x := range rows {
+		ex := ingest.Example{ID: fmt.Sprint(i), Vector: x}
+		if i%4 == 0 {
+			ex.Label, ex.Labeled = fmt.Sprint(class[i]), true
+		}
+		if _, err := p.Example(ex, Source{Offset: int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+		if p.Due() {
+			if _, err := p.Solve(ctx); err != nil && !IsSkip(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	cancel()
+	wg.Wait()
+	preds, err := p.ScoreExplained([]ingest.Example{{ID: "q", Vector: rows[0]}}, Source{}, 3)
+	if err != nil || len(preds[0].Explanation.Neighbours) != 3 {
+		t.Fatalf("after the stream: %v, %+v", err, preds)
+	}
+	if explained.Load() == 0 {
+		t.Fatal("no explanation named a labeled neighbour")
+	}
+	if th := p.Learner().InForce().Thresholds; len(th) != 3 {
+		t.Fatalf("thresholds %v, want one per class", th)
 	}
 }
