@@ -37,7 +37,7 @@ type panel struct {
 	title string
 	lines []series
 	bands []band
-	// xLabel names the x axis; "" is examples.
+	// xLabel names the x axis; "" means examples.
 	xLabel string
 }
 
@@ -72,6 +72,9 @@ func WriteEvalPlot(w io.Writer, title string, rep EvalReport) error {
 	if rep.Review != nil {
 		panels = append(panels, reviewPanel(*rep.Review))
 	}
+	if rep.Strategy == "active" {
+		panels = append(panels, spentPanel(rep))
+	}
 	return writePanels(w, panels)
 }
 
@@ -100,6 +103,29 @@ func reviewPanel(r ReviewScores) panel {
 			{"routing reached", "black", "", reached},
 		},
 	}
+}
+
+// spentPanel draws the every-example accuracy so far against the labels
+// spent: the answers to label requests, and with --compare-random the
+// random reveals of the same seeds.
+func spentPanel(rep EvalReport) panel {
+	title := "Accuracy of every example so far, against the labels spent"
+	if len(rep.Seeds) > 1 {
+		title += fmt.Sprintf(", mean of %d seeds", len(rep.Seeds))
+	}
+	lines := []series{{"label requests", sslColor, "", spentPoints(rep.SpentCurve)}}
+	if rep.Random != nil {
+		lines = append(lines, series{"random reveals", supervisedColor, dashed, spentPoints(rep.Random.SpentCurve)})
+	}
+	return panel{title: title, lines: lines, xLabel: "labels spent"}
+}
+
+func spentPoints(c []SpentPoint) []point {
+	out := make([]point, len(c))
+	for i, p := range c {
+		out[i] = point{float64(p.Labels), p.AllAccuracy}
+	}
+	return out
 }
 
 func streamPanel(title string, ssl, supervised, sslAll, supervisedAll []snapshot.CurvePoint) panel {

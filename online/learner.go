@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/active"
 	"streamer/online/kernel"
 	"streamer/online/linalg"
 	"streamer/online/model"
@@ -64,6 +65,9 @@ type LearnerConfig struct {
 	// a restore's rebuild stay deterministic. Observe then returns no
 	// evicted ids for such rows.
 	BatchInline bool
+	// Requests has each solve leave a pool of the window's rows, with the
+	// new model's distributions, for label requests (RequestPool).
+	Requests bool
 	// Review, when its TargetPrecision is set, has each solve choose the
 	// review thresholds published with its model (Solved.Thresholds).
 	Review ReviewConfig
@@ -199,6 +203,9 @@ type Learner struct {
 	// announce, when set (SetAnnouncer), is told of each model a solve
 	// makes before the model is put in force.
 	announce atomic.Pointer[Announcer]
+	// pool is the newest solve's pool for label requests
+	// (LearnerConfig.Requests).
+	pool atomic.Pointer[active.Pool]
 	// kind is that of the first vector observed, nil before: the window
 	// holds one kind. It is set once, under mu, and read without it by
 	// Compatible.
@@ -945,6 +952,9 @@ func (l *Learner) train(ctx context.Context, f frozen) (SolveReport, error) {
 		}
 	}
 	l.current.Store(solved)
+	if l.cfg.Requests {
+		l.pool.Store(l.newPool(view, solved))
+	}
 	return rep, nil
 }
 

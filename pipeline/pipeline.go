@@ -9,6 +9,7 @@ import (
 
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/active"
 	"streamer/online/model"
 	"streamer/online/newton"
 	"streamer/online/review"
@@ -32,6 +33,12 @@ type Config struct {
 	// prequential curves; 0 means 100.
 	Horizon   int
 	CurveStep int
+	// Requests, with a budget, has the learner choose label requests from
+	// its window (Requests); the zero value makes none.
+	Requests active.Config
+	// Clock tells the time of a label, for the expiry of the request it
+	// answers; nil means time.Now.
+	Clock func() time.Time
 	// Explain, when positive, explains every prediction by its Explain
 	// largest terms and as many neighbours (Explanation); the decoder then
 	// keeps the names of hashed features. 0 explains nothing.
@@ -61,6 +68,7 @@ type Pipeline struct {
 	lastErr      error // of the last solve attempt
 	solves       int64
 	solveSeconds float64
+	requests     *requester // nil without Config.Requests
 }
 
 // New returns a pipeline with an empty window and no model.
@@ -68,6 +76,7 @@ func New(cfg Config) (*Pipeline, error) {
 	if err := cfg.Decoder.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Learner.Requests = !cfg.Requests.Budget.Zero()
 	if err := cfg.Review.Validate(); err != nil {
 		return nil, fmt.Errorf("review: %w", err)
 	}
@@ -97,6 +106,12 @@ func New(cfg Config) (*Pipeline, error) {
 			return nil, fmt.Errorf("baseline learner: %w", err)
 		}
 	}
+	if p.requests, err = newRequester(cfg.Requests); err != nil {
+		return nil, fmt.Errorf("requests: %w", err)
+	}
+	if p.cfg.Clock == nil {
+		p.cfg.Clock = time.Now
+	}
 	p.exampleLog = newOffsetTracker(learner.Contains)
 	p.labelLog = newOffsetTracker(func(id string) bool { return learner.Contains(id) || join.Pending(id) })
 	return p, nil
@@ -108,8 +123,9 @@ func (p *Pipeline) Learner() *online.Learner { return p.learner }
 // Baseline returns the supervised-only learner; nil without Config.Baseline.
 func (p *Pipeline) Baseline() *online.Learner { return p.baseline }
 
-// DecodeExample decodes an example message; an example without a time
-// takes the message's.
+// DecodeExample decodes an example message, a JSON message without its
+// record (POST /v1/predict); an example without a time takes the
+// message's.
 func (p *Pipeline) DecodeExample(raw []byte, messageTime time.Time) (ingest.Example, error) {
 	return p.decodeExample(p.cfg.Decoder, raw, messageTime)
 }
@@ -130,9 +146,24 @@ func (p *Pipeline) decodeExample(d ingest.Decoder, raw []byte, messageTime time.
 	return ex, err
 }
 
-// DecodeLabel decodes a label message.
+// DecodeExampleRecord decodes the example of an input record, of its key
+// and value; an example without a time takes the record's.
+func (p *Pipeline) DecodeExampleRecord(ctx context.Context, key, value []byte, recordTime time.Time) (ingest.Example, error) {
+	ex, err := p.cfg.Decoder.DecodeExampleRecord(ctx, key, value)
+	if err == nil && ex.TS.IsZero() {
+		ex.TS = recordTime
+	}
+	return ex, err
+}
+
+// DecodeLabel decodes a label message without its record.
 func (p *Pipeline) DecodeLabel(raw []byte) (ingest.Label, error) {
 	return p.cfg.Decoder.DecodeLabel(raw)
+}
+
+// DecodeLabelRecord decodes the label of an input record.
+func (p *Pipeline) DecodeLabelRecord(ctx context.Context, key, value []byte) (ingest.Label, error) {
+	return p.cfg.Decoder.DecodeLabelRecord(ctx, key, value)
 }
 
 // Example scores ex with the model in force (test), then adds it to the
@@ -176,6 +207,9 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 		p.joined++
 	}
 	p.exampleLog.add(src.Topic, src.Partition, src.Offset, ex.ID, true)
+	if p.requests != nil {
+		p.arrived(ex.ID, src)
+	}
 	if truth != "" {
 		p.ssl.Add(stored.Class, truth, int(p.examples))
 		p.base.Add(stored.Baseline, truth, int(p.examples))
@@ -261,6 +295,9 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 		p.baseline.Label(l.ID, l.Label)
 	}
 	stored, seen, first := p.join.Label(l.ID, l.Label)
+	if p.requests != nil {
+		p.requests.selector.Labeled(l.ID, l.Label, p.cfg.Clock())
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.labels++

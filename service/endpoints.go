@@ -34,7 +34,8 @@ func (s *Service) HTTPAddr() string {
 type endpoints struct{ s *Service }
 
 // Readiness is ready once a model is in force and the consumer has its
-// partitions, not before, nor while an input partition is stalled
+// partitions, not before, nor while the consumer waits for the schema
+// registry or an input partition is stalled
 // (consumer.Consumer.WatchLiveness). A pinned model (pin.go) is said.
 func (e endpoints) Readiness() httpapi.Readiness {
 	s := e.s
@@ -72,6 +73,8 @@ func (s *Service) notReady() string {
 	switch waiting := s.waitingReason(); {
 	case waiting != "":
 		return waiting
+	case s.status.Registry() != "":
+		return s.status.Registry()
 	case !m.Ready():
 		return "no model loaded yet"
 	case !s.status.Assigned():

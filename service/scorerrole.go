@@ -23,6 +23,9 @@ func (s *Service) runScorer(rt *runtime) error {
 	if err := s.createTopics(ctx); err != nil {
 		return startFailure(ctx, err)
 	}
+	if err := s.registerPredictionSchema(ctx); err != nil {
+		return startFailure(ctx, err)
+	}
 	caughtUp := make(chan struct{})
 	rt.GoBackground("snapshot follower", func(ctx context.Context) error { s.followSnapshots(ctx, caughtUp); return nil })
 	if err := s.retry(ctx, "read the control topic", func() error { return s.catchUpPins(ctx) }); err != nil {

@@ -81,6 +81,9 @@ terminal, a line every 5 seconds otherwise (--quiet: neither).`,
 			if cfg.TestEvery < 0 || cfg.Seeds < 0 {
 				return fmt.Errorf("--test-every and --seeds must not be negative")
 			}
+			if cfg.CompareRandom && !cfg.Active {
+				return fmt.Errorf("--compare-random needs --active")
+			}
 			if cfg.TestEvery > 0 && cfg.Test == "" {
 				return fmt.Errorf("--test-every needs --test FILE")
 			}
@@ -117,6 +120,8 @@ terminal, a line every 5 seconds otherwise (--quiet: neither).`,
 	f.IntVar(&horizon, "horizon", 100, "labels covered by the recent accuracy")
 	f.IntVar(&curveStep, "curve-step", 10, "labels between two points of the curves")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar or progress lines")
+	f.BoolVar(&cfg.Active, "active", false, "reveal the labels the learner requests (active.*), as many as --label-rate would reveal, each --label-delay examples after its request")
+	f.BoolVar(&cfg.CompareRandom, "compare-random", false, "with --active, also run the random reveals of every seed and report both")
 	addUnlabeledLabelFlag(f, &unlabeled)
 	conf.register(f)
 	_ = cmd.MarkFlagRequired("data")

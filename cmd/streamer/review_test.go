@@ -90,8 +90,8 @@ func TestRunRoutesReviewsAndExplains(t *testing.T) {
 			!strings.Contains(httpBody(base+"/metrics"), "streamer_predictions_reviewed_total 0\n")
 	})
 
-	reviews := readTopic(t, ctx, broker, "review")
-	predictions := readTopic(t, ctx, broker, "predictions")
+	reviews := kcatRecords(t, ctx, broker, "review")
+	predictions := kcatRecords(t, ctx, broker, "predictions")
 	if len(reviews) == 0 {
 		t.Fatal("no record on the review topic")
 	}
@@ -147,9 +147,9 @@ func runKcat(t *testing.T, ctx context.Context, stdin []byte, args ...string) []
 	return out
 }
 
-// readTopic returns the values of a topic's records by key, read with kcat
+// kcatRecords returns the values of a topic's records by key, read with kcat
 // from the beginning to the end.
-func readTopic(t *testing.T, ctx context.Context, broker, topic string) map[string]string {
+func kcatRecords(t *testing.T, ctx context.Context, broker, topic string) map[string]string {
 	t.Helper()
 	out := runKcat(t, ctx, nil, "-C", "-b", broker, "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%k\t%s\n")
 	records := map[string]string{}
