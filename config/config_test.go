@@ -329,4 +329,10 @@ func TestReviewKeys(t *testing.T) {
 			t.Errorf("--set %s: err = %v, want it to say %q", tt.set, err, tt.want)
 		}
 	}
+	// Scorers route by the thresholds published in the learner's snapshots.
+	for _, role := range []string{RoleScorer, RoleLearner} {
+		if _, err := Load("", []string{"role=" + role, "review.target_precision=0.95"}); err != nil {
+			t.Errorf("role %s with a target precision: %v", role, err)
+		}
+	}
 }

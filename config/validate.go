@@ -34,8 +34,6 @@ func (c Config) Validate() error {
 		{c.Predictions.Explain >= 0 && c.Predictions.Explain <= maxExplain, "predictions.explain", fmt.Sprintf("must be in [0, %d]", maxExplain)},
 		{c.Review.TargetPrecision >= 0 && c.Review.TargetPrecision < 1, "review.target_precision", "must be in [0, 1) (0 chooses no thresholds)"},
 		{c.Review.Grades > 0, "review.grades", "must be > 0"},
-		{c.Review.TargetPrecision == 0 || c.Role == RoleAll, "review.target_precision",
-			"needs role all: the thresholds it chooses stay with the learner's model, which scorers do not receive (give scorers review.thresholds)"},
 		{c.Kafka.Partitions > 0, "kafka.partitions", "must be > 0"},
 		{c.Kafka.MaxMessageBytes >= 1024, "kafka.max_message_bytes", "must be at least 1024"},
 		{c.Kafka.BatchTimeout > 0, "kafka.batch_timeout", "must be > 0"},

@@ -229,8 +229,12 @@ type Solved struct {
 	Neighbours *Neighbourhood
 	// Thresholds, set by a solve with ReviewConfig.TargetPrecision, holds
 	// each class's review threshold (review.Thresholds): a prediction of
-	// that class with a lower probability is for review.
-	Thresholds []float64
+	// that class with a lower probability is for review. ThresholdsTarget
+	// is the target precision they were chosen for: a model restored from
+	// a snapshot carries those it was published with, which hold only
+	// for that target.
+	Thresholds       []float64
+	ThresholdsTarget float64
 }
 
 // NewLearner returns a Learner with an empty window and no model.
@@ -582,14 +586,14 @@ func (l *Learner) InForce() Solved {
 	return Solved{}
 }
 
-// SetModel puts a model in force, such as one restored from a snapshot,
-// with the stamp it was made with and the window it was solved on; the
-// next solve takes a version after st's. It packs m for scoring
-// (Model.Pack).
-func (l *Learner) SetModel(m *model.Model, st model.Stamp, on model.SolvedOn) {
-	m.Pack()
-	l.ReserveVersions(st.Version)
-	l.current.Store(&Solved{Model: m, Stamp: st, SolvedOn: on})
+// SetModel puts s in force, such as a model restored from a snapshot
+// with the stamp it was made with, the window it was solved on and its
+// review thresholds; the next solve takes a version after s.Stamp's. It
+// packs s.Model for scoring (Model.Pack).
+func (l *Learner) SetModel(s Solved) {
+	s.Model.Pack()
+	l.ReserveVersions(s.Stamp.Version)
+	l.current.Store(&s)
 }
 
 // SetEpoch sets the epoch that stamps the models Solve makes from now on
@@ -650,15 +654,15 @@ func (l *Learner) SetAnnouncer(a Announcer) {
 // the next solve tries again under a new version.
 var ErrUnannounced = errors.New("model not announced")
 
-// Pin makes m, with stamp st, the model that scores (Scoring, Predict)
-// until Unpin, whatever the solves put in force meanwhile: a rollback, or
-// a model held while newer ones are learned. Solves go on warm-started
-// from the newest model, not from m.
+// Pin makes s the model that scores (Scoring, Predict) until Unpin,
+// whatever the solves put in force meanwhile: a rollback, or a model held
+// while newer ones are learned. Solves go on warm-started from the newest
+// model, not from s's.
 //
-// It packs m for scoring (Model.Pack).
-func (l *Learner) Pin(m *model.Model, st model.Stamp) {
-	m.Pack()
-	l.pinned.Store(&Solved{Model: m, Stamp: st})
+// It packs s.Model for scoring (Model.Pack).
+func (l *Learner) Pin(s Solved) {
+	s.Model.Pack()
+	l.pinned.Store(&s)
 }
 
 // Unpin lets the newest model score again.
@@ -944,7 +948,7 @@ func (l *Learner) train(ctx context.Context, f frozen) (SolveReport, error) {
 		solved.Neighbours = newNeighbourhood(l.cfg.Window.Metric, view, f.ids, labels)
 	}
 	if t := l.cfg.Review.TargetPrecision; t > 0 {
-		solved.Thresholds = review.Thresholds(f.grades, m.Classes, t)
+		solved.Thresholds, solved.ThresholdsTarget = review.Thresholds(f.grades, m.Classes, t), t
 	}
 	if a := l.announce.Load(); a != nil {
 		if err := (*a)(ctx, Announcement{Stamp: solved.Stamp, SolvedOn: solved.SolvedOn, Algorithm: string(st.Algorithm)}); err != nil {

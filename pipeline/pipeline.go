@@ -10,7 +10,6 @@ import (
 	"streamer/ingest"
 	"streamer/online"
 	"streamer/online/active"
-	"streamer/online/model"
 	"streamer/online/newton"
 	"streamer/online/review"
 	"streamer/online/train"
@@ -414,11 +413,21 @@ func isSkip(err error) bool {
 // labels of fewer than two classes.
 func IsSkip(err error) bool { return isSkip(err) }
 
-// SetModel puts a restored model in force, with the stamp of its snapshot
-// and the window it was solved on: its predictions carry that epoch and
-// version until the next solve.
-func (p *Pipeline) SetModel(m *model.Model, st model.Stamp, on model.SolvedOn) {
-	p.learner.SetModel(m, st, on)
+// SetModel puts a restored model in force (Restored): its predictions
+// carry its epoch and version, and are routed to review by its
+// thresholds, until the next solve.
+func (p *Pipeline) SetModel(s online.Solved) {
+	p.learner.SetModel(s)
+}
+
+// Restored returns snap's model as the learner holds it: with the stamp
+// of the snapshot, the window it was solved on, and the review thresholds
+// it was published with.
+func Restored(snap *snapshot.Snapshot) online.Solved {
+	return online.Solved{
+		Model: &snap.Model, Stamp: snap.Stamp(), SolvedOn: snap.SolvedOn(),
+		Thresholds: snap.ReviewThresholds, ThresholdsTarget: snap.ReviewTargetPrecision,
+	}
 }
 
 // Progress is what a snapshot keeps of the pipeline beside the model.

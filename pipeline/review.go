@@ -28,10 +28,11 @@ func (c ReviewConfig) Validate() error {
 }
 
 // forReview reports whether a prediction of class with probability prob,
-// made by s, goes to review. A model that came with no thresholds for a
-// target precision (restored or pinned, or solved before any prediction
-// was graded) has all its predictions reviewed but those of the classes
-// given a fixed threshold: nothing says they reach the target.
+// made by s, goes to review. A model without thresholds chosen for this
+// target precision (one published before it, or for another target, or
+// solved before any prediction was graded) has all its predictions
+// reviewed but those of the classes given a fixed threshold: nothing says
+// they reach the target.
 func (p *Pipeline) forReview(s online.Solved, class int, prob float64) bool {
 	fixed, target := p.cfg.Review.Thresholds, p.cfg.Learner.Review.TargetPrecision
 	if len(fixed) == 0 && target <= 0 {
@@ -43,7 +44,7 @@ func (p *Pipeline) forReview(s online.Solved, class int, prob float64) bool {
 	switch {
 	case target <= 0:
 		return false
-	case class >= len(s.Thresholds):
+	case class >= len(s.Thresholds) || s.ThresholdsTarget != target:
 		return true
 	}
 	return prob < s.Thresholds[class]

@@ -12,7 +12,9 @@ import (
 	"streamer/anngraph"
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/review"
 	"streamer/online/train"
+	"streamer/snapshot"
 	"streamer/synth"
 )
 
@@ -175,7 +177,67 @@ func TestExplanationsBesideTheStream(t *testing.T) {
 	if explained.Load() == 0 {
 		t.Fatal("no explanation named a labeled neighbour")
 	}
-	if th := p.Learner().InForce().Thresholds; len(th) != 3 {
-		t.Fatalf("thresholds %v, want one per class", th)
+	if in := p.Learner().InForce(); len(in.Thresholds) != 3 || in.ThresholdsTarget != 0.9 {
+		t.Fatalf("thresholds %v for %v, want one per class for 0.9", in.Thresholds, in.ThresholdsTarget)
+	}
+}
+
+// TestRestoredModelRoutesByItsThresholds: a model put in force from a
+// snapshot routes its predictions by the thresholds it was published
+// with when they were chosen for this target precision, and all of them
+// to review otherwise.
+func TestRestoredModelRoutesByItsThresholds(t *testing.T) {
+	target := online.ReviewConfig{TargetPrecision: 0.9}
+	solved := textPipeline(t, Config{Learner: online.LearnerConfig{Review: target}}).Learner().InForce()
+	// The first class is never reviewed, the second always.
+	published := snapshot.Thresholds{0, review.ReviewAll}
+	for _, tc := range []struct {
+		name       string
+		thresholds snapshot.Thresholds
+		target     float64
+		review     func(class string) bool
+	}{
+		{"published for this target", published, 0.9, func(class string) bool { return class == solved.Model.Classes[1] }},
+		{"published for another target", published, 0.8, func(string) bool { return true }},
+		{"published without thresholds", nil, 0, func(string) bool { return true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := snapshot.Encode(&snapshot.Snapshot{
+				Name: "m", Version: 3, Model: *solved.Model, ReviewThresholds: tc.thresholds, ReviewTargetPrecision: tc.target,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap, err := snapshot.Decode(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := Config{Decoder: ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 12}},
+				Learner: online.LearnerConfig{Features: 1 << 12, Window: anngraph.Config{MaxExamples: 500}, Review: target}}
+			p, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.SetModel(Restored(snap))
+			seen := map[string]bool{}
+			for _, text := range []string{"free money winner", "meeting agenda notes"} {
+				ex, err := p.DecodeExample([]byte(fmt.Sprintf(`{"id":"x","text":%q}`, text)), time.Time{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				preds, err := p.Score([]ingest.Example{ex}, Source{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				label := *preds[0].Label
+				seen[label] = true
+				if got, want := preds[0].Review, tc.review(label); got != want {
+					t.Errorf("%q predicted %s: review %v, want %v", text, label, got, want)
+				}
+			}
+			if len(seen) != 2 {
+				t.Fatalf("predicted %v, want both classes", seen)
+			}
+		})
 	}
 }

@@ -244,7 +244,7 @@ func newHandler(cfg Config, conn *brokers.Connection) (*handler, error) {
 	if cfg.Snapshot != nil {
 		// The replay's solves continue the snapshot's numbering, under
 		// its epoch.
-		pipe.SetModel(&cfg.Snapshot.Model, cfg.Snapshot.Stamp(), cfg.Snapshot.SolvedOn())
+		pipe.SetModel(pipeline.Restored(cfg.Snapshot))
 		pipe.Learner().SetEpoch(cfg.Snapshot.Epoch)
 	}
 	h.pipe = pipe

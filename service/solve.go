@@ -127,6 +127,7 @@ func (s *Service) buildSnapshot() *snapshot.Snapshot {
 		Name: s.cfg.Model.Name, Version: cur.Stamp.Version, Epoch: cur.Stamp.Epoch, CreatedAt: time.Now().UTC(),
 		Features: features, Params: params, Window: window, Model: kept,
 		Stats: stats, Progress: snapshotProgress(s.pipe.Progress()),
+		ReviewThresholds: cur.Thresholds, ReviewTargetPrecision: cur.ThresholdsTarget,
 	}
 	for _, p := range s.pipe.Positions() {
 		snap.Offsets = append(snap.Offsets, snapshot.Offset{Topic: p.Topic, Partition: p.Partition, WindowStart: p.Start, Next: p.Next})
