@@ -69,11 +69,11 @@ func (l *Learner) newPool(view windowView, solved *Solved) *active.Pool {
 }
 
 // graphCarriesLabels reports whether a label given to a row of view
-// reaches its neighbours: the window has a kNN graph of dense rows. The
-// nearest rows of a bag of words carry its label less often than a linear
-// model does (VoteConfig.Off), and a window without a graph has none.
+// reaches its neighbours: the rows are dense. The nearest rows of a bag of
+// words carry its label less often than a linear model does
+// (VoteConfig.Off), with a graph or without.
 func graphCarriesLabels(view windowView) bool {
-	return view.graph != nil && len(view.vecs) > 0 && view.vecs[0].IsDense()
+	return len(view.vecs) > 0 && view.vecs[0].IsDense()
 }
 
 // addDistributions sets the class distributions of the pool's candidate

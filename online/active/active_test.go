@@ -265,28 +265,3 @@ func TestUncertaintyPicksTheLeastMarginTimesDensity(t *testing.T) {
 		}
 	}
 }
-
-func TestAFractionBudgetAsksAtOnceAndRepays(t *testing.T) {
-	s, err := NewSelector(Config{Budget: Budget{Fraction: 0.05}, RandomShare: 0.5, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(9, 10))
-	p := randomPool(rng, 400, 4, 3, 0)
-	s.SetPool(p)
-	now := time.Unix(0, 0)
-	if !s.Owes(now) {
-		t.Fatal("a fraction budget owes nothing before the first example")
-	}
-	sent := len(s.Choose(now))
-	if sent != 1 {
-		t.Fatalf("%d requests at once, want 1", sent)
-	}
-	for range 200 {
-		s.Arrived(1)
-		sent += len(s.Choose(now))
-	}
-	if sent < 9 || sent > 10 { // the two shares may each hold a fraction of one
-		t.Errorf("%d requests for 200 examples at 5%%, want 10", sent)
-	}
-}

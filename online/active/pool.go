@@ -24,7 +24,7 @@ type Pool struct {
 	Epoch, Version uint64
 	// Uncertainty ranks by the model's margin alone, every row with a
 	// distribution a candidate, whatever its kNN list: for windows whose
-	// graph does not carry the labels (sparse rows, or no graph), where a
+	// graph does not carry the labels (sparse rows: text), where a
 	// label teaches only the row it is given to.
 	Uncertainty bool
 	// Density holds each row's likeness to the window (the cosine of the

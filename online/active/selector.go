@@ -102,12 +102,11 @@ type Selector struct {
 	rowOf map[string]int
 	taken []bool // rows of pool labeled or requested
 	asked map[string]*asked
-	// tokens and randomTokens are the requests owed, chosen and random;
-	// advance is what the budget gave ahead and is still owed back.
-	tokens, randomTokens, advance float64
-	last                          time.Time
-	rand                          *rand.Rand
-	stats                         Stats
+	// tokens and randomTokens are the requests owed, chosen and random.
+	tokens, randomTokens float64
+	last                 time.Time
+	rand                 *rand.Rand
+	stats                Stats
 }
 
 // NewSelector returns a Selector without a pool.
@@ -236,11 +235,11 @@ func (s *Selector) owed(now time.Time) (pool *Pool, taken []bool, chosen, random
 	elapsed := time.Duration(0)
 	if !s.last.IsZero() {
 		elapsed = now.Sub(s.last)
-	} else {
-		s.start()
+	} else if s.cfg.Budget.PerMinute > 0 {
+		s.tokens, s.randomTokens = 1-s.cfg.RandomShare, s.cfg.RandomShare // requests start at once
 	}
 	s.last = now
-	add := s.repay(s.cfg.Budget.accrue(max(elapsed, 0), s.arrived.Swap(0)))
+	add := s.cfg.Budget.accrue(max(elapsed, 0), s.arrived.Swap(0))
 	burst := s.cfg.Budget.burst()
 	s.tokens = min(s.tokens+add*(1-s.cfg.RandomShare), burst)
 	s.randomTokens = min(s.randomTokens+add*s.cfg.RandomShare, burst)
@@ -248,28 +247,6 @@ func (s *Selector) owed(now time.Time) (pool *Pool, taken []bool, chosen, random
 		return nil, nil, 0, 0
 	}
 	return s.pool, append([]bool(nil), s.taken...), int(s.tokens), int(s.randomTokens)
-}
-
-// start owes the first request at once, before the budget accrued it,
-// so that requests begin with the stream: a rate gives it, a fraction of
-// the examples advances it, to be repaid from what the examples accrue.
-// The caller holds mu.
-func (s *Selector) start() {
-	if s.cfg.Budget.Zero() {
-		return
-	}
-	s.tokens = 1
-	if s.cfg.Budget.Fraction > 0 {
-		s.advance = 1
-	}
-}
-
-// repay returns what remains of add once the advance is repaid. The
-// caller holds mu.
-func (s *Selector) repay(add float64) float64 {
-	paid := min(add, s.advance)
-	s.advance -= paid
-	return add - paid
 }
 
 // draw returns an eligible row at random, or -1.
@@ -345,9 +322,9 @@ func (s *Selector) expire(now time.Time) {
 func (s *Selector) Owes(now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.last.IsZero() {
-		return !s.cfg.Budget.Zero()
+	if s.last.IsZero() && s.cfg.Budget.PerMinute > 0 {
+		return true
 	}
-	add := max(s.cfg.Budget.accrue(max(now.Sub(s.last), 0), s.arrived.Load())-s.advance, 0)
+	add := s.cfg.Budget.accrue(max(now.Sub(s.last), 0), s.arrived.Load())
 	return s.tokens+add*(1-s.cfg.RandomShare) >= 1 || s.randomTokens+add*s.cfg.RandomShare >= 1
 }
