@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -26,9 +27,13 @@ type Config struct {
 	Join           JoinConfig           `mapstructure:"join"`
 	Eval           EvalConfig           `mapstructure:"eval"`
 	Active         ActiveConfig         `mapstructure:"active"`
-	HTTP           HTTPConfig           `mapstructure:"http"`
-	Log            LogConfig            `mapstructure:"log"`
-	Shutdown       ShutdownConfig       `mapstructure:"shutdown"`
+	// Predictions and Review say what a prediction carries and which go
+	// to review.
+	Predictions PredictionsConfig `mapstructure:"predictions"`
+	Review      ReviewConfig      `mapstructure:"review"`
+	HTTP        HTTPConfig        `mapstructure:"http"`
+	Log         LogConfig         `mapstructure:"log"`
+	Shutdown    ShutdownConfig    `mapstructure:"shutdown"`
 }
 
 // The roles a process can take (key role).
@@ -87,6 +92,47 @@ type TopicsConfig struct {
 	Versions string `mapstructure:"versions"`
 	// LabelRequests carries the label requests (active.*).
 	LabelRequests string `mapstructure:"label_requests"`
+	// Review receives a copy of every prediction routed to review.
+	Review string `mapstructure:"review"`
+}
+
+// PredictionsConfig is the predictions section.
+type PredictionsConfig struct {
+	// Explain is the number of terms (and neighbours) each published
+	// prediction is explained by; 0 explains none.
+	Explain int `mapstructure:"explain"`
+}
+
+// ReviewConfig is the review section.
+type ReviewConfig struct {
+	// Thresholds are fixed thresholds, "class=threshold" each.
+	Thresholds      []string `mapstructure:"thresholds"`
+	TargetPrecision float64  `mapstructure:"target_precision"`
+	Grades          int      `mapstructure:"grades"`
+}
+
+// thresholds parses review.thresholds.
+func (r ReviewConfig) thresholds() (map[string]float64, error) {
+	if len(r.Thresholds) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]float64, len(r.Thresholds))
+	for _, entry := range r.Thresholds {
+		class, value, ok := strings.Cut(entry, "=")
+		t, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		class = strings.TrimSpace(class)
+		switch {
+		case !ok || class == "" || err != nil:
+			return nil, fmt.Errorf("review.thresholds: %q is not class=threshold", entry)
+		case t < 0 || t > 1:
+			return nil, fmt.Errorf("review.thresholds: %q: the threshold must be in [0, 1]", entry)
+		}
+		if _, dup := out[class]; dup {
+			return nil, fmt.Errorf("review.thresholds: class %q given twice", class)
+		}
+		out[class] = t
+	}
+	return out, nil
 }
 
 // TLSConfig is kafka.tls and schema_registry.tls.

@@ -91,6 +91,10 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 	if err != nil {
 		return pipeline.Config{}, err
 	}
+	thresholds, err := c.Review.thresholds()
+	if err != nil {
+		return pipeline.Config{}, err
+	}
 	return pipeline.Config{
 		Decoder: dec,
 		Learner: online.LearnerConfig{
@@ -114,7 +118,10 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 			Kernel:        kernel.Config{Kind: c.Features.Kernel, Landmarks: c.Features.Landmarks, Gamma: c.Features.Gamma},
 			SolveExamples: c.Schedule.SolveExamples,
 			SolveLabels:   c.Schedule.SolveLabels,
+			Review:        online.ReviewConfig{TargetPrecision: c.Review.TargetPrecision, Grades: c.Review.Grades},
 		},
+		Explain:  c.Predictions.Explain,
+		Review:   pipeline.ReviewConfig{Thresholds: thresholds},
 		Join:     ingest.JoinConfig{PendingLabels: c.Join.PendingLabels, RecentExamples: c.Join.RecentExamples},
 		Baseline: c.Eval.Baseline,
 		Horizon:  c.Eval.Horizon,

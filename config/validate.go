@@ -10,6 +10,10 @@ import (
 	"streamer/brokers"
 )
 
+// maxExplain bounds predictions.explain: an explanation is for people to
+// read.
+const maxExplain = 100
+
 // Validate checks every value and names the first bad key.
 func (c Config) Validate() error {
 	checks := []struct {
@@ -24,7 +28,14 @@ func (c Config) Validate() error {
 		{c.Kafka.Start == "earliest" || c.Kafka.Start == "latest", "kafka.start", "must be earliest or latest"},
 		{c.Kafka.Topics.Examples != "" && c.Kafka.Topics.Labels != "" && c.Kafka.Topics.Predictions != "" &&
 			c.Kafka.Topics.Snapshots != "" && c.Kafka.Topics.ExamplesDLQ != "" && c.Kafka.Topics.LabelsDLQ != "" &&
-			c.Kafka.Topics.Control != "" && c.Kafka.Topics.Lease != "" && c.Kafka.Topics.Versions != "", "kafka.topics", "every topic needs a name"},
+			c.Kafka.Topics.Control != "" && c.Kafka.Topics.Lease != "" && c.Kafka.Topics.Versions != "" && c.Kafka.Topics.Review != "", "kafka.topics", "every topic needs a name"},
+		{!slices.Contains([]string{c.Kafka.Topics.Examples, c.Kafka.Topics.Labels, c.Kafka.Topics.Predictions, c.Kafka.Topics.Snapshots,
+			c.Kafka.Topics.Control, c.Kafka.Topics.Versions, c.Kafka.Topics.LabelRequests}, c.Kafka.Topics.Review), "kafka.topics.review", "must be a topic of its own"},
+		{c.Predictions.Explain >= 0 && c.Predictions.Explain <= maxExplain, "predictions.explain", fmt.Sprintf("must be in [0, %d]", maxExplain)},
+		{c.Review.TargetPrecision >= 0 && c.Review.TargetPrecision < 1, "review.target_precision", "must be in [0, 1) (0 chooses no thresholds)"},
+		{c.Review.Grades > 0, "review.grades", "must be > 0"},
+		{c.Review.TargetPrecision == 0 || c.Role == RoleAll, "review.target_precision",
+			"needs role all: the thresholds it chooses stay with the learner's model, which scorers do not receive (give scorers review.thresholds)"},
 		{c.Kafka.Partitions > 0, "kafka.partitions", "must be > 0"},
 		{c.Kafka.MaxMessageBytes >= 1024, "kafka.max_message_bytes", "must be at least 1024"},
 		{c.Kafka.BatchTimeout > 0, "kafka.batch_timeout", "must be > 0"},
@@ -104,6 +115,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("configuration: %w", err)
 	}
 	if _, err := c.Window.sample(); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	if _, err := c.Review.thresholds(); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
 	if c.UsesSchemaRegistry() {

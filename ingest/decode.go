@@ -29,6 +29,12 @@ type Example struct {
 	// LIBSVM lines (sorted, unique indices in [0, Dim)), dense for a vector
 	// payload. It shares no memory with the decoded input.
 	Vector vector.Vector
+	// Names names the hashed indices of a features payload, and Text is
+	// the text of a text payload (Featurizer.TextNames names its indices),
+	// when the decoder was asked to keep them (Decoder.KeepNames); nil
+	// and "" otherwise.
+	Names Names
+	Text  string
 }
 
 // Label is a late label for the example with the same ID.
@@ -56,6 +62,10 @@ type Decoder struct {
 	// Messages decoded without their record (DecodeExample) are JSON
 	// always.
 	Avro SchemaSource
+	// KeepNames makes DecodeExample name the hashed indices of each
+	// example (Example.Names), for explanations; off, decoding names
+	// nothing and costs nothing more.
+	KeepNames bool
 }
 
 // Validate reports the first configuration field that is out of range. The
@@ -152,6 +162,9 @@ func (d *Decoder) decodeExample(b, key []byte, record bool, lim Limits) (Example
 		return ex, err
 	}
 	ex.Vector, err = d.Featurizer.payload(&f, lim)
+	if err == nil && d.KeepNames {
+		d.Featurizer.keepNames(&f, &ex)
+	}
 	return ex, err
 }
 

@@ -43,6 +43,10 @@ type EvalConfig struct {
 	// random reveals of every seed, reported as EvalReport.Random.
 	Active        bool
 	CompareRandom bool
+	// ReviewPrecision, when positive, routes predictions to review for
+	// that target precision (online.ReviewConfig) and reports the share
+	// decided automatically and their precision (SeedReport.Review).
+	ReviewPrecision float64
 }
 
 // EvalProgress is where an Eval run stands.
@@ -152,6 +156,7 @@ type evalRun struct {
 	examples, bad int
 	testCurve     []TestPoint
 	spentCurve    []SpentPoint
+	review        *reviewTally // with ReviewPrecision
 }
 
 // clock is the time of an active run: a second per example, so that a
@@ -196,6 +201,10 @@ func (e *evalRun) eval(ctx context.Context) (SeedReport, error) {
 		cfg.Pipeline.Clock = e.clock
 		e.truth = map[string]string{}
 	}
+	if cfg.ReviewPrecision > 0 {
+		cfg.Pipeline.Learner.Review.TargetPrecision = cfg.ReviewPrecision
+		e.review = &reviewTally{}
+	}
 	var err error
 	if e.pipe, err = pipeline.New(cfg.Pipeline); err != nil {
 		return SeedReport{}, err
@@ -227,13 +236,16 @@ func (e *evalRun) example(ctx context.Context, rec ingest.Record) error {
 	truth, labeled := ex.Label, ex.Labeled
 	ex.Label, ex.Labeled = "", false
 	src := pipeline.Source{Topic: "examples", Offset: int64(rec.Line)}
-	_, stored, err := e.pipe.Arrival(ex, src)
+	out, stored, err := e.pipe.Arrival(ex, src)
 	if err != nil {
 		e.bad++
 		return nil
 	}
 	e.examples++
 	if labeled {
+		if e.review != nil {
+			e.review.add(stored.Class != "", out.Review, stored.Prob, stored.Class == truth)
+		}
 		points := len(e.ssl.curve)
 		e.ssl.add(stored.Class, truth, e.examples)
 		e.supervised.add(stored.Baseline, truth, e.examples)
@@ -321,6 +333,10 @@ func (e *evalRun) finish() {
 	r.SpentCurve = e.spentCurve
 	if st, ok := e.pipe.RequestStats(); ok {
 		r.Requests = requestCounts(st)
+	}
+	if e.review != nil {
+		rs := e.review.scores(e.cfg.ReviewPrecision)
+		r.Review = &rs
 	}
 	if e.test != nil {
 		e.checkpoint()

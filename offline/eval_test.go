@@ -515,3 +515,32 @@ func TestEvalActive(t *testing.T) {
 		t.Fatalf("plot without the labels spent:\n%s", s)
 	}
 }
+
+// TestEvalReviewPrecision: on a separable stream with every label
+// revealed, the predictions are right and confident, so that once enough
+// are graded the routing decides most examples automatically, all right;
+// the examples before that are routed, and the coverage curve rises to
+// the share of examples predicted.
+func TestEvalReviewPrecision(t *testing.T) {
+	cfg := separableConfig(writeSeparable(t, "s", 400, 0, 1))
+	cfg.LabelRate, cfg.ReviewPrecision = 1, 0.95
+	rep, err := Eval(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Review
+	if r == nil || r.Precision == nil {
+		t.Fatalf("review scores %+v, want some decided", r)
+	}
+	if *r.Precision != 1 || r.Decided < 0.5 || r.Routed == 0 {
+		t.Fatalf("decided %.3f at precision %.3f, routed %d; want most decided, all right, and the first routed", r.Decided, *r.Precision, r.Routed)
+	}
+	c := r.Curve
+	if len(c) == 0 || c[len(c)-1].Coverage > 1 || c[len(c)-1].Coverage < r.Decided {
+		t.Fatalf("curve %v ends below the share decided %.3f", c, r.Decided)
+	}
+	var svg bytes.Buffer
+	if err := WriteEvalPlot(&svg, "t", rep); err != nil || !bytes.Contains(svg.Bytes(), []byte("Review routing")) {
+		t.Fatalf("plot without the review panel (error %v)", err)
+	}
+}

@@ -101,6 +101,8 @@ type SeedReport struct {
 	// Requests counts the label requests of an active run.
 	SpentCurve []SpentPoint   `json:"spent_curve,omitempty"`
 	Requests   *RequestCounts `json:"requests,omitempty"`
+	// Review scores review routing, with ReviewPrecision.
+	Review *ReviewScores `json:"review,omitempty"`
 }
 
 // SpentPoint is the every-example accuracy after Examples examples, for
@@ -211,6 +213,11 @@ type EvalReport struct {
 	Random        *EvalReport `json:"random,omitempty"`
 	ActiveGain    float64     `json:"active_gain,omitempty"`
 	ActiveGainStd float64     `json:"active_gain_std,omitempty"`
+	// Review is the runs' mean review routing, with the first run's
+	// coverage curve, and ReviewStd its spread (nil without
+	// ReviewPrecision).
+	Review    *ReviewScores `json:"review,omitempty"`
+	ReviewStd *ReviewScores `json:"review_std,omitempty"`
 }
 
 // WithoutCurves returns a copy of r without its curves, per seed too: the
@@ -227,7 +234,17 @@ func (r EvalReport) WithoutCurves() EvalReport {
 	for k, s := range r.PerSeed {
 		s.Curve, s.BaselineCurve, s.AllCurve, s.SupervisedAllCurve, s.TestCurve = nil, nil, nil, nil, nil
 		s.Tenths, s.SolveLog, s.SpentCurve = nil, nil, nil
+		if s.Review != nil {
+			rs := *s.Review
+			rs.Curve = nil
+			s.Review = &rs
+		}
 		runs[k] = s
+	}
+	if r.Review != nil {
+		rs := *r.Review
+		rs.Curve = nil
+		r.Review = &rs
 	}
 	r.PerSeed = runs
 	return r
@@ -261,7 +278,31 @@ func summarize(runs []SeedReport) EvalReport {
 	rep.TestCurve, rep.TestCurveStd = meanTestCurve(runs)
 	rep.Tenths = meanTenths(runs)
 	rep.SpentCurve = meanSpent(runs)
+	rep.Review, rep.ReviewStd = meanReview(runs)
 	return rep
+}
+
+// meanReview averages the runs' review scores; the curve is the first
+// run's.
+func meanReview(runs []SeedReport) (mean, std *ReviewScores) {
+	if runs[0].Review == nil {
+		return nil, nil
+	}
+	var vs, ps [][]float64
+	for _, r := range runs {
+		vs = append(vs, []float64{r.Review.Decided, float64(r.Review.Routed)})
+		if r.Review.Precision != nil {
+			ps = append(ps, []float64{*r.Review.Precision})
+		}
+	}
+	m, sd := meanStd(vs)
+	mean = &ReviewScores{TargetPrecision: runs[0].Review.TargetPrecision, Decided: m[0], Routed: round(m[1]), Curve: runs[0].Review.Curve}
+	std = &ReviewScores{TargetPrecision: mean.TargetPrecision, Decided: sd[0], Routed: round(sd[1])}
+	if len(ps) > 0 { // the runs that decided any
+		pm, psd := meanStd(ps)
+		mean.Precision, std.Precision = &pm[0], &psd[0]
+	}
+	return mean, std
 }
 
 // meanCurve averages the runs' every-example curves point by point (their

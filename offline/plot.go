@@ -69,10 +69,40 @@ func WriteEvalPlot(w io.Writer, title string, rep EvalReport) error {
 	if len(rep.TestCurve) > 0 {
 		panels = append(panels, testPanel(rep))
 	}
+	if rep.Review != nil {
+		panels = append(panels, reviewPanel(*rep.Review))
+	}
 	if rep.Strategy == "active" {
 		panels = append(panels, spentPanel(rep))
 	}
 	return writePanels(w, panels)
+}
+
+// reviewPanel draws the precision of the predictions decided
+// automatically against their share of the examples, in percent: the
+// curve of one probability cut for all classes, chosen in hindsight, and
+// the point the routing reached (a short cross).
+func reviewPanel(r ReviewScores) panel {
+	var curve []point
+	for _, p := range r.Curve {
+		curve = append(curve, point{100 * p.Coverage, p.Precision})
+	}
+	title := fmt.Sprintf("Review routing for precision %.2f: nothing decided automatically", r.TargetPrecision)
+	var reached []point
+	if r.Precision != nil {
+		x, y := 100*r.Decided, *r.Precision
+		reached = []point{{x - 1, y}, {x + 1, y}, {x, y}, {x, y - 0.005}, {x, y + 0.005}}
+		title = fmt.Sprintf("Review routing for precision %.2f: decided %.1f%% at precision %.4f", r.TargetPrecision, 100*r.Decided, y)
+	}
+	return panel{
+		title:  title,
+		xLabel: "% of examples decided automatically",
+		lines: []series{
+			{"one cut, in hindsight", sslColor, "", curve},
+			{"target precision", supervisedColor, dashed, []point{{0, r.TargetPrecision}, {100, r.TargetPrecision}}},
+			{"routing reached", "black", "", reached},
+		},
+	}
 }
 
 // spentPanel draws the every-example accuracy so far against the labels

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"streamer/online/model"
 	"streamer/online/newton"
 	"streamer/online/propagate"
+	"streamer/online/review"
 	"streamer/online/train"
 	"streamer/vector"
 )
@@ -66,6 +68,35 @@ type LearnerConfig struct {
 	// Requests has each solve leave a pool of the window's rows, with the
 	// new model's distributions, for label requests (RequestPool).
 	Requests bool
+	// Review, when its TargetPrecision is set, has each solve choose the
+	// review thresholds published with its model (Solved.Thresholds).
+	Review ReviewConfig
+}
+
+// ReviewConfig says how a solve chooses the review thresholds of its
+// model: per class, the lowest calibrated probability at which the
+// graded predictions (Grade) reach TargetPrecision (package review).
+type ReviewConfig struct {
+	// TargetPrecision is the precision the predictions decided without
+	// review should reach; 0 chooses no thresholds.
+	TargetPrecision float64
+	// Grades is how many of the most recent graded predictions the choice
+	// is made on; 0 means 5000.
+	Grades int
+}
+
+// DefaultReviewGrades is ReviewConfig.Grades when it is 0.
+const DefaultReviewGrades = 5000
+
+// Validate names the first bad field.
+func (c ReviewConfig) Validate() error {
+	switch {
+	case c.TargetPrecision < 0 || c.TargetPrecision >= 1:
+		return fmt.Errorf("target_precision must be in [0, 1), got %v", c.TargetPrecision)
+	case c.Grades < 0:
+		return fmt.Errorf("grades must be >= 0, got %d", c.Grades)
+	}
+	return nil
 }
 
 func (c LearnerConfig) withDefaults() LearnerConfig {
@@ -81,6 +112,9 @@ func (c LearnerConfig) withDefaults() LearnerConfig {
 	c.Params = c.Params.WithDefaults()
 	c.Graph.Degree = train.GraphDegree(c.Params.Algorithm, c.Graph.Degree)
 	c.Vote = c.Vote.withDefaults()
+	if c.Review.Grades == 0 {
+		c.Review.Grades = DefaultReviewGrades
+	}
 	return c
 }
 
@@ -103,6 +137,9 @@ func (c LearnerConfig) Validate() error {
 	}
 	if err := c.Vote.Validate(); err != nil {
 		return fmt.Errorf("graph: %w", err)
+	}
+	if err := c.Review.Validate(); err != nil {
+		return fmt.Errorf("review: %w", err)
 	}
 	return nil
 }
@@ -145,6 +182,10 @@ type Learner struct {
 	// pending holds the rows observed inline and not inserted yet
 	// (LearnerConfig.BatchInline); guarded by mu.
 	pending []insertion
+	// grades holds the most recent graded predictions (Grade), a ring
+	// of ReviewConfig.Grades from gradeNext; guarded by mu.
+	grades    []review.Grade
+	gradeNext int
 
 	solving sync.Mutex // one solve at a time
 	mapped  mappedRows // guarded by solving
@@ -183,6 +224,13 @@ type Solved struct {
 	// the vote's share. A restored or pinned model has none.
 	Vote       *propagate.Vote
 	VoteWeight float64
+	// Neighbours, set by a solve over a kNN graph, holds the window's
+	// labeled rows, for explanations.
+	Neighbours *Neighbourhood
+	// Thresholds, set by a solve with ReviewConfig.TargetPrecision, holds
+	// each class's review threshold (review.Thresholds): a prediction of
+	// that class with a lower probability is for review.
+	Thresholds []float64
 }
 
 // NewLearner returns a Learner with an empty window and no model.
@@ -682,11 +730,11 @@ func (l *Learner) Solve(ctx context.Context) (SolveReport, error) {
 	if err := l.growGraph(); err != nil {
 		return SolveReport{}, err
 	}
-	view, labels, ok := l.freeze()
+	f, ok := l.freeze()
 	if !ok {
 		return SolveReport{}, ErrUnchanged
 	}
-	rep, err := l.train(ctx, view, labels)
+	rep, err := l.train(ctx, f)
 	if err != nil && !errors.Is(err, train.ErrOneClass) && !errors.Is(err, newton.ErrNoLabels) {
 		l.mu.Lock()
 		l.changed = true // let the next trigger try again
@@ -793,25 +841,60 @@ func (l *Learner) forget(keys []uint64) []string {
 
 // freeze takes the view and labels a solve works on and resets the
 // triggers.
-func (l *Learner) freeze() (windowView, []string, bool) {
+func (l *Learner) freeze() (frozen, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.changed {
-		return windowView{}, nil, false
+		return frozen{}, false
 	}
 	l.flushPending()
 	l.winMu.Lock()
 	view := l.window.snapshot()
 	l.winMu.Unlock()
-	labels := make([]string, len(view.keys))
+	f := frozen{view: view, labels: make([]string, len(view.keys)), ids: make([]string, len(view.keys))}
 	for i, k := range view.keys {
-		labels[i] = l.labels[k]
+		f.labels[i] = l.labels[k]
+		if f.labels[i] != "" {
+			f.ids[i] = l.idOf[k]
+		}
+	}
+	if l.cfg.Review.TargetPrecision > 0 {
+		f.grades = slices.Clone(l.grades)
 	}
 	l.changed, l.sinceExamples, l.sinceLabels = false, 0, 0
-	return view, labels, true
+	return f, true
 }
 
-func (l *Learner) train(ctx context.Context, view windowView, labels []string) (SolveReport, error) {
+// frozen is what a solve works on: the view of the window, each row's
+// label ("" for none) and, for the labeled rows, id, and the graded
+// predictions the review thresholds are chosen on.
+type frozen struct {
+	view   windowView
+	labels []string
+	ids    []string
+	grades []review.Grade
+}
+
+// Grade records a prediction made before its label was known, with
+// whether the label agreed: the review thresholds of the next solves are
+// chosen on the most recent (ReviewConfig). Without a target precision it
+// records nothing.
+func (l *Learner) Grade(g review.Grade) {
+	if l.cfg.Review.TargetPrecision <= 0 || g.Class == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.grades) < l.cfg.Review.Grades {
+		l.grades = append(l.grades, g)
+		return
+	}
+	l.grades[l.gradeNext] = g
+	l.gradeNext = (l.gradeNext + 1) % len(l.grades)
+}
+
+func (l *Learner) train(ctx context.Context, f frozen) (SolveReport, error) {
+	view, labels := f.view, f.labels
 	rep := SolveReport{Window: len(view.keys)}
 	prev := l.InForce().Model
 	// Checked before the graph, the map and the matrix are built: a window
@@ -856,6 +939,12 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 		Model: m, Stamp: model.Stamp{Epoch: l.epoch.Load(), Version: rep.Version},
 		SolvedOn: model.SolvedOn{Window: rep.Window, Labeled: rep.Labeled, Objective: st.Objective},
 		Vote:     vote, VoteWeight: weight,
+	}
+	if view.graph != nil {
+		solved.Neighbours = newNeighbourhood(l.cfg.Window.Metric, view, f.ids, labels)
+	}
+	if t := l.cfg.Review.TargetPrecision; t > 0 {
+		solved.Thresholds = review.Thresholds(f.grades, m.Classes, t)
 	}
 	if a := l.announce.Load(); a != nil {
 		if err := (*a)(ctx, Announcement{Stamp: solved.Stamp, SolvedOn: solved.SolvedOn, Algorithm: string(st.Algorithm)}); err != nil {

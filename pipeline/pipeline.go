@@ -12,6 +12,7 @@ import (
 	"streamer/online/active"
 	"streamer/online/model"
 	"streamer/online/newton"
+	"streamer/online/review"
 	"streamer/online/train"
 	"streamer/snapshot"
 	"streamer/vector"
@@ -38,6 +39,12 @@ type Config struct {
 	// Clock tells the time of a label, for the expiry of the request it
 	// answers; nil means time.Now.
 	Clock func() time.Time
+	// Explain, when positive, explains every prediction by its Explain
+	// largest terms and as many neighbours (Explanation); the decoder then
+	// keeps the names of hashed features. 0 explains nothing.
+	Explain int
+	// Review routes uncertain predictions to review.
+	Review ReviewConfig
 }
 
 // Pipeline scores, learns and evaluates. Example and Label are meant for
@@ -70,6 +77,13 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, err
 	}
 	cfg.Learner.Requests = !cfg.Requests.Budget.Zero()
+	if err := cfg.Review.Validate(); err != nil {
+		return nil, fmt.Errorf("review: %w", err)
+	}
+	if cfg.Explain < 0 {
+		return nil, fmt.Errorf("explain must be >= 0, got %d", cfg.Explain)
+	}
+	cfg.Decoder.KeepNames = cfg.Decoder.KeepNames || cfg.Explain > 0
 	learner, err := online.NewLearner(cfg.Learner)
 	if err != nil {
 		return nil, fmt.Errorf("learner: %w", err)
@@ -113,7 +127,19 @@ func (p *Pipeline) Baseline() *online.Learner { return p.baseline }
 // record (POST /v1/predict); an example without a time takes the
 // message's.
 func (p *Pipeline) DecodeExample(raw []byte, messageTime time.Time) (ingest.Example, error) {
-	ex, err := p.cfg.Decoder.DecodeExample(raw)
+	return p.decodeExample(p.cfg.Decoder, raw, messageTime)
+}
+
+// DecodeNamed is DecodeExample that also names the example's hashed
+// features (ingest.Decoder.KeepNames), for an explanation.
+func (p *Pipeline) DecodeNamed(raw []byte, messageTime time.Time) (ingest.Example, error) {
+	d := p.cfg.Decoder
+	d.KeepNames = true
+	return p.decodeExample(d, raw, messageTime)
+}
+
+func (p *Pipeline) decodeExample(d ingest.Decoder, raw []byte, messageTime time.Time) (ingest.Example, error) {
+	ex, err := d.DecodeExample(raw)
 	if err == nil && ex.TS.IsZero() {
 		ex.TS = messageTime
 	}
@@ -187,6 +213,7 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 	if truth != "" {
 		p.ssl.Add(stored.Class, truth, int(p.examples))
 		p.base.Add(stored.Baseline, truth, int(p.examples))
+		p.learner.Grade(review.Grade{Class: stored.Class, Prob: stored.Prob, Correct: stored.Class == truth})
 	}
 	return out, stored, nil
 }
@@ -194,12 +221,14 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 // predict scores ex with both learners.
 func (p *Pipeline) predict(ex ingest.Example, src Source) (Prediction, ingest.Prediction) {
 	stored := ingest.Prediction{At: ex.TS}
-	pred, m, st, ok := p.learner.Predict(ex.Vector)
+	s := p.learner.Scoring()
+	st := s.Stamp
 	stored.ModelVersion = st.Version
 	var out Prediction
-	if ok {
-		out = NewPrediction(ex, src, m, st, pred)
-		stored.Class, stored.Score = *out.Label, pred.Scores[pred.Class]
+	if s.Model.Ready() {
+		pred := s.Predict(ex.Vector)
+		out = p.newPrediction(ex, src, s, pred, p.cfg.Explain)
+		stored.Class, stored.Score, stored.Prob = *out.Label, pred.Scores[pred.Class], pred.Prob
 	} else {
 		out = Prediction{ID: ex.ID, TS: ex.TS, Source: src, Scores: map[string]float64{}, ModelVersion: st.Version, ModelEpoch: st.Epoch, Reason: p.noModelReason()}
 	}
@@ -239,13 +268,19 @@ func (p *Pipeline) Compatible(v vector.Vector) error { return p.learner.Compatib
 // while there is no model. It is safe for concurrent use, beside the
 // stream and solves.
 func (p *Pipeline) Score(exs []ingest.Example, src Source) ([]Prediction, error) {
+	return p.ScoreExplained(exs, src, p.cfg.Explain)
+}
+
+// ScoreExplained is Score with an explanation of k terms and neighbours
+// in each prediction (none for k = 0).
+func (p *Pipeline) ScoreExplained(exs []ingest.Example, src Source, k int) ([]Prediction, error) {
 	s := p.learner.Scoring()
 	if !s.Model.Ready() {
 		return nil, p.noModel()
 	}
 	out := make([]Prediction, len(exs))
 	for i, ex := range exs {
-		out[i] = NewPrediction(ex, src, s.Model, s.Stamp, s.Predict(ex.Vector))
+		out[i] = p.newPrediction(ex, src, s, s.Predict(ex.Vector), k)
 	}
 	return out, nil
 }
@@ -273,6 +308,7 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	if seen && first {
 		p.ssl.Add(stored.Class, l.Label, int(p.examples))
 		p.base.Add(stored.Baseline, l.Label, int(p.examples))
+		p.learner.Grade(review.Grade{Class: stored.Class, Prob: stored.Prob, Correct: stored.Class == l.Label})
 	}
 	return seen
 }

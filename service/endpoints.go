@@ -12,6 +12,7 @@ import (
 func (s *Service) listenHTTP() (*httpapi.Server, error) {
 	api, err := httpapi.Listen(httpapi.Config{
 		Listen: s.cfg.HTTP.Listen, MaxRequestBytes: s.cfg.Limits.MaxRequestBytes, MaxBatchExamples: s.cfg.Limits.MaxBatchExamples,
+		Explain:         s.cfg.Predictions.Explain,
 		ShutdownTimeout: s.cfg.Shutdown.Timeout, Registry: s.metrics.Registry, Log: s.log,
 	}, s.endpoints)
 	if err != nil {
@@ -49,8 +50,12 @@ func (e endpoints) Readiness() httpapi.Readiness {
 
 // DecodeExample decodes as the consumer does, and checks that the window
 // could take the example.
-func (e endpoints) DecodeExample(raw []byte, received time.Time) (ingest.Example, error) {
-	ex, err := e.s.pipe.DecodeExample(raw, received)
+func (e endpoints) DecodeExample(raw []byte, received time.Time, named bool) (ingest.Example, error) {
+	decode := e.s.pipe.DecodeExample
+	if named {
+		decode = e.s.pipe.DecodeNamed
+	}
+	ex, err := decode(raw, received)
 	if err == nil {
 		err = e.s.pipe.Compatible(ex.Vector)
 	}
@@ -58,8 +63,8 @@ func (e endpoints) DecodeExample(raw []byte, received time.Time) (ingest.Example
 }
 
 // Score scores with the model in force, learning nothing.
-func (e endpoints) Score(exs []ingest.Example, src pipeline.Source) ([]pipeline.Prediction, error) {
-	return e.s.pipe.Score(exs, src)
+func (e endpoints) Score(exs []ingest.Example, src pipeline.Source, explain int) ([]pipeline.Prediction, error) {
+	return e.s.pipe.ScoreExplained(exs, src, explain)
 }
 
 // notReady returns why the service is not ready, "" when it is.

@@ -53,7 +53,7 @@ type heldScoring struct {
 	scored  atomic.Bool // a held Score has returned
 }
 
-func (h *heldScoring) Score(exs []ingest.Example, src pipeline.Source) ([]pipeline.Prediction, error) {
+func (h *heldScoring) Score(exs []ingest.Example, src pipeline.Source, explain int) ([]pipeline.Prediction, error) {
 	select {
 	case <-h.entered:
 	default:
@@ -61,7 +61,7 @@ func (h *heldScoring) Score(exs []ingest.Example, src pipeline.Source) ([]pipeli
 	}
 	<-h.release
 	defer h.scored.Store(true)
-	return h.Service.Score(exs, src)
+	return h.Service.Score(exs, src, explain)
 }
 
 // TestRunWaitsForARequestInFlight holds a POST /v1/predict in its

@@ -260,6 +260,7 @@ func (s *Service) createTopics(ctx context.Context) error {
 	t := s.cfg.Kafka.Topics
 	topics := []brokers.Topic{
 		{Name: t.Predictions, Partitions: s.cfg.Kafka.Partitions},
+		{Name: t.Review, Partitions: s.cfg.Kafka.Partitions},
 		{Name: t.Snapshots, Partitions: 1, Compacted: true},
 		{Name: t.ExamplesDLQ, Partitions: s.cfg.Kafka.Partitions},
 		{Name: t.LabelsDLQ, Partitions: s.cfg.Kafka.Partitions},

@@ -165,6 +165,7 @@ type batch struct {
 	last        []kafka.Message
 	out         []kafka.Message
 	predictions int
+	reviews     int              // of the predictions, those routed to review
 	enc         *publish.Encoder // out's keys and values
 	// spare takes the buffers of the batch back once it is published, for
 	// the consumer to reuse; nil when they are not to be reused.
@@ -399,6 +400,11 @@ func (c *Consumer) handleExample(rec *record, src pipeline.Source, b *batch) {
 	}
 	b.out = append(b.out, out)
 	b.predictions++
+	if pred.Review {
+		// The same key and value: both stay valid as long as out does.
+		b.out = append(b.out, kafka.Message{Topic: t.Review, Key: out.Key, Value: out.Value})
+		b.reviews++
+	}
 }
 
 // publishLoop writes each batch's records and waits for the brokers to
@@ -420,6 +426,7 @@ func (c *Consumer) publishLoop(drain context.Context, r *kafka.Reader, w *kafka.
 				return
 			}
 			c.Metrics.Published.Add(float64(b.predictions))
+			c.Metrics.Reviews.Add(float64(b.reviews))
 		}
 		published.add(b.last)
 		b.release()

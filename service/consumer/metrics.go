@@ -9,8 +9,11 @@ import (
 
 // Metrics are the consumers' Prometheus metrics.
 type Metrics struct {
-	Consumed    *prometheus.CounterVec
-	Published   prometheus.Counter
+	Consumed  *prometheus.CounterVec
+	Published prometheus.Counter
+	// Reviews counts the published predictions that were also routed to
+	// review: the share decided automatically is 1 - Reviews/Published.
+	Reviews     prometheus.Counter
 	DeadLetters *prometheus.CounterVec
 	// Lag, LastProgress, Stalled, Restarts and Unreachable are the
 	// liveness watch's (liveness.go).
@@ -41,6 +44,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Published: f.NewCounter(prometheus.CounterOpts{
 			Name: "streamer_predictions_published_total",
 			Help: "Predictions written to the predictions topic and acknowledged by the brokers.",
+		}),
+		Reviews: f.NewCounter(prometheus.CounterOpts{
+			Name: "streamer_predictions_reviewed_total",
+			Help: "Predictions routed to review (below their class's review threshold), written to the review topic and acknowledged; the share decided automatically is 1 - this / streamer_predictions_published_total.",
 		}),
 		DeadLetters: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "streamer_dead_letters_total",
