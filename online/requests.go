@@ -2,6 +2,7 @@ package online
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"streamer/online/active"
@@ -45,7 +46,11 @@ func (l *Learner) newPool(view windowView, solved *Solved) *active.Pool {
 		pool.IDs[i], pool.Labels[i] = l.idOf[k], l.labels[k]
 	}
 	l.mu.Unlock()
-	if view.graph != nil {
+	modelled := solved != nil && solved.Model.Ready()
+	switch {
+	case modelled && !graphCarriesLabels(view):
+		pool.Uncertainty, pool.Density = true, density(view.vecs, l.cfg.Features)
+	case view.graph != nil:
 		for i := range n {
 			if pool.IDs[i] == "" {
 				continue
@@ -54,17 +59,25 @@ func (l *Learner) newPool(view windowView, solved *Solved) *active.Pool {
 				pool.Neighbours[i] = append(pool.Neighbours[i], int32(nb.Row))
 			}
 		}
-	} else {
+	default:
 		linkSample(pool, view.vecs)
 	}
-	if solved != nil && solved.Model.Ready() {
+	if modelled {
 		addDistributions(pool, view.vecs, solved)
 	}
 	return pool
 }
 
+// graphCarriesLabels reports whether a label given to a row of view
+// reaches its neighbours: the rows are dense. The nearest rows of a bag of
+// words carry its label less often than a linear model does
+// (VoteConfig.Off), with a graph or without.
+func graphCarriesLabels(view windowView) bool {
+	return len(view.vecs) > 0 && view.vecs[0].IsDense()
+}
+
 // addDistributions sets the class distributions of the pool's candidate
-// rows: the model's calibrated probabilities, blended with the row's
+// rows (every unlabeled row of a pool ranked by uncertainty): the model's calibrated probabilities, blended with the row's
 // spread labels as Solved.Predict blends a new row's vote.
 func addDistributions(pool *active.Pool, vecs []vector.Vector, s *Solved) {
 	m := s.Model
@@ -72,7 +85,7 @@ func addDistributions(pool *active.Pool, vecs []vector.Vector, s *Solved) {
 	pool.Epoch, pool.Version = s.Stamp.Epoch, s.Stamp.Version
 	var scores, votes []float64
 	for i, nbrs := range pool.Neighbours {
-		if len(nbrs) == 0 {
+		if pool.Uncertainty && (pool.IDs[i] == "" || pool.Labels[i] != "") || !pool.Uncertainty && len(nbrs) == 0 {
 			continue
 		}
 		scores = m.Scores(vecs[i], scores)
@@ -144,4 +157,24 @@ func sampleDistance(a, b vector.Vector, na, nb float64) float64 {
 		return 1
 	}
 	return 1 - vector.Dot(a, b)/(na*nb)
+}
+
+// density returns the cosine of each row of vecs (of dim features) and
+// the rows' mean direction: how typical of the window each row is.
+func density(vecs []vector.Vector, dim int) []float64 {
+	mean := make([]float64, dim)
+	norms := make([]float64, len(vecs))
+	for i, x := range vecs {
+		if norms[i] = x.Norm(); norms[i] > 0 {
+			x.AddScaledTo(mean, 1/norms[i])
+		}
+	}
+	meanNorm := math.Sqrt(vector.DenseDot(mean, mean))
+	out := make([]float64, len(vecs))
+	for i, x := range vecs {
+		if norms[i] > 0 && meanNorm > 0 {
+			out[i] = x.DotDense(mean) / (norms[i] * meanNorm)
+		}
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package active
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -138,7 +139,7 @@ func TestSelectorKeepsItsBudgetAndNeverAsksTwice(t *testing.T) {
 	for step := range 40 {
 		p := randomPool(rng, 200, 5, 3, 0.02)
 		for i := range p.IDs {
-			p.IDs[i] = fmt.Sprint("x", (step*50+i)%400) // overlapping windows
+			p.IDs[i] = fmt.Sprint("x", step*50+i) // overlapping windows
 		}
 		s.SetPool(p)
 		s.Arrived(50)
@@ -224,6 +225,43 @@ func TestParseBudget(t *testing.T) {
 			if back, err := ParseBudget(got.String()); err != nil || back != got {
 				t.Errorf("ParseBudget(%q.String() = %q) = %+v, %v", tc.in, got.String(), back, err)
 			}
+		}
+	}
+}
+
+func TestUncertaintyPicksTheLeastMarginTimesDensity(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 50 {
+		p := randomPool(rng, 5+rng.IntN(60), 0, 3, 0.1)
+		p.Uncertainty, p.Density = true, make([]float64, p.Len())
+		for i := range p.IDs {
+			p.Density[i] = rng.Float64()
+			if rng.IntN(5) == 0 {
+				p.Probs[i] = nil // rows without a distribution are no candidates
+			}
+		}
+		taken := make([]bool, p.Len())
+		for i, l := range p.Labels {
+			taken[i] = l != ""
+		}
+		r := newRanker(p, taken)
+		i, rs := r.best()
+		want, wantScore := -1, -1.0
+		for j := range p.IDs {
+			if taken[j] || p.Probs[j] == nil {
+				continue
+			}
+			best, margin := topTwo(p.Probs[j])
+			s := (1 - margin) * p.Density[j]
+			if r.perClass[best] <= 2 {
+				s *= 2
+			}
+			if s > wantScore {
+				want, wantScore = j, s
+			}
+		}
+		if i != want || (i >= 0 && math.Abs(rs.Score-wantScore) > 1e-12) {
+			t.Fatalf("trial %d: best row %d (%v), want %d (%v)", trial, i, rs.Score, want, wantScore)
 		}
 	}
 }

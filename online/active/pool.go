@@ -22,14 +22,29 @@ type Pool struct {
 	// Epoch and Version stamp the model that gave Probs (0 and 0 before
 	// any model).
 	Epoch, Version uint64
+	// Uncertainty ranks by the model's margin alone, every row with a
+	// distribution a candidate, whatever its kNN list: for windows whose
+	// graph does not carry the labels (sparse rows: text), where a
+	// label teaches only the row it is given to.
+	Uncertainty bool
+	// Density holds each row's likeness to the window (the cosine of the
+	// row and the window's mean direction), which weighs the margin of a
+	// pool ranked by uncertainty, so that outliers are not asked about;
+	// nil weighs every row alike.
+	Density []float64
 }
 
 // Len returns the number of rows.
 func (p *Pool) Len() int { return len(p.IDs) }
 
-// candidate reports whether row i may be chosen by its place in the
-// graph (it has a kNN list).
-func (p *Pool) candidate(i int) bool { return len(p.Neighbours[i]) > 0 }
+// candidate reports whether row i may be chosen: it has a kNN list, or,
+// ranked by uncertainty alone, a distribution.
+func (p *Pool) candidate(i int) bool {
+	if p.Uncertainty {
+		return p.Probs != nil && p.Probs[i] != nil
+	}
+	return len(p.Neighbours[i]) > 0
+}
 
 // symmetric returns the pool's kNN graph made symmetric, as adjacency
 // lists: i ~ j when either lists the other.

@@ -117,6 +117,9 @@ func (r *ranker) eligible(i int) bool { return !r.taken[i] && r.pool.candidate(i
 // labeled edges are what tells the learner that the graph follows the
 // labels (docs/MATH.md, "The neighbours' vote").
 func (r *ranker) reason(i int) Reason {
+	if r.pool.Uncertainty {
+		return r.uncertainty(i)
+	}
 	reach := 0
 	for _, j := range r.adj[i] {
 		if !r.taken[j] {
@@ -135,6 +138,23 @@ func (r *ranker) reason(i int) Reason {
 		}
 	}
 	rs.Score = u * float64(1+reach) * float64(1+rs.Hops) / float64(farHops+2)
+	return rs
+}
+
+// uncertainty scores row i of a pool ranked by the model alone: one
+// minus the margin times the row's density, twice for a predicted class
+// of at most two labels (margin sampling weighted by information density,
+// rare classes first).
+func (r *ranker) uncertainty(i int) Reason {
+	best, margin := topTwo(r.probs(i))
+	rs := Reason{Strategy: StrategyInformative, Margin: &margin, Hops: r.hops[i], Score: 1 - margin}
+	if r.pool.Density != nil {
+		rs.Score *= max(r.pool.Density[i], 0)
+	}
+	if r.perClass[best] <= 2 {
+		rs.RareClass = true
+		rs.Score *= 2
+	}
 	return rs
 }
 
