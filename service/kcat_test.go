@@ -29,17 +29,23 @@ func kcat(t *testing.T, ctx context.Context, stdin []byte, args ...string) []byt
 	return out
 }
 
-// TestServiceWithKcat drives the service the way a user would, with an
-// independent client (librdkafka's kcat): examples and labels produced with
-// kcat, predictions consumed with kcat.
-func TestServiceWithKcat(t *testing.T) {
-	t.Parallel()
+// needKcat skips t without kcat, or fails it in CI, which installs it.
+func needKcat(t *testing.T) {
+	t.Helper()
 	if _, err := exec.LookPath("kcat"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("kcat is not installed; .ci/run installs it")
 		}
 		t.Skip("kcat is not installed (make test installs it)")
 	}
+}
+
+// TestServiceWithKcat drives the service the way a user would, with an
+// independent client (librdkafka's kcat): examples and labels produced with
+// kcat, predictions consumed with kcat.
+func TestServiceWithKcat(t *testing.T) {
+	t.Parallel()
+	needKcat(t)
 	cluster := startCluster(t)
 	broker := cluster.Addrs()[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -22,9 +21,7 @@ func TestLabelRequestsWithKcat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the service on the embedded broker for several seconds")
 	}
-	if _, err := exec.LookPath("kcat"); err != nil {
-		t.Skip("kcat is not installed (make test installs it)")
-	}
+	needKcat(t)
 	cluster := startCluster(t)
 	broker := cluster.Addrs()[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

@@ -25,11 +25,7 @@ func TestAttributionAddsUpToTheScore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, tc := range []struct {
-			name       string
-			p, classes int
-			centroids  bool
-		}{{"binary", 1, 2, false}, {"one-vs-rest", 5, 5, false}, {"SR", 6, 7, true}} {
+		for _, tc := range modelKinds {
 			for _, mapped := range []bool{false, true} {
 				for _, packed := range []bool{false, true} {
 					dim := 40

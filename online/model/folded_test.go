@@ -13,6 +13,14 @@ import (
 	"streamer/vector"
 )
 
+// modelKinds are the shapes of model the scoring tests run over: binary,
+// one versus rest, and SR's centroids, by their weight vectors and classes.
+var modelKinds = []struct {
+	name       string
+	p, classes int
+	centroids  bool
+}{{"binary", 1, 2, false}, {"one-vs-rest", 5, 5, false}, {"SR", 6, 7, true}}
+
 // TestFoldedScoresAreMappedScores: a packed model with a kernel map,
 // which scores through weights carried over to the landmarks, scores
 // every row as mapping it first does: binary, one-vs-rest and SR models,
@@ -27,11 +35,7 @@ func TestFoldedScoresAreMappedScores(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, tc := range []struct {
-			name       string
-			p, classes int
-			centroids  bool
-		}{{"binary", 1, 2, false}, {"one-vs-rest", 5, 5, false}, {"SR", 6, 7, true}} {
+		for _, tc := range modelKinds {
 			m := randomModel(r, tc.p, km.Dim(), tc.classes, tc.centroids)
 			m.Map = km
 			var want [][]float64
