@@ -85,6 +85,7 @@ type BernoulliCUSUM struct {
 	s      float64
 	since  int64 // position of the first outcome of the excursion
 	run    int64 // outcomes in the excursion of S above 0
+	from   int64 // the reference starts no earlier (trim)
 }
 
 // raise is how many standard errors p0 is raised by: the reference leaves
@@ -142,21 +143,75 @@ func (d *BernoulliCUSUM) push(wrong bool) {
 }
 
 // reference returns the errors and the outcomes p0 is estimated from: the
-// Reference before the newest Recent, or before the excursion.
+// Reference before the newest Recent, or before the excursion, and after
+// the rate last fell (trim).
 func (d *BernoulliCUSUM) reference() (errs int64, n int) {
 	lag := max(int64(d.cfg.Recent), min(d.run, excursionSpan*int64(d.cfg.Reference)))
-	end := d.n - lag // outcomes [start, end) are the reference
-	start := max(0, end-int64(d.cfg.Reference))
-	if end <= start {
+	end := d.n - lag // outcomes [from, end) are the reference
+	d.from = max(d.from, end-int64(d.cfg.Reference), 0)
+	if end-d.from < 2*trimPart {
 		return 0, 0
 	}
-	at := func(i int64) int64 { // errors among the first i outcomes
-		if i == 0 {
-			return 0
-		}
-		return d.errors[(i-1)%int64(len(d.errors))]
+	d.trim(end)
+	return d.at(end) - d.at(d.from), int(end - d.from)
+}
+
+// at returns the errors among the first i outcomes since the reset; i is
+// one of the newest len(errors).
+func (d *BernoulliCUSUM) at(i int64) int64 {
+	if i == 0 {
+		return 0
 	}
-	return at(end) - at(start), int(end - start)
+	return d.errors[(i-1)%int64(len(d.errors))]
+}
+
+// trimPart is the fewest outcomes on either side of a split that trim
+// tests, and the step between the splits it tests.
+const trimPart = 5
+
+// trimThreshold is the log-likelihood ratio of a fall of the rate at
+// which trim drops the reference's older part: a fall as clear as a
+// rise the CUSUM would alarm at.
+const trimThreshold = 6.9
+
+// trim drops the older part of the reference [from, end) where the rate
+// was higher than after it, beyond chance: the generalized likelihood
+// ratio of two rates against one, n0·kl(p̂0, p̂) + n1·kl(p̂1, p̂), above
+// trimThreshold. A learner's first models err more than the later ones,
+// and after an alarm the model re-solved errs more until it has learned;
+// a p0 counting those errors would leave the CUSUM deaf to what comes
+// next. It keeps the split of largest ratio.
+func (d *BernoulliCUSUM) trim(end int64) {
+	e0 := d.at(d.from)
+	total, n := float64(d.at(end)-e0), float64(end-d.from)
+	best, cut := trimThreshold, int64(-1)
+	for s := d.from + trimPart; s <= end-trimPart; s += trimPart {
+		older := float64(d.at(s) - e0)
+		n0 := float64(s - d.from)
+		p0, p1 := older/n0, (total-older)/(n-n0)
+		if p0 <= p1 {
+			continue
+		}
+		p := total / n
+		if glr := n0*kl(p0, p) + (n-n0)*kl(p1, p); glr > best {
+			best, cut = glr, s
+		}
+	}
+	if cut >= 0 {
+		d.from = cut
+	}
+}
+
+// kl is the Kullback–Leibler divergence of Bernoulli(p) from Bernoulli(q).
+func kl(p, q float64) float64 {
+	return xlogy(p, p/q) + xlogy(1-p, (1-p)/(1-q))
+}
+
+func xlogy(x, y float64) float64 {
+	if x == 0 {
+		return 0
+	}
+	return x * math.Log(y)
 }
 
 // Statistic returns S, the log-likelihood ratio of a rise since the
@@ -170,7 +225,7 @@ func (d *BernoulliCUSUM) Threshold() float64 { return d.cfg.Threshold }
 func (d *BernoulliCUSUM) Since() int64 { return d.since }
 
 // Reset forgets every outcome.
-func (d *BernoulliCUSUM) Reset() { d.n, d.s, d.run = 0, 0, 0 }
+func (d *BernoulliCUSUM) Reset() { d.n, d.s, d.run, d.from = 0, 0, 0, 0 }
 
 // CUSUMConfig describes a CUSUM. Zero fields mean the defaults written
 // beside them.

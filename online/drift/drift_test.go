@@ -254,3 +254,69 @@ func TestMonitorSpacing(t *testing.T) {
 		t.Error("an unknown detector: no error")
 	}
 }
+
+// TestBernoulliCUSUMForgetsAFall: the errors of a learner's first models
+// (or of a model re-solved after an alarm) leave p0 once the rate has
+// fallen, so a later rise to below the first rate is found soon: 45%
+// errors for 60 outcomes, 5% for 50, then 35%.
+func TestBernoulliCUSUMForgetsAFall(t *testing.T) {
+	const runs, first, rise = 400, 60, 110
+	r := rand.New(rand.NewPCG(11, 11))
+	var delays []int
+	for range runs {
+		d := NewBernoulliCUSUM(BernoulliConfig{})
+		delay := math.MaxInt
+		for i := range 400 {
+			p := 0.45
+			switch {
+			case i >= rise:
+				p = 0.35
+			case i >= first:
+				p = 0.05
+			}
+			if d.Add(r.Float64() < p, int64(i)) {
+				if i >= rise {
+					delay = i - rise + 1
+				}
+				break
+			}
+		}
+		delays = append(delays, delay)
+	}
+	slices.Sort(delays)
+	if med := delays[runs/2]; med > 40 {
+		t.Errorf("median delay %d outcomes, want at most 40", med)
+	}
+}
+
+// TestMonitorRestart: a detector restarted by its caller forgets what it
+// had and ignores what it is given for a spacing, without an alarm.
+func TestMonitorRestart(t *testing.T) {
+	m, err := NewMonitor(Config{Spacing: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for now := int64(0); now < 2; now++ {
+		if _, ok := m.Recency(10, now); ok {
+			t.Fatalf("alarm at %d", now)
+		}
+	}
+	m.Restart(Neighbours, 2)
+	for now := int64(2); now < 102; now++ {
+		if _, ok := m.Recency(10, now); ok {
+			t.Fatalf("alarm at %d, restarted at 2 for 100", now)
+		}
+	}
+	if st := m.Status()[1]; st.Statistic != 0 || st.Alarms != 0 {
+		t.Errorf("status after restart %+v", st)
+	}
+	var at int64 = -1
+	for now := int64(102); now < 110 && at < 0; now++ {
+		if a, ok := m.Recency(10, now); ok {
+			at = a.At
+		}
+	}
+	if at != 104 {
+		t.Errorf("alarm at %d, want 104", at)
+	}
+}

@@ -161,6 +161,27 @@ func (m *Monitor) Uncertainty(u float64, now int64) (Alarm, bool) {
 	return a, true
 }
 
+// Reset starts the detector again from nothing.
+func (m *Monitor) Reset(detector string) {
+	switch detector {
+	case Labels:
+		m.labels.Reset()
+	case Neighbours:
+		m.neighbours.Reset()
+	case Scores:
+		m.scores.Reset()
+	}
+}
+
+// Restart starts the detector again from nothing, deaf for Spacing
+// positions from now: what it watches is about to change by the
+// caller's doing (a model re-solved on a window that forgot its labels),
+// and that is not an alarm.
+func (m *Monitor) Restart(detector string, now int64) {
+	m.Reset(detector)
+	m.deaf[detector] = now + m.cfg.Spacing
+}
+
 func (m *Monitor) alarm(detector string, stat, threshold float64, now, since int64) Alarm {
 	m.alarms[detector]++
 	m.deaf[detector] = now + m.cfg.Spacing
