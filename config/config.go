@@ -25,6 +25,7 @@ type Config struct {
 	HTTP     HTTPConfig     `mapstructure:"http"`
 	Log      LogConfig      `mapstructure:"log"`
 	Shutdown ShutdownConfig `mapstructure:"shutdown"`
+	Drift    DriftConfig    `mapstructure:"drift"`
 }
 
 // The roles a process can take (key role).
@@ -78,6 +79,7 @@ type TopicsConfig struct {
 	ExamplesDLQ string `mapstructure:"examples_dlq"`
 	LabelsDLQ   string `mapstructure:"labels_dlq"`
 	Lease       string `mapstructure:"lease"`
+	Events      string `mapstructure:"events"`
 }
 
 // TLSConfig is kafka.tls.

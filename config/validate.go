@@ -22,7 +22,7 @@ func (c Config) Validate() error {
 		{c.Kafka.Start == "earliest" || c.Kafka.Start == "latest", "kafka.start", "must be earliest or latest"},
 		{c.Kafka.Topics.Examples != "" && c.Kafka.Topics.Labels != "" && c.Kafka.Topics.Predictions != "" &&
 			c.Kafka.Topics.Snapshots != "" && c.Kafka.Topics.ExamplesDLQ != "" && c.Kafka.Topics.LabelsDLQ != "" &&
-			c.Kafka.Topics.Control != "" && c.Kafka.Topics.Lease != "", "kafka.topics", "every topic needs a name"},
+			c.Kafka.Topics.Control != "" && c.Kafka.Topics.Lease != "" && c.Kafka.Topics.Events != "", "kafka.topics", "every topic needs a name"},
 		{c.Kafka.Partitions > 0, "kafka.partitions", "must be > 0"},
 		{c.Kafka.MaxMessageBytes >= 1024, "kafka.max_message_bytes", "must be at least 1024"},
 		{c.Kafka.BatchTimeout > 0, "kafka.batch_timeout", "must be > 0"},
@@ -89,6 +89,9 @@ func (c Config) Validate() error {
 		}
 	}
 	if err := c.Brokers().Validate(); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	if err := c.Drift.validate(); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
 	if _, err := c.Window.sample(); err != nil {

@@ -238,6 +238,10 @@ func (e *evalRun) finish() {
 	r.Curve, r.BaselineCurve = e.pipe.Curves()
 	r.AllCurve, r.SupervisedAllCurve = e.ssl.curve, e.supervised.curve
 	r.Tenths = e.tenths()
+	r.Alarms = []AlarmRecord{}
+	for _, a := range e.pipe.Alarms() {
+		r.Alarms = append(r.Alarms, AlarmRecord{Examples: a.Examples, Detector: a.Detector, Statistic: a.Statistic, Threshold: a.Threshold})
+	}
 	if e.test != nil {
 		e.checkpoint()
 		last := e.testCurve[len(e.testCurve)-1]

@@ -9,6 +9,7 @@ import (
 
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/drift"
 	"streamer/online/model"
 	"streamer/online/newton"
 	"streamer/online/train"
@@ -31,6 +32,9 @@ type Config struct {
 	// prequential curves; 0 means 100.
 	Horizon   int
 	CurveStep int
+	// Drift says how the stream is watched for drift, and how the learner
+	// reacts (drift.go).
+	Drift DriftConfig
 }
 
 // Pipeline scores, learns and evaluates. Example and Label are meant for
@@ -41,6 +45,9 @@ type Pipeline struct {
 	learner  *online.Learner
 	baseline *online.Learner
 	join     *ingest.Join
+	watch    *watch // nil with Drift.Off
+	// arrivals counts the calls of Arrival; only its goroutine reads it.
+	arrivals int64
 
 	mu           sync.Mutex // guards the fields below
 	ssl, base    *Prequential
@@ -61,6 +68,11 @@ func New(cfg Config) (*Pipeline, error) {
 	if err := cfg.Decoder.Validate(); err != nil {
 		return nil, err
 	}
+	watch, err := newWatch(cfg.Drift)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Learner.KeepView = cfg.Learner.KeepView || cfg.Drift.searches()
 	learner, err := online.NewLearner(cfg.Learner)
 	if err != nil {
 		return nil, fmt.Errorf("learner: %w", err)
@@ -73,6 +85,7 @@ func New(cfg Config) (*Pipeline, error) {
 		cfg:     cfg,
 		learner: learner,
 		join:    join,
+		watch:   watch,
 		ssl:     NewPrequential(cfg.Horizon, cfg.CurveStep),
 		base:    NewPrequential(cfg.Horizon, cfg.CurveStep),
 	}
@@ -123,7 +136,8 @@ func (p *Pipeline) Example(ex ingest.Example, src Source) (Prediction, error) {
 // the join keeps them to score later: the learner's class and the
 // baseline's ("" where there was no model yet).
 func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Prediction, error) {
-	out, stored := p.predict(ex, src)
+	p.arrivals++
+	out, stored, scored, kind, ok := p.predict(ex, src, p.watch.search(p.arrivals))
 	if err := p.learner.Compatible(ex.Vector); err != nil {
 		return out, stored, fmt.Errorf("example %q: %w", ex.ID, err)
 	}
@@ -142,8 +156,11 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 			return out, stored, fmt.Errorf("example %q: baseline: %w", ex.ID, err)
 		}
 	}
+	var position uint64
+	if p.watch != nil && truth != "" && stored.Class != "" {
+		position, _ = p.learner.Admitted(ex.ID)
+	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.examples++
 	p.predictions++
 	if !ex.Labeled && early {
@@ -154,18 +171,32 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 		p.ssl.Add(stored.Class, truth, int(p.examples))
 		p.base.Add(stored.Baseline, truth, int(p.examples))
 	}
+	found := p.watch.arrival(scored, kind, ok, ex.TS, p.examples)
+	if truth != "" && stored.Class != "" {
+		found = append(found, p.watch.outcome(stored.Class != truth, position, p.examples)...)
+	}
+	p.mu.Unlock()
+	p.react(found)
 	return out, stored, nil
 }
 
-// predict scores ex with both learners.
-func (p *Pipeline) predict(ex ingest.Example, src Source) (Prediction, ingest.Prediction) {
+// predict scores ex with both learners; search asks for the nearest
+// window rows where the vote does not search them (online.Solved.Score).
+// It reports the kind of the model that scored, and whether the learner had
+// one.
+func (p *Pipeline) predict(ex ingest.Example, src Source, search bool) (Prediction, ingest.Prediction, online.Scored, modelKind, bool) {
 	stored := ingest.Prediction{At: ex.TS}
-	pred, m, st, ok := p.learner.Predict(ex.Vector)
+	s := p.learner.Scoring()
+	st := s.Stamp
 	stored.ModelVersion = st.Version
 	var out Prediction
+	var scored online.Scored
+	var kind modelKind
+	ok := s.Model.Ready()
 	if ok {
-		out = NewPrediction(ex, src, m, st, pred)
-		stored.Class, stored.Score = *out.Label, pred.Scores[pred.Class]
+		scored, kind = s.Score(ex.Vector, search), kindOf(s)
+		out = NewPrediction(ex, src, s.Model, st, scored.Prediction)
+		stored.Class, stored.Score = *out.Label, scored.Scores[scored.Class]
 	} else {
 		out = Prediction{ID: ex.ID, TS: ex.TS, Source: src, Scores: map[string]float64{}, ModelVersion: st.Version, ModelEpoch: st.Epoch, Reason: p.noModelReason()}
 	}
@@ -174,7 +205,7 @@ func (p *Pipeline) predict(ex ingest.Example, src Source) (Prediction, ingest.Pr
 			stored.Baseline = bm.Classes[bp.Class]
 		}
 	}
-	return out, stored
+	return out, stored, scored, kind, ok
 }
 
 func (p *Pipeline) noModelReason() string { return p.noModel().Error() }
@@ -226,8 +257,12 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 		p.baseline.Label(l.ID, l.Label)
 	}
 	stored, seen, first := p.join.Label(l.ID, l.Label)
+	var position uint64
+	watched := p.watch != nil && seen && first && stored.Class != ""
+	if watched {
+		position, _ = p.learner.Admitted(l.ID)
+	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.labels++
 	if seen {
 		p.joined++
@@ -237,6 +272,12 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 		p.ssl.Add(stored.Class, l.Label, int(p.examples))
 		p.base.Add(stored.Baseline, l.Label, int(p.examples))
 	}
+	var found []drift.Alarm
+	if watched {
+		found = p.watch.outcome(stored.Class != l.Label, position, p.examples)
+	}
+	p.mu.Unlock()
+	p.react(found)
 	return seen
 }
 
