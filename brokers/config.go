@@ -50,11 +50,9 @@ type SASLConfig struct {
 	Password  string
 }
 
-// Validate names the first bad field.
+// Validate names the first bad field. An empty Brokers is not one: it
+// names no cluster, which only the commands that connect refuse.
 func (c Config) Validate() error {
-	if len(c.Brokers) == 0 {
-		return fmt.Errorf("kafka.brokers: empty")
-	}
 	if len(c.Brokers) > 1 && slices.Contains(c.Brokers, Embedded) {
 		return fmt.Errorf("kafka.brokers: %q cannot be mixed with addresses", Embedded)
 	}

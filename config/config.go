@@ -80,6 +80,9 @@ type TopicsConfig struct {
 	LabelsDLQ   string `mapstructure:"labels_dlq"`
 	Lease       string `mapstructure:"lease"`
 	Events      string `mapstructure:"events"`
+	// Versions holds the announcement of every model version, written
+	// before the version scores (snapshot.Announcement).
+	Versions string `mapstructure:"versions"`
 }
 
 // TLSConfig is kafka.tls.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +15,7 @@ func TestDefaultsLoadAndValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Kafka.Brokers[0] != "embedded" || cfg.Window.MaxExamples != 20000 || cfg.Kafka.BatchTimeout != 5*time.Millisecond {
+	if len(cfg.Kafka.Brokers) != 0 || cfg.Window.MaxExamples != 20000 || cfg.Kafka.BatchTimeout != 5*time.Millisecond {
 		t.Fatalf("defaults not read from configs/streamer.yaml: %+v", cfg)
 	}
 	if cfg.HTTP.Listen != "127.0.0.1:8080" {
@@ -76,6 +77,19 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"snapshot.history_retention=0s", "snapshot.history_retention"},
 		{"snapshot.history_topic=model-snapshots", "snapshot.history_topic"},
 		{"kafka.topics.control=model-snapshots-history", "kafka.topics.control"},
+		{"kafka.topics.versions=model-snapshots", "kafka.topics.versions"},
+		{"kafka.topics.versions=predictions", "kafka.topics.versions"},
+		{"kafka.topics.versions=", "kafka.topics"},
+		{"kafka.topics.events=model-snapshots", "kafka.topics.events"},
+		{"drift.detectors=labels,ages", "drift.detectors"},
+		{"drift.react=retrain", "drift.react"},
+		{"drift.labels.rise=1.5", "drift.labels.rise"},
+		{"drift.labels.reference=5", "drift.labels.reference"},
+		{"drift.neighbours.sample=0", "drift.neighbours.sample"},
+		{"drift.scores.delta=2", "drift.scores.delta"},
+		{"drift.spacing=0", "drift.spacing"},
+		{"drift.forget=everything", "drift.forget"},
+		{"drift.quicken_factor=0", "drift.quicken_factor"},
 	}
 	for _, tt := range tests {
 		_, err := Load("", []string{tt.set})
@@ -89,6 +103,30 @@ func TestBadValuesNameTheKey(t *testing.T) {
 // configuration is given to refuse (anngraph's bounds, online's
 // combinations, ingest's classes): Load refuses them and names the
 // key, not the Go field.
+// TestDriftLists: the list keys take a comma-separated --set, and none
+// turns the watch or the reactions off.
+func TestDriftLists(t *testing.T) {
+	c, err := Load("", []string{"drift.detectors=labels,scores", "drift.react=none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := c.Pipeline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := pc.Drift
+	if d.Off || !d.Detectors.Off["neighbours"] || d.Detectors.Off["labels"] || d.Detectors.Off["scores"] || d.Forget || d.Quicken {
+		t.Errorf("drift %+v", d)
+	}
+	c, err = Load("", []string{"drift.detectors=none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc, _ := c.Pipeline(); !pc.Drift.Off {
+		t.Error("drift.detectors=none: the watch runs")
+	}
+}
+
 func TestLowerLayerErrorsNameTheKey(t *testing.T) {
 	tests := []struct {
 		set []string
@@ -108,8 +146,10 @@ func TestLowerLayerErrorsNameTheKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := Load("", tt.set)
-		if err == nil || !strings.Contains(err.Error(), "configuration: "+tt.key) {
-			t.Errorf("--set %v: err = %v, want it to say %q", tt.set, err, tt.key)
+		// The flag that set the key comes first.
+		want := "--set " + tt.set[len(tt.set)-1] + ": " + tt.key
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--set %v: err = %v, want it to say %q", tt.set, err, want)
 		}
 		if err != nil && strings.Contains(err.Error(), "anngraph") {
 			t.Errorf("--set %v: %v speaks of a package, not of the key", tt.set, err)
@@ -181,5 +221,118 @@ func TestRoleExamplesLoad(t *testing.T) {
 		if cfg.Role != role {
 			t.Errorf("configs/%s: role %q, want %q", file, cfg.Role, role)
 		}
+	}
+}
+
+// TestErrorsNameWhereTheKeyWasSet: an unknown key or a bad value is an
+// error that names the flag, the environment variable or the file that
+// set it, and the key; a near miss of a key is suggested.
+func TestErrorsNameWhereTheKeyWasSet(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, yaml string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	tests := []struct {
+		name string
+		env  map[string]string
+		file string
+		set  []string
+		want string
+	}{
+		{name: "--set unknown key", set: []string{"solver.algorthm=tsvm"},
+			want: "--set solver.algorthm=tsvm: no key solver.algorthm in configs/streamer.yaml (did you mean solver.algorithm?)"},
+		{name: "--set far from every key", set: []string{"nonsense.key=1"},
+			want: "--set nonsense.key=1: no key nonsense.key in configs/streamer.yaml"},
+		{name: "--set without =", set: []string{"solver.algorithm"},
+			want: "--set solver.algorithm: want key=value, with a key of configs/streamer.yaml"},
+		{name: "--set bad duration", set: []string{"window.max_age=1"},
+			want: `--set window.max_age=1: window.max_age: time: missing unit in duration "1"`},
+		{name: "--set bad number", set: []string{"window.k=ten"},
+			want: "--set window.k=ten: window.k: cannot parse value as 'int'"},
+		{name: "--set bad value", set: []string{"window.max_examples=0"},
+			want: "--set window.max_examples=0: window.max_examples must be > 1"},
+		{name: "environment bad duration", env: map[string]string{"STREAMER_WINDOW_MAX_AGE": "1"},
+			want: `STREAMER_WINDOW_MAX_AGE=1: window.max_age: time: missing unit in duration "1"`},
+		{name: "environment bad value", env: map[string]string{"STREAMER_KAFKA_START": "middle"},
+			want: "STREAMER_KAFKA_START=middle: kafka.start must be earliest or latest"},
+		{name: "environment unknown variable", env: map[string]string{"STREAMER_SOLVER_LAMDA": "1"},
+			want: "environment variable STREAMER_SOLVER_LAMDA is the variable of no key of configs/streamer.yaml (did you mean STREAMER_SOLVER_LAMBDA?)"},
+		{name: "file bad duration", file: file("age.yaml", "window:\n  max_age: \"1x\"\n"),
+			want: `configuration ` + filepath.Join(dir, "age.yaml") + `: window.max_age: time: unknown unit "x" in duration "1x"`},
+		{name: "file number for a duration", file: file("age1.yaml", "window:\n  max_age: 1\n"),
+			want: `configuration ` + filepath.Join(dir, "age1.yaml") + `: window.max_age: 1 is not a duration: give its unit, such as 1s or 1m`},
+		{name: "file zero for a duration", file: file("age0.yaml", "window:\n  max_age: 0\nkafka:\n  group: \"1\"\n"), want: ""},
+		{name: "file bad value", file: file("k.yaml", "window:\n  k: 0\n"),
+			want: `configuration ` + filepath.Join(dir, "k.yaml") + `: window.k must be > 0`},
+		{name: "file unknown key", file: file("typo.yaml", "window:\n  max_exampels: 5\n"),
+			want: `configuration ` + filepath.Join(dir, "typo.yaml") + `: unknown key window.max_exampels (did you mean window.max_examples?)`},
+		{name: "--set beats the environment", env: map[string]string{"STREAMER_WINDOW_MAX_AGE": "1h"}, set: []string{"window.max_age=2"},
+			want: `--set window.max_age=2: window.max_age: time: missing unit in duration "2"`},
+		{name: "the environment beats the file", env: map[string]string{"STREAMER_WINDOW_K": "-1"}, file: file("k2.yaml", "window:\n  k: 3\n"),
+			want: "STREAMER_WINDOW_K=-1: window.k must be > 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			_, err := Load(tt.file, tt.set)
+			if tt.want == "" && err != nil {
+				t.Errorf("err = %v, want none", err)
+			}
+			if tt.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tt.want)) {
+				t.Errorf("err = %v\nwant   %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDidYouMean(t *testing.T) {
+	keys := []string{"solver.algorithm", "solver.lambda", "solver.lambda_u", "window.k"}
+	tests := []struct{ name, want string }{
+		{"solver.algorthm", " (did you mean solver.algorithm?)"},
+		{"solver.lamda", " (did you mean solver.lambda?)"},
+		{"solver.lambda_v", " (did you mean solver.lambda_u?)"},
+		{"window.kk", " (did you mean window.k?)"},
+		{"graph.sigma", ""},
+	}
+	for _, tt := range tests {
+		if got := didYouMean(tt.name, keys); got != tt.want {
+			t.Errorf("didYouMean(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestCheckBrokers: no broker is a default; the error says how to name
+// the cluster (the key and its variable), and how to ask for the
+// embedded broker where that may be asked for.
+func TestCheckBrokers(t *testing.T) {
+	cfg, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cfg.CheckBrokers(true)
+	for _, want := range []string{"kafka.brokers", "STREAMER_KAFKA_BROKERS", "--set kafka.brokers=embedded"} {
+		if !errors.Is(err, ErrNoBrokers) || !strings.Contains(err.Error(), want) {
+			t.Errorf("no brokers: err = %v, want ErrNoBrokers naming %s", err, want)
+		}
+	}
+	if err := cfg.CheckBrokers(false); err == nil || strings.Contains(err.Error(), "embedded") {
+		t.Errorf("no brokers, embedded not allowed: err = %v, want one that does not offer it", err)
+	}
+	embedded, _ := Load("", []string{"kafka.brokers=embedded"})
+	if err := embedded.CheckBrokers(true); err != nil {
+		t.Errorf("embedded asked for: %v", err)
+	}
+	if err := embedded.CheckBrokers(false); err == nil || !strings.Contains(err.Error(), "running cluster") {
+		t.Errorf("embedded where a running cluster is needed: err = %v", err)
+	}
+	cluster, _ := Load("", []string{"kafka.brokers=k1:9092,k2:9092"})
+	if err := cluster.CheckBrokers(false); err != nil || len(cluster.Kafka.Brokers) != 2 {
+		t.Errorf("a cluster: brokers %v, err = %v", cluster.Kafka.Brokers, err)
 	}
 }

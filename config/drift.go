@@ -12,11 +12,11 @@ import (
 type DriftConfig struct {
 	// Detectors names the detectors that run: labels, neighbours,
 	// scores; none, or an empty list, runs none.
-	Detectors  []string               `mapstructure:"detectors"`
-	Labels     DriftLabelsConfig      `mapstructure:"labels"`
-	Neighbours DriftNeighboursConfig  `mapstructure:"neighbours"`
-	Scores     DriftScoresConfig      `mapstructure:"scores"`
-	Spacing    int64                  `mapstructure:"spacing"`
+	Detectors  []string              `mapstructure:"detectors"`
+	Labels     DriftLabelsConfig     `mapstructure:"labels"`
+	Neighbours DriftNeighboursConfig `mapstructure:"neighbours"`
+	Scores     DriftScoresConfig     `mapstructure:"scores"`
+	Spacing    int64                 `mapstructure:"spacing"`
 	// React names the reactions: forget, quicken; none, or an empty
 	// list, reacts with none.
 	React           []string `mapstructure:"react"`

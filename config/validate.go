@@ -3,9 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"streamer/anngraph"
+	"streamer/brokers"
 )
 
 // Validate checks every value and names the first bad key.
@@ -22,7 +24,7 @@ func (c Config) Validate() error {
 		{c.Kafka.Start == "earliest" || c.Kafka.Start == "latest", "kafka.start", "must be earliest or latest"},
 		{c.Kafka.Topics.Examples != "" && c.Kafka.Topics.Labels != "" && c.Kafka.Topics.Predictions != "" &&
 			c.Kafka.Topics.Snapshots != "" && c.Kafka.Topics.ExamplesDLQ != "" && c.Kafka.Topics.LabelsDLQ != "" &&
-			c.Kafka.Topics.Control != "" && c.Kafka.Topics.Lease != "" && c.Kafka.Topics.Events != "", "kafka.topics", "every topic needs a name"},
+			c.Kafka.Topics.Control != "" && c.Kafka.Topics.Lease != "" && c.Kafka.Topics.Versions != "" && c.Kafka.Topics.Events != "", "kafka.topics", "every topic needs a name"},
 		{c.Kafka.Partitions > 0, "kafka.partitions", "must be > 0"},
 		{c.Kafka.MaxMessageBytes >= 1024, "kafka.max_message_bytes", "must be at least 1024"},
 		{c.Kafka.BatchTimeout > 0, "kafka.batch_timeout", "must be > 0"},
@@ -71,6 +73,10 @@ func (c Config) Validate() error {
 		{c.Snapshot.HistoryTopic != c.Kafka.Topics.Snapshots, "snapshot.history_topic", "must not be kafka.topics.snapshots, which is compacted"},
 		{c.Kafka.Topics.Control != c.Kafka.Topics.Snapshots && c.Kafka.Topics.Control != c.Snapshot.HistoryTopic, "kafka.topics.control",
 			"must not be a snapshot topic"},
+		{!slices.Contains([]string{c.Kafka.Topics.Snapshots, c.Snapshot.HistoryTopic, c.Kafka.Topics.Control, c.Kafka.Topics.Predictions},
+			c.Kafka.Topics.Versions), "kafka.topics.versions", "must be a topic of its own"},
+		{!slices.Contains([]string{c.Kafka.Topics.Snapshots, c.Snapshot.HistoryTopic, c.Kafka.Topics.Control, c.Kafka.Topics.Predictions,
+			c.Kafka.Topics.Versions, c.Kafka.Topics.Examples, c.Kafka.Topics.Labels}, c.Kafka.Topics.Events), "kafka.topics.events", "must be a topic of its own"},
 		{c.Join.PendingLabels > 0, "join.pending_labels", "must be > 0"},
 		{c.Join.RecentExamples > 0, "join.recent_examples", "must be > 0"},
 		{c.Eval.Horizon > 0, "eval.horizon", "must be > 0"},
@@ -138,6 +144,34 @@ func (c Config) validateLayers() error {
 	}
 	return nil
 }
+
+// ErrNoBrokers says that kafka.brokers names no cluster.
+var ErrNoBrokers = errors.New("kafka.brokers is not set")
+
+// CheckBrokers reports whether kafka.brokers names a cluster to run on: an
+// error wrapping ErrNoBrokers when it is empty, which says how to name
+// one (and, when embedded may be asked for, how to), or when it asks for
+// the embedded broker and embedded is false (a command that reads or
+// writes a running cluster).
+func (c Config) CheckBrokers(embedded bool) error {
+	const how = "name the cluster's bootstrap brokers with kafka.brokers in the --config file, " +
+		envPrefixBrokers + "=host:9092,host2:9092 or --set kafka.brokers=host:9092"
+	bc := c.Brokers()
+	switch {
+	case len(bc.Brokers) == 0 && embedded:
+		return fmt.Errorf("%w: %s; or, to try the service on a private in-process broker that only this process "+
+			"knows the address of, --set kafka.brokers=%s", ErrNoBrokers, how, brokers.Embedded)
+	case len(bc.Brokers) == 0:
+		return fmt.Errorf("%w: %s", ErrNoBrokers, how)
+	case bc.IsEmbedded() && !embedded:
+		return fmt.Errorf("kafka.brokers is %s, the private broker of a streamer run: this needs a running cluster; %s",
+			brokers.Embedded, how)
+	}
+	return nil
+}
+
+// envPrefixBrokers is the environment variable of kafka.brokers.
+const envPrefixBrokers = EnvPrefix + "_KAFKA_BROKERS"
 
 // graphKey returns the key that a field of anngraph.Config or
 // LaplacianConfig comes from, or "" for a field the configuration does not

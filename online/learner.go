@@ -159,6 +159,13 @@ type Learner struct {
 	pinned atomic.Pointer[Solved]
 	// epoch stamps the models Solve makes (SetEpoch).
 	epoch atomic.Uint64
+	// issued is the highest version a solve took, or that SetModel or
+	// ReserveVersions put out of its reach: the next solve takes the one
+	// after it, announced or not.
+	issued atomic.Uint64
+	// announce, when set (SetAnnouncer), is told of each model a solve
+	// makes before the model is put in force.
+	announce atomic.Pointer[Announcer]
 	// kind is that of the first vector observed, nil before: the window
 	// holds one kind. It is set once, under mu, and read without it by
 	// Compatible.
@@ -534,16 +541,72 @@ func (l *Learner) InForce() Solved {
 }
 
 // SetModel puts a model in force, such as one restored from a snapshot,
-// with the stamp it was made with and the window it was solved on. It
-// packs m for scoring (Model.Pack).
+// with the stamp it was made with and the window it was solved on; the
+// next solve takes a version after st's. It packs m for scoring
+// (Model.Pack).
 func (l *Learner) SetModel(m *model.Model, st model.Stamp, on model.SolvedOn) {
 	m.Pack()
+	l.ReserveVersions(st.Version)
 	l.current.Store(&Solved{Model: m, Stamp: st, SolvedOn: on})
 }
 
 // SetEpoch sets the epoch that stamps the models Solve makes from now on
 // (0 until it is called): the term of a learner that leads.
 func (l *Learner) SetEpoch(epoch uint64) { l.epoch.Store(epoch) }
+
+// ReserveVersions makes the solves from now on take versions after
+// through: those up to it may have stamped predictions, such as the
+// versions a process announced before it crashed, after its last
+// snapshot.
+func (l *Learner) ReserveVersions(through uint64) {
+	for {
+		old := l.issued.Load()
+		if old >= through || l.issued.CompareAndSwap(old, through) {
+			return
+		}
+	}
+}
+
+// Reserved returns the highest version a solve took or that SetModel or
+// ReserveVersions put out of its reach: the next solve takes a later one.
+func (l *Learner) Reserved() uint64 { return l.issued.Load() }
+
+// takeVersion returns the version of the model a solve made: the one
+// after every version issued or in force. The caller holds solving.
+func (l *Learner) takeVersion() uint64 {
+	v := max(l.issued.Load(), l.InForce().Stamp.Version) + 1
+	l.ReserveVersions(v)
+	return v
+}
+
+// Announcement is what an Announcer is told of a new model.
+type Announcement struct {
+	Stamp     model.Stamp
+	SolvedOn  model.SolvedOn
+	Algorithm string
+}
+
+// An Announcer makes a model known before it scores anything, such as by
+// writing its stamp where an audit of the predictions finds it. An error
+// drops the model: Solve returns an error wrapping ErrUnannounced, the
+// model in force stays, and the version is not taken again (the
+// announcement may have been written, its acknowledgement lost).
+type Announcer func(ctx context.Context, a Announcement) error
+
+// SetAnnouncer has Solve announce each model it makes with a before it is
+// put in force; nil announces nothing.
+func (l *Learner) SetAnnouncer(a Announcer) {
+	if a == nil {
+		l.announce.Store(nil)
+		return
+	}
+	l.announce.Store(&a)
+}
+
+// ErrUnannounced is returned by Solve when the Announcer refused the new
+// model: the model was dropped, and the window counts as changed, so that
+// the next solve tries again under a new version.
+var ErrUnannounced = errors.New("model not announced")
 
 // Pin makes m, with stamp st, the model that scores (Scoring, Predict)
 // until Unpin, whatever the solves put in force meanwhile: a rollback, or
@@ -612,11 +675,13 @@ type SolveReport struct {
 var ErrUnchanged = errors.New("window unchanged since the last solve")
 
 // Solve re-solves the model over the window, warm-started from the model in
-// force, and puts the new model in force. It returns ErrUnchanged when the
-// window and its labels did not change, train.ErrOneClass while the labels
-// name fewer than two classes, and newton.ErrNoLabels while the window
-// holds no labeled example. Examples and labels may arrive meanwhile; they
-// count toward the next solve.
+// force, announces the new model (SetAnnouncer) and puts it in force. It
+// returns ErrUnchanged when the window and its labels did not change,
+// train.ErrOneClass while the labels name fewer than two classes,
+// newton.ErrNoLabels while the window holds no labeled example, and an
+// error wrapping ErrUnannounced when the model could not be announced.
+// Examples and labels may arrive meanwhile; they count toward the next
+// solve.
 func (l *Learner) Solve(ctx context.Context) (SolveReport, error) {
 	l.solving.Lock()
 	defer l.solving.Unlock()
@@ -755,8 +820,7 @@ func (l *Learner) freeze() (windowView, []string, bool) {
 
 func (l *Learner) train(ctx context.Context, view windowView, labels []string) (SolveReport, error) {
 	rep := SolveReport{Window: len(view.keys)}
-	cur := l.InForce()
-	prev, version := cur.Model, cur.Stamp.Version
+	prev := l.InForce().Model
 	// Checked before the graph, the map and the matrix are built: a window
 	// whose labels have all left, or were dropped waiting, or name one
 	// class so far, is tried again at every trigger while examples arrive.
@@ -791,15 +855,21 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 		return rep, err
 	}
 	m.Map = km
-	rep.Stats, rep.Version = st, version+1
+	rep.Stats, rep.Version = st, l.takeVersion()
 	vote, weight := l.vote(view.graph, lap, labels, m, &rep)
 	rep.VoteWeight = weight
 	m.Pack()
-	l.current.Store(&Solved{
+	solved := &Solved{
 		Model: m, Stamp: model.Stamp{Epoch: l.epoch.Load(), Version: rep.Version},
 		SolvedOn: model.SolvedOn{Window: rep.Window, Labeled: rep.Labeled, Objective: st.Objective},
 		Vote:     vote, VoteWeight: weight, View: l.keptView(view.graph),
-	})
+	}
+	if a := l.announce.Load(); a != nil {
+		if err := (*a)(ctx, Announcement{Stamp: solved.Stamp, SolvedOn: solved.SolvedOn, Algorithm: string(st.Algorithm)}); err != nil {
+			return rep, fmt.Errorf("%w: version %d: %w", ErrUnannounced, rep.Version, err)
+		}
+	}
+	l.current.Store(solved)
 	return rep, nil
 }
 

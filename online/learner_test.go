@@ -488,3 +488,66 @@ func TestSolvesComeSoonerWhileTheWindowIsSmall(t *testing.T) {
 		t.Fatal("not due after solve_examples new examples")
 	}
 }
+
+// TestVersionsAreAnnouncedBeforeTheyScore: each model a solve makes is
+// announced before it is put in force, under a version after every one
+// reserved (the versions a crashed process may have announced); a model
+// whose announcement fails is dropped, the model in force stays, and its
+// version is never taken again.
+func TestVersionsAreAnnouncedBeforeTheyScore(t *testing.T) {
+	l := newTestLearner(t, train.SVM, 400)
+	rows := textRows(300, 4)
+	observeEveryFifth(l, rows[:100], func(r labeledRow) string { return r.class })
+	l.ReserveVersions(11)
+	var announced []Announcement
+	refuse := errors.New("brokers away")
+	var fail bool
+	l.SetAnnouncer(func(_ context.Context, a Announcement) error {
+		if in := l.InForce().Stamp; in == a.Stamp {
+			t.Errorf("version %v in force before it was announced", a.Stamp)
+		}
+		if fail {
+			return refuse
+		}
+		announced = append(announced, a)
+		return nil
+	})
+	l.SetEpoch(3)
+	rep, err := l.Solve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := l.InForce()
+	if rep.Version != 12 || first.Stamp != (model.Stamp{Epoch: 3, Version: 12}) || len(announced) != 1 ||
+		announced[0].Stamp != first.Stamp || announced[0].SolvedOn != first.SolvedOn || announced[0].Algorithm != "svm" {
+		t.Fatalf("first solve: version %d in force %+v, announced %+v", rep.Version, first.Stamp, announced)
+	}
+
+	fail = true
+	observeEveryFifth(l, rows[100:200], func(r labeledRow) string { return r.class })
+	if _, err := l.Solve(context.Background()); !errors.Is(err, ErrUnannounced) || !errors.Is(err, refuse) {
+		t.Fatalf("solve while announcements fail: err = %v, want ErrUnannounced wrapping the announcer's", err)
+	}
+	if in := l.InForce(); in.Stamp != first.Stamp || in.Model != first.Model {
+		t.Fatalf("an unannounced model is in force: %+v", in.Stamp)
+	}
+	if _, _, st, _ := l.Predict(rows[0].v); st != first.Stamp {
+		t.Fatalf("an unannounced model scores: %+v", st)
+	}
+
+	fail = false
+	rep, err = l.Solve(context.Background()) // the window counts as changed
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Version != 14 || l.InForce().Stamp.Version != 14 || len(announced) != 2 {
+		t.Fatalf("after a dropped version 13: solved version %d, in force %v, %d announced", rep.Version, l.InForce().Stamp, len(announced))
+	}
+
+	// A restored model keeps its stamp, and solves go on after it.
+	l.SetModel(first.Model, model.Stamp{Epoch: 3, Version: 20}, first.SolvedOn)
+	observeEveryFifth(l, rows[200:], func(r labeledRow) string { return r.class })
+	if rep, err := l.Solve(context.Background()); err != nil || rep.Version != 21 {
+		t.Fatalf("after a restore of version 20: version %d, err %v", rep.Version, err)
+	}
+}

@@ -14,10 +14,13 @@ import (
 // vote of an arrival's nearest window rows (package propagate).
 type VoteConfig struct {
 	// Off scores with the model alone. Otherwise, after each solve over
-	// a kNN graph that follows the labels (train.FollowsLabels), the
-	// learner spreads the window's labels over the graph and scores an
-	// example by (1-Weight)·the model's calibrated probabilities plus
-	// Weight·the vote of its nearest window rows.
+	// a kNN graph of dense rows that follows the labels
+	// (train.FollowsLabels), the learner spreads the window's labels over
+	// the graph and scores an example by (1-Weight)·the model's calibrated
+	// probabilities plus Weight·the vote of its nearest window rows.
+	// Sparse rows (text) never vote: a bag of words' nearest rows carry
+	// its label less often than a linear model does, and finding them
+	// costs many times the model's scoring (BenchmarkVoteText).
 	Off bool
 	// Weight is the vote's share; 0 means 0.5.
 	Weight float64
@@ -55,7 +58,7 @@ func (l *Learner) vote(view *anngraph.View, lap *anngraph.Laplacian, labels []st
 	}
 	same, edges, follows := train.FollowsLabels(lap, labels)
 	rep.LabeledEdges, rep.AgreeingEdges = edges, same
-	if !follows {
+	if !follows || !view.Vector(0).IsDense() {
 		return nil, 0
 	}
 	index := make(map[string]int, len(m.Classes))

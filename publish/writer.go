@@ -183,3 +183,40 @@ func (s *SnapshotWriter) Publish(ctx context.Context, name string, st snapshot.S
 
 // Close flushes and closes the writer.
 func (s *SnapshotWriter) Close() error { return s.w.Close() }
+
+// AnnouncementWriter writes the announcements of models (snapshot.Announcement)
+// to a topic of one partition, keyed by model name, one at a time: a model
+// is announced before it scores, so Announce returns only once every
+// in-sync replica has the record.
+type AnnouncementWriter struct {
+	w *kafka.Writer
+}
+
+// NewAnnouncementWriter returns a writer of announcements to topic.
+func NewAnnouncementWriter(conn *brokers.Connection, topic string) *AnnouncementWriter {
+	return &AnnouncementWriter{w: &kafka.Writer{
+		Addr:         kafka.TCP(conn.Addrs...),
+		Transport:    conn.Transport,
+		Topic:        topic,
+		Balancer:     kafka.BalancerFunc(func(kafka.Message, ...int) int { return 0 }),
+		RequiredAcks: kafka.RequireAll,
+		BatchTimeout: sendAtOnce,
+		BatchSize:    1,
+		MaxAttempts:  3,
+	}}
+}
+
+// Announce writes a and returns once it is acknowledged.
+func (a *AnnouncementWriter) Announce(ctx context.Context, ann snapshot.Announcement) error {
+	data, err := snapshot.EncodeAnnouncement(ann)
+	if err != nil {
+		return err
+	}
+	if err := a.w.WriteMessages(ctx, kafka.Message{Key: []byte(ann.Name), Value: data}); err != nil {
+		return fmt.Errorf("announce %s %v: %w", ann.Name, ann.Stamp(), err)
+	}
+	return nil
+}
+
+// Close closes the writer.
+func (a *AnnouncementWriter) Close() error { return a.w.Close() }

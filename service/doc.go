@@ -1,7 +1,8 @@
 // Package service runs the streaming job: it consumes examples and labels,
 // scores every example with the model in force, feeds the learner's window,
-// re-solves in the background, publishes predictions and snapshots, and
-// restores itself from its newest snapshot. Its HTTP endpoints (package
+// re-solves in the background, announces every model version before it
+// scores (versions.go), publishes predictions and snapshots, and restores
+// itself from its newest snapshot. Its HTTP endpoints (package
 // service/httpapi) also score examples on request, with the same decoder
 // and model, learning nothing from them.
 //
@@ -11,6 +12,9 @@
 // under the pin orders of control and, for a learner, the lease of lease.
 // The configuration comes loaded and validated (package config). One
 // runtime (runtime.go) owns every goroutine of a Run and waits for them.
+// Its log collapses repeated warnings, its own retries' and kafka-go's,
+// to a line per step with the count of the rest (package
+// internal/collapse).
 //
 // A process takes one of three roles (roles.go): all of the above (role
 // all); a scorer, one of the replicas of the consumer group on the

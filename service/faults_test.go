@@ -55,6 +55,9 @@ func TestBrokerGoesAwayAndComesBack(t *testing.T) {
 		l := logs.String()
 		return strings.Contains(l, "retrying") || strings.Contains(l, "kafka reader")
 	})
+	// An outage of several collapse steps: every kind of warning is
+	// written at 0, 1, 3 and 7s at most, the rest counted.
+	time.Sleep(outage)
 	if run.exited() {
 		t.Fatalf("the service exited while the broker was away: %v", run.result)
 	}
@@ -74,4 +77,63 @@ func TestBrokerGoesAwayAndComesBack(t *testing.T) {
 			t.Log(line)
 		}
 	}
+	checkWarningsCollapsed(t, logs.String())
+}
+
+// outage is how long TestBrokerGoesAwayAndComesBack keeps the brokers
+// away once the service has noticed.
+const outage = 8 * time.Second
+
+// checkWarningsCollapsed checks the text logs of a run through an outage:
+// no kind of warning (level and message) has more lines than the collapse
+// steps of the outage allow (at 0, 1, 3 and 7s, a last one for the
+// records held back, and as many again after a quiet minute, which a
+// test this short never has), and some lines stand for repeats.
+func checkWarningsCollapsed(t *testing.T, logs string) {
+	t.Helper()
+	lines := map[string]int{}
+	records, written := 0, 0
+	for _, line := range strings.Split(logs, "\n") {
+		level, ok := textField(line, "level")
+		if !ok || (level != "WARN" && level != "ERROR") {
+			continue
+		}
+		msg, _ := textField(line, "msg")
+		lines[level+" "+msg]++
+		written++
+		records++
+		if r, ok := textField(line, "repeated"); ok {
+			n, _ := strconv.Atoi(r)
+			records += n
+		}
+	}
+	for kind, n := range lines {
+		if n > 5 {
+			t.Errorf("%d lines of %q through an outage of %v", n, kind, outage)
+		}
+	}
+	t.Logf("%d warnings and errors in %d lines, of %d kinds", records, written, len(lines))
+	if records == written {
+		t.Errorf("no line stands for repeated warnings: %d lines of %d kinds", written, len(lines))
+	}
+}
+
+// textField returns the value of key in a line of slog's text handler,
+// unquoted.
+func textField(line, key string) (string, bool) {
+	i := strings.Index(line, " "+key+"=")
+	if i < 0 && strings.HasPrefix(line, key+"=") {
+		i = -1
+	} else if i < 0 {
+		return "", false
+	}
+	rest := line[i+len(key)+2:]
+	if strings.HasPrefix(rest, `"`) {
+		if v, err := strconv.QuotedPrefix(rest); err == nil {
+			u, _ := strconv.Unquote(v)
+			return u, true
+		}
+	}
+	v, _, _ := strings.Cut(rest, " ")
+	return v, true
 }

@@ -39,10 +39,16 @@ func (s *Service) runLearner(rt *runtime) error {
 	if err := s.retry(ctx, "read the control topic", func() error { return s.catchUpPins(ctx) }); err != nil {
 		return nil // only ctx ends a retry
 	}
+	var announced uint64
+	if err := s.retry(ctx, "read the versions topic", func() (err error) { announced, err = s.reserveVersions(ctx); return err }); err != nil {
+		return nil
+	}
 	// The generation orders the terms of one group; a snapshot topic
 	// that outlived its group (a group deleted, a new cluster) may hold
-	// later epochs, which a new term must still pass.
-	epoch := max(term.Generation(), s.roles.newestEpoch.Load()+1)
+	// later epochs, which a new term must still pass, and so may the
+	// versions topic (a term that announced versions and died before its
+	// first snapshot).
+	epoch := max(term.Generation(), s.roles.newestEpoch.Load()+1, announced+1)
 	s.roles.epoch.Store(epoch)
 	s.pipe.Learner().SetEpoch(epoch)
 	s.log.Info("learner leading", "epoch", epoch, "generation", term.Generation())
@@ -83,8 +89,10 @@ func (s *Service) consumeLeading(term *lease.Term) input {
 				return nil
 			}
 		})
-		if err := s.publishSnapshot(rt.ctx, out.snapshots); err != nil && rt.ctx.Err() == nil {
-			s.log.Warn("restored model not announced under the new epoch", "error", err)
+		if s.restampRestored(rt.ctx, s.roles.epoch.Load()) {
+			if err := s.publishSnapshot(rt.ctx, out.snapshots); err != nil && rt.ctx.Err() == nil {
+				s.log.Warn("restored model not published under the new epoch", "error", err)
+			}
 		}
 		s.consumer.Assigned(rt.ctx, out.records, trigger, s.learnerStart, func(partitions int) {
 			close(s.started)

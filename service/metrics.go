@@ -20,7 +20,10 @@ type Metrics struct {
 	*consumer.Metrics
 	SolveTime prometheus.Histogram
 	Solves    *prometheus.CounterVec
-	Snapshots prometheus.Counter
+	// AnnounceTime is the time a solve's model took to be announced
+	// (versions.go).
+	AnnounceTime prometheus.Histogram
+	Snapshots    prometheus.Counter
 	// ModelEpoch, SnapshotsIgnored, CatchUps and LeaseHeld are the roles'
 	// (roles.go).
 	ModelEpoch       prometheus.Gauge
@@ -43,8 +46,13 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		}),
 		Solves: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "streamer_solves_total",
-			Help: "Re-solves by result: ok (a new model in force), skipped (no labeled example in the window, or labels of fewer than two classes so far) or error; a window unchanged since the last solve is not solved and not counted.",
+			Help: "Re-solves by result: ok (a new model in force), skipped (no labeled example in the window, or labels of fewer than two classes so far), unannounced (the model was dropped: its version could not be written to kafka.topics.versions) or error; a window unchanged since the last solve is not solved and not counted.",
 		}, []string{"result"}),
+		AnnounceTime: f.NewHistogram(prometheus.HistogramOpts{
+			Name:    "streamer_model_announce_duration_seconds",
+			Help:    "Wall time of writing a new model version's announcement to kafka.topics.versions, acknowledged, before the version scores.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}),
 		Snapshots: f.NewCounter(prometheus.CounterOpts{
 			Name: "streamer_snapshots_published_total",
 			Help: "Model snapshots written to the snapshot topic by this process.",

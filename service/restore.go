@@ -21,8 +21,12 @@ import (
 // publishing anything.
 // Without a snapshot it rebuilds the last window.max_examples examples
 // before the committed offsets, when there are any.
+//
+// The seed model scores under a version after those announced
+// (seedVersion): in role all it is announced here, a learner announces it
+// under its new epoch once it leads.
 func (s *Service) restore(ctx context.Context) error {
-	snap, err := s.loadSnapshot(ctx)
+	snap, seeded, err := s.loadSnapshot(ctx)
 	if err != nil {
 		return err
 	}
@@ -31,6 +35,12 @@ func (s *Service) restore(ctx context.Context) error {
 			s.log.Error("snapshot refused; starting without it", "model_version", snap.Version, "error", err)
 			snap = nil
 		} else {
+			if seeded && s.cfg.Role == config.RoleAll {
+				if err := s.restampSeed(ctx, snap); err != nil {
+					return err
+				}
+			}
+			s.roles.seeded = seeded && s.cfg.Role == config.RoleLearner
 			s.pipe.SetModel(&snap.Model, snap.Stamp(), snap.SolvedOn())
 			s.restored.Store(snap.Version)
 			s.countedBefore.Store(&snap.Stats)
@@ -71,13 +81,14 @@ func resumeOffsets(snap *snapshot.Snapshot) map[partitionKey]int64 {
 	return out
 }
 
-// loadSnapshot returns the newest usable snapshot, or nil.
-func (s *Service) loadSnapshot(ctx context.Context) (*snapshot.Snapshot, error) {
+// loadSnapshot returns the newest usable snapshot, or nil; seeded says it
+// is the seed model.
+func (s *Service) loadSnapshot(ctx context.Context) (snap *snapshot.Snapshot, seeded bool, err error) {
 	if path := s.cfg.Snapshot.File; path != "" {
 		snap, err := snapshot.ReadFile(path)
 		switch {
 		case err == nil:
-			return snap, nil
+			return snap, false, nil
 		case errors.Is(err, os.ErrNotExist):
 		default:
 			s.log.Error("snapshot file refused", "file", path, "error", err)
@@ -85,21 +96,22 @@ func (s *Service) loadSnapshot(ctx context.Context) (*snapshot.Snapshot, error) 
 	}
 	c, ok, skipped, err := s.conn.ReadSnapshots(ctx, s.cfg.Kafka.Topics.Snapshots, s.cfg.Model.Name)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if skipped > 0 {
 		s.log.Warn("snapshot records skipped", "count", skipped)
 	}
 	if !ok {
-		return s.loadSeed(), nil
+		snap = s.loadSeed()
+		return snap, snap != nil, nil
 	}
 	s.roles.newestEpoch.Store(c.Epoch)
-	snap, err := snapshot.Decode(c.Data)
-	if err != nil {
+	if snap, err = snapshot.Decode(c.Data); err != nil {
 		s.log.Error("snapshot refused", "error", err)
-		return s.loadSeed(), nil
+		snap = s.loadSeed()
+		return snap, snap != nil, nil
 	}
-	return snap, nil
+	return snap, false, nil
 }
 
 // loadSeed returns the model.seed_file snapshot, or nil when there is none

@@ -40,6 +40,9 @@ type roles struct {
 	// resume is where a learner reads each partition from, after its
 	// restore: the snapshot's next offsets.
 	resume map[partitionKey]int64
+	// seeded says that a learner's model in force is model.seed_file's,
+	// put in force at restore and not announced yet.
+	seeded bool
 }
 
 // setWaiting sets the reason the role is not ready; "" when it is.

@@ -205,6 +205,18 @@ func TestLearnerHandsOver(t *testing.T) {
 	if err != nil || !newest.Stamp().Newer(last.Stamp()) || newest.Epoch != second.svc.roles.epoch.Load() {
 		t.Fatalf("newest snapshot %v after the hand-over (was %v): %v", newest.Stamp(), last.Stamp(), err)
 	}
+	// The restored model was announced under the new epoch before its
+	// snapshot, as a restore of the first learner's last.
+	restamped := snapshot.Stamp{Epoch: second.svc.roles.epoch.Load(), Version: last.Version}
+	found := false
+	for _, a := range readAnnouncements(t, ctx, conn) {
+		if a.Stamp() == restamped {
+			found = a.Origin == snapshot.OriginRestore && a.From != nil && *a.From == last.Stamp()
+		}
+	}
+	if !found {
+		t.Errorf("no announcement of %v as the restore of %v", restamped, last.Stamp())
+	}
 }
 
 // TestScorerObeysPin: a scorer pinned to the version in force keeps

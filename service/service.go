@@ -14,6 +14,7 @@ import (
 	"streamer/brokers"
 	"streamer/config"
 	"streamer/control"
+	"streamer/internal/collapse"
 	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/service/consumer"
@@ -25,6 +26,7 @@ import (
 type Service struct {
 	cfg     config.Config
 	log     *slog.Logger
+	logs    *collapse.Handler // log's: repeated warnings collapse (package collapse)
 	metrics *Metrics
 	pipe    *pipeline.Pipeline
 
@@ -50,6 +52,10 @@ type Service struct {
 
 	pin     pinning                 // the pin order obeyed (pin.go)
 	history *publish.SnapshotWriter // of the history topic (history.go); nil without one
+	// versions announces each model before it scores (versions.go); nil
+	// in role scorer. lastAnnounce is how long the last announcement took.
+	versions     *publish.AnnouncementWriter
+	lastAnnounce atomic.Int64 // time.Duration
 }
 
 // New prepares a service; nothing connects before Run.
@@ -65,7 +71,11 @@ func New(cfg config.Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{cfg: cfg, log: log, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{}), backlog: consumer.NewBacklog()}
+	// Through an outage every retry loop, and kafka-go's readers, warn
+	// again and again: one line per step of each kind says as much.
+	logs := collapse.NewHandler(log.Handler(), collapse.Options{})
+	log = slog.New(logs)
+	s := &Service{cfg: cfg, log: log, logs: logs, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{}), backlog: consumer.NewBacklog()}
 	s.schedule = &consumer.Schedule{Config: cfg, Backlog: s.backlog, Metrics: s.metrics.Metrics, Log: log}
 	s.endpoints = endpoints{s}
 	return s, nil
@@ -110,8 +120,15 @@ func (s *Service) Run(ctx context.Context) error {
 	if err := s.connect(); err != nil {
 		return err
 	}
-	// Every reader and writer has stopped when Run returns.
+	// Every reader and writer has stopped when Run returns, and the
+	// warnings still held back are written.
+	defer s.logs.Flush(context.WithoutCancel(ctx))
 	defer s.conn.Close()
+	if s.learns() {
+		s.versions = publish.NewAnnouncementWriter(s.conn, s.cfg.Kafka.Topics.Versions)
+		defer s.closeAll(s.versions)
+		s.pipe.Learner().SetAnnouncer(s.announceSolved)
+	}
 	s.consumer = s.newConsumer()
 	api, err := s.listenHTTP()
 	if err != nil {
@@ -156,6 +173,9 @@ func startFailure(ctx context.Context, err error) error {
 // which hands its addresses to the service.
 func (s *Service) connect() error {
 	bc := s.cfg.Brokers()
+	if len(bc.Brokers) == 0 {
+		return s.cfg.CheckBrokers(false)
+	}
 	if bc.IsEmbedded() {
 		return errors.New("kafka.brokers: [embedded] is the in-process cluster, which the command line starts: give the service its addresses")
 	}
@@ -174,6 +194,12 @@ func (s *Service) prepare(ctx context.Context) error {
 	defer s.setWaiting("")
 	s.setWaiting("starting: creating the topics")
 	if err := s.createTopics(ctx); err != nil {
+		return err
+	}
+	// Before a restore, which may put the seed model in force under a new
+	// version, and before any solve.
+	s.setWaiting("starting: reading the versions topic")
+	if err := s.retry(ctx, "read the versions topic", func() error { _, err := s.reserveVersions(ctx); return err }); err != nil {
 		return err
 	}
 	if s.cfg.Snapshot.Restore {
@@ -202,6 +228,9 @@ func (s *Service) createTopics(ctx context.Context) error {
 	}
 	if s.cfg.Role != config.RoleAll {
 		topics = append(topics, brokers.Topic{Name: t.Lease, Partitions: 1})
+	}
+	if s.learns() {
+		topics = append(topics, s.versionsTopic())
 	}
 	return s.retry(ctx, "create topics", func() error { return s.conn.EnsureTopics(ctx, topics...) })
 }

@@ -78,6 +78,10 @@ func (s *Service) solve(ctx context.Context, lastSkip *string) (rows int, ok boo
 		return 0, false
 	case ctx.Err() != nil:
 		return 0, false
+	case errors.Is(err, online.ErrUnannounced):
+		s.metrics.Solves.WithLabelValues("unannounced").Inc()
+		s.log.Warn("model dropped: its version was not announced; the next trigger solves again", "model_version", rep.Version, "error", err)
+		return 0, false
 	case err != nil:
 		s.metrics.Solves.WithLabelValues("error").Inc()
 		s.log.Error("solve failed", "error", err)
@@ -89,7 +93,7 @@ func (s *Service) solve(ctx context.Context, lastSkip *string) (rows int, ok boo
 	s.metrics.SolveTime.Observe(rep.Seconds)
 	attrs := []any{"algorithm", rep.Algorithm, "model_version", rep.Version, "window", rep.Window, "labeled", rep.Labeled,
 		"objective", rep.Objective, "newton_steps", rep.NewtonSteps, "cgls_iters", rep.CGLSIters,
-		"seconds", rep.Seconds, "recent_accuracy", st.SSLRecent.Accuracy()}
+		"seconds", rep.Seconds, "announce_seconds", time.Duration(s.lastAnnounce.Load()).Seconds(), "recent_accuracy", st.SSLRecent.Accuracy()}
 	if rep.Rival != "" { // auto weighed sr against rep.Rival (docs/MATH.md, "Choosing an algorithm")
 		attrs = append(attrs, "rival", rep.Rival, "record_sr", rep.TrialSR, "record_rival", rep.TrialRival)
 	}
@@ -101,7 +105,7 @@ func (s *Service) solve(ctx context.Context, lastSkip *string) (rows int, ok boo
 // position, or nil while there is no model.
 func (s *Service) buildSnapshot() *snapshot.Snapshot {
 	cur := s.pipe.Learner().InForce()
-	m, version, on := cur.Model, cur.Stamp.Version, cur.SolvedOn
+	m, on := cur.Model, cur.SolvedOn
 	if !m.Ready() {
 		return nil
 	}
@@ -115,7 +119,7 @@ func (s *Service) buildSnapshot() *snapshot.Snapshot {
 	stats := s.streamCounts()
 	stats.WindowSize, stats.Labeled, stats.Objective = on.Window, on.Labeled, on.Objective
 	snap := &snapshot.Snapshot{
-		Name: s.cfg.Model.Name, Version: version, Epoch: s.roles.epoch.Load(), CreatedAt: time.Now().UTC(),
+		Name: s.cfg.Model.Name, Version: cur.Stamp.Version, Epoch: cur.Stamp.Epoch, CreatedAt: time.Now().UTC(),
 		Features: features, Params: params, Window: window, Model: kept,
 		Stats: stats, Progress: snapshotProgress(s.pipe.Progress()),
 	}

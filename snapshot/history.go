@@ -9,7 +9,7 @@ import "time"
 type Entry struct {
 	Name string `json:"model"`
 	// Epoch is the leadership term of the learner that made it (0 for a
-	// process that runs alone) and Version its count of solves.
+	// process that runs alone) and Version its number in the epoch.
 	Epoch     uint64    `json:"epoch"`
 	Version   uint64    `json:"version"`
 	CreatedAt time.Time `json:"created_at"`

@@ -11,7 +11,8 @@ import (
 type Snapshot struct {
 	// Name is the model's name: the key of its snapshots on the topic.
 	Name string `json:"name"`
-	// Version increases with every solve of the model.
+	// Version numbers the models of an epoch in the order they were made;
+	// no two models carry one (Epoch, Version) (Announcement).
 	Version uint64 `json:"version"`
 	// Epoch is the leadership term of the learner that made the snapshot;
 	// 0 in snapshots written alone (role all) and before epochs were kept.

@@ -13,7 +13,7 @@ import (
 type DrainConfig struct {
 	Executable string  // the streamer binary to run
 	Examples   int     // examples written before the service starts
-	TextFrom   string  // a JSONL file (.gz allowed) whose texts are cycled; "" generates text
+	TextFrom   string  // a JSONL file (.gz allowed) whose examples (text or vector) are cycled; "" generates text
 	LabelRate  float64 // fraction of the examples that also get a label on the labels topic
 	Partitions int     // partitions of the input topics; 0 means 4
 	Set        []string

@@ -4,11 +4,12 @@ import (
 	"compress/gzip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
 // TestDrainTextsCycleWithDistinctIDs reads a small gzipped JSONL file and
-// cycles it: texts and labels repeat, ids do not.
+// cycles it: texts, vectors and labels repeat, ids do not.
 func TestDrainTextsCycleWithDistinctIDs(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl.gz")
 	f, err := os.Create(path)
@@ -19,6 +20,7 @@ func TestDrainTextsCycleWithDistinctIDs(t *testing.T) {
 	zw.Write([]byte(`{"id": "a", "label": "x", "text": "one"}
 {"id": "b", "text": ""}
 {"id": "c", "label": 3, "text": "two"}
+{"id": "d", "label": "y", "vector": [1, 2.5]}
 `))
 	zw.Close()
 	f.Close()
@@ -26,11 +28,17 @@ func TestDrainTextsCycleWithDistinctIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []drainText{{"a", "one", "x"}, {"c", "two", "3"}, {"a~1", "one", "x"}, {"c~1", "two", "3"}, {"a~2", "one", "x"}}
+	want := []drainText{
+		{id: "a", text: "one", label: "x"}, {id: "c", text: "two", label: "3"}, {id: "d", vector: []float64{1, 2.5}, label: "y"},
+		{id: "a~1", text: "one", label: "x"}, {id: "c~1", text: "two", label: "3"}, {id: "d~1", vector: []float64{1, 2.5}, label: "y"},
+	}
 	for i, w := range want {
-		if got := next(i); got != w {
+		if got := next(i); !reflect.DeepEqual(got, w) {
 			t.Errorf("example %d = %+v, want %+v", i, got, w)
 		}
+	}
+	if got := string(next(2).value()); got != `{"id":"d","vector":[1,2.5]}` {
+		t.Errorf("a vector example's record %s", got)
 	}
 }
 

@@ -16,13 +16,26 @@ import (
 	"streamer/synth"
 )
 
-// drainText is one example's text and, when the source has one, its label.
+// drainText is one example's text or vector and, when the source has one,
+// its label.
 type drainText struct {
 	id, text, label string
+	vector          []float64
 }
 
-// drainTexts returns a function giving the i-th example: generated, or the
-// texts of a JSONL file cycled, each cycle's ids made distinct.
+// value returns the example's record value.
+func (d drainText) value() []byte {
+	if d.vector != nil {
+		v, _ := json.Marshal(map[string]any{"id": d.id, "vector": d.vector})
+		return v
+	}
+	v, _ := json.Marshal(map[string]string{"id": d.id, "text": d.text})
+	return v
+}
+
+// drainTexts returns a function giving the i-th example: generated text,
+// or the examples (text or vector) of a JSONL file cycled, each cycle's
+// ids made distinct.
 func drainTexts(path string) (func(i int) drainText, error) {
 	if path == "" {
 		gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 1})
@@ -41,14 +54,15 @@ func drainTexts(path string) (func(i int) drainText, error) {
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for line := 1; sc.Scan(); line++ {
 		var r struct {
-			ID    string          `json:"id"`
-			Text  string          `json:"text"`
-			Label json.RawMessage `json:"label"`
+			ID     string          `json:"id"`
+			Text   string          `json:"text"`
+			Vector []float64       `json:"vector"`
+			Label  json.RawMessage `json:"label"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-		if r.Text == "" {
+		if r.Text == "" && r.Vector == nil {
 			continue
 		}
 		if r.ID == "" {
@@ -60,13 +74,13 @@ func drainTexts(path string) (func(i int) drainText, error) {
 		} else if label == "null" {
 			label = ""
 		}
-		recs = append(recs, drainText{id: r.ID, text: r.Text, label: label})
+		recs = append(recs, drainText{id: r.ID, text: r.Text, vector: r.Vector, label: label})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	if len(recs) == 0 {
-		return nil, fmt.Errorf("%s: no record with a text", path)
+		return nil, fmt.Errorf("%s: no record with a text or a vector", path)
 	}
 	return func(i int) drainText {
 		r := recs[i%len(recs)]
@@ -85,13 +99,12 @@ func fillDrain(ctx context.Context, conn *brokers.Connection, cfg DrainConfig, e
 		return err
 	}
 	w := &kafka.Writer{Addr: kafka.TCP(conn.Addrs...), Transport: conn.Transport, Balancer: &kafka.Hash{},
-		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 5000, BatchBytes: 16 << 20}
+		RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond, BatchSize: 5000, BatchBytes: 900 << 10}
 	defer w.Close()
 	batch := make([]kafka.Message, 0, 5500)
 	for i := range cfg.Examples {
 		d := next(i)
-		v, _ := json.Marshal(map[string]string{"id": d.id, "text": d.text})
-		batch = append(batch, kafka.Message{Topic: examples, Key: []byte(d.id), Value: v})
+		batch = append(batch, kafka.Message{Topic: examples, Key: []byte(d.id), Value: d.value()})
 		// Exactly ⌊n·rate⌋ of the first n examples are labeled.
 		if d.label != "" && math.Floor(float64(i+1)*cfg.LabelRate) > math.Floor(float64(i)*cfg.LabelRate) {
 			l, _ := json.Marshal(map[string]string{"id": d.id, "label": d.label})

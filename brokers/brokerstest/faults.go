@@ -39,3 +39,43 @@ func fetches(req *kmsg.FetchRequest, topic string, partition int32, from int64) 
 	}
 	return false
 }
+
+// RefuseProduce makes the embedded cluster refuse every produce request to
+// topic alone, as brokers that cannot take its records would (kafka-go's
+// writer reports the refusal at once, without retrying), until release is
+// closed.
+func RefuseProduce(c *kfake.Cluster, topic string, release <-chan struct{}) {
+	c.ControlKey(int16(kmsg.Produce), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		select {
+		case <-release:
+			c.DropControl()
+			return nil, nil, false
+		default:
+		}
+		c.KeepControl()
+		pr := req.(*kmsg.ProduceRequest)
+		for _, t := range pr.Topics {
+			if t.Topic != topic {
+				return nil, nil, false
+			}
+		}
+		resp := pr.ResponseKind().(*kmsg.ProduceResponse)
+		resp.SetVersion(pr.GetVersion())
+		for _, t := range pr.Topics {
+			rt := kmsg.NewProduceResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewProduceResponseTopicPartition()
+				rp.Partition = p.Partition
+				rp.ErrorCode = policyViolation
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, nil, true
+	})
+}
+
+// policyViolation is Kafka's error code POLICY_VIOLATION, which no client
+// retries.
+const policyViolation = 44

@@ -46,7 +46,7 @@ processors) and stop_seconds (from SIGTERM to the service's exit).`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&cfg.Examples, "examples", 200000, "examples written before the service starts")
-	f.StringVar(&cfg.TextFrom, "text-from", "", "JSONL file (.gz allowed) whose text fields are cycled; empty generates text")
+	f.StringVar(&cfg.TextFrom, "text-from", "", "JSONL file (.gz allowed) whose examples (text or vector) are cycled; empty generates text")
 	f.Float64Var(&cfg.LabelRate, "label-rate", 0.05, "fraction of the examples that also get a label on the labels topic")
 	f.IntVar(&cfg.Partitions, "partitions", 4, "partitions of the input topics (kafka.partitions of the service)")
 	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "longest the drain may take")

@@ -227,3 +227,13 @@ func TestBenchCommandsPrintOneLine(t *testing.T) {
 		}
 	}
 }
+
+// TestRetrainedReplayKeepsOffThePredictionsTopic: a retrained replay's
+// models are its own, and their stamps must not read as the service's on
+// its predictions topic.
+func TestRetrainedReplayKeepsOffThePredictionsTopic(t *testing.T) {
+	_, err := runErr("replay", "--from", "0", "--retrain", "--out-topic", "predictions", "--set", "kafka.brokers=127.0.0.1:1")
+	if err == nil || !strings.Contains(err.Error(), "--out-topic predictions") || !strings.Contains(err.Error(), "kafka.topics.predictions") {
+		t.Fatalf("replay --retrain to the predictions topic: err = %v", err)
+	}
+}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -21,11 +23,12 @@ func newModelCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "model",
 		Short: "List a model's versions, pin one to score with, unpin",
-		Long: `model reads the configured model's history (snapshot.history_topic, and
-the newest version on kafka.topics.snapshots) and writes pin orders to the
-control topic (kafka.topics.control), which every service of the model
-obeys: pinned, it scores with that version (loading it from the history:
-a rollback) while it goes on learning and publishing newer ones; unpinned,
+		Long: `model reads the configured model's history (every version announced on
+kafka.topics.versions, the snapshots of snapshot.history_topic and the
+newest on kafka.topics.snapshots) and writes pin orders to the control
+topic (kafka.topics.control), which every service of the model obeys:
+pinned, it scores with that version (loading it from the history: a
+rollback) while it goes on learning and publishing newer ones; unpinned,
 the newest model scores again.`,
 	}
 	cmd.AddCommand(newModelListCommand(), newModelPinCommand(), newModelUnpinCommand())
@@ -39,12 +42,18 @@ func newModelListCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the versions kept of the model, oldest first",
-		Long: `list prints a row per version of the configured model on the history and
-snapshot topics: when it was made, the stream and the window it was solved
-on, and the prequential accuracy of the stream's predictions up to then
-(over every scored label, and over the last eval.horizon). The pinned
-version, if any, is marked.`,
+		Short: "List the versions of the model, oldest first",
+		Long: `list prints a row per version of the configured model: every version
+announced on the versions topic (each model is announced before it scores,
+so every (epoch, version) a prediction carries is there, for the topic's
+retention), and every snapshot on the history and snapshot topics. A row
+says when the model was made, by what algorithm, on what window (rows,
+labeled), how it came by its stamp (a solve, a restore under a learner's
+new epoch, the seed model), and whether a snapshot of it is kept: only
+those can be pinned. A snapshot adds the stream's counts up to it and the
+prequential accuracy of the stream's predictions up to then (over every
+scored label, and over the last eval.horizon). The pinned version, if
+any, is marked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, conn, err := connectModel(&conf)
@@ -77,10 +86,12 @@ func newModelPinCommand() *cobra.Command {
 		Use:   "pin --version N [--epoch E]",
 		Short: "Make every service of the model score with version N (of epoch E)",
 		Long: `pin writes the order to score with version N of epoch E to the control
-topic. The version must be on the history or snapshot topic, where the
-services load it from. Without --epoch, the version must have been made
-under one epoch only (two learners' terms can both have made a version N:
-pin then lists their epochs and pins neither).`,
+topic. A snapshot of the version must be on the history or snapshot topic,
+where the services load it from: a version announced only (streamer model
+list shows no snapshot of it) cannot be put back in force. Without
+--epoch, the version must have been made under one epoch only (two
+learners' terms can both have made a version N: pin then lists their
+epochs and pins neither).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if version == 0 {
@@ -99,6 +110,14 @@ pin then lists their epochs and pins neither).`,
 			st, err := conn.ResolveVersion(cmd.Context(), cfg.Model.Name, sel, cfg.Snapshot.HistoryTopic, t.Snapshots)
 			if errors.Is(err, brokers.ErrAmbiguousVersion) {
 				return fmt.Errorf("not pinned: %w; name one with --epoch", err)
+			}
+			if errors.Is(err, brokers.ErrNoSnapshot) {
+				if a, ok := announcedOnly(cmd.Context(), conn, cfg, sel); ok {
+					return fmt.Errorf("not pinned: version %d of epoch %d (made %s by %s on a window of %d, %d labeled) has no snapshot: "+
+						"its weights were not kept, and only a snapshot can be put back in force; streamer model list shows "+
+						"the versions that have one (snapshot.every_solves and snapshot.every say how often one is kept)",
+						a.Version, a.Epoch, a.CreatedAt.UTC().Format(time.RFC3339), a.Algorithm, a.Window, a.Labeled)
+				}
 			}
 			if err != nil {
 				return fmt.Errorf("not pinned: %w", err)
@@ -147,18 +166,43 @@ func connectModel(conf *configFlags) (config.Config, *brokers.Connection, error)
 	if err != nil {
 		return cfg, nil, err
 	}
-	bc := cfg.Brokers()
-	if bc.IsEmbedded() {
-		return cfg, nil, fmt.Errorf("model needs kafka.brokers to name a running cluster, not %q", brokers.Embedded)
+	if err := cfg.CheckBrokers(false); err != nil {
+		return cfg, nil, fmt.Errorf("model: %w", err)
 	}
+	bc := cfg.Brokers()
 	conn, err := bc.Connect(bc.Brokers)
 	return cfg, conn, err
 }
 
 // versionRow is a line of `model list`.
 type versionRow struct {
-	snapshot.Entry
+	snapshot.Known
 	Pinned bool `json:"pinned,omitempty"`
+}
+
+// announcements returns the announcements of the configured model; none
+// when the versions topic does not exist.
+func announcements(ctx context.Context, conn *brokers.Connection, cfg config.Config) ([]snapshot.Announcement, error) {
+	var out []snapshot.Announcement
+	_, err := conn.ReadAnnouncements(ctx, cfg.Kafka.Topics.Versions, cfg.Model.Name, func(a snapshot.Announcement) { out = append(out, a) })
+	if err != nil && !errors.Is(err, brokers.ErrUnknownTopic) {
+		return nil, err
+	}
+	return out, nil
+}
+
+// announcedOnly returns the newest announcement that sel names, of a
+// version that pin found no snapshot of.
+func announcedOnly(ctx context.Context, conn *brokers.Connection, cfg config.Config, sel snapshot.Selector) (snapshot.Announcement, bool) {
+	all, err := announcements(ctx, conn, cfg)
+	var found snapshot.Announcement
+	ok := false
+	for _, a := range all {
+		if err == nil && sel.Matches(a.Stamp()) && (!ok || a.Epoch >= found.Epoch) {
+			found, ok = a, true
+		}
+	}
+	return found, ok
 }
 
 // modelVersions returns the versions of the configured model, the pinned
@@ -168,17 +212,22 @@ func modelVersions(ctx context.Context, conn *brokers.Connection, cfg config.Con
 	if err != nil {
 		return nil, err
 	}
+	announced, err := announcements(ctx, conn, cfg)
+	if err != nil {
+		return nil, err
+	}
 	pins := control.NewFollower(conn, cfg.Kafka.Topics.Control, cfg.Model.Name, nil)
 	if err := pins.CatchUp(ctx); err != nil {
 		return nil, err
 	}
 	pinned, isPinned := pins.Current()
-	rows := make([]versionRow, len(entries))
+	known := snapshot.Versions(entries, announced)
+	rows := make([]versionRow, len(known))
 	marked := -1
-	for i, e := range entries {
-		rows[i] = versionRow{Entry: e}
-		if isPinned && pinned.Matches(e.Stamp()) {
-			marked = i // entries go by epoch: an order of any epoch loads the newest
+	for i, k := range known {
+		rows[i] = versionRow{Known: k}
+		if isPinned && k.Snapshot && pinned.Matches(k.Stamp()) {
+			marked = i // rows go by epoch: an order of any epoch loads the newest
 		}
 	}
 	if marked >= 0 {
@@ -197,20 +246,40 @@ func printVersionsJSON(w io.Writer, rows []versionRow) error {
 	return nil
 }
 
+// printVersions prints rows as a table. A version without a snapshot
+// shows "-" for what only a snapshot knows (the stream's counts, the
+// accuracy, the bytes) and "no" under SNAPSHOT: it cannot be pinned.
 func printVersions(w io.Writer, rows []versionRow) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "EPOCH\tVERSION\tCREATED\tEXAMPLES\tLABELS\tWINDOW\tLABELED\tACCURACY\tRECENT\tBYTES\tPINNED")
+	fmt.Fprintln(tw, "EPOCH\tVERSION\tCREATED\tORIGIN\tALGORITHM\tWINDOW\tLABELED\tEXAMPLES\tLABELS\tACCURACY\tRECENT\tBYTES\tSNAPSHOT\tPINNED")
 	for _, r := range rows {
 		pinned := ""
 		if r.Pinned {
 			pinned = "pinned"
 		}
-		accuracy, recent := "-", "-" // no label scored a prediction yet
-		if r.Scored > 0 {
+		examples, labels, size, snap := "-", "-", "-", "no"
+		accuracy, recent := "-", "-" // no label scored a prediction yet, or no snapshot says
+		if r.Snapshot {
+			examples, labels, size, snap = strconv.FormatInt(r.Examples, 10), strconv.FormatInt(r.Labels, 10), strconv.Itoa(r.Bytes), "yes"
+		}
+		if r.Snapshot && r.Scored > 0 {
 			accuracy, recent = fmt.Sprintf("%.4f", r.Accuracy), fmt.Sprintf("%.4f", r.RecentAccuracy)
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%d\t%s\n", r.Epoch, r.Version, r.CreatedAt.UTC().Format(time.RFC3339),
-			r.Examples, r.Labels, r.Window, r.Labeled, accuracy, recent, r.Bytes, pinned)
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Epoch, r.Version, r.CreatedAt.UTC().Format(time.RFC3339),
+			origin(r.Known), cmp.Or(r.Algorithm, "-"), r.Window, r.Labeled, examples, labels, accuracy, recent, size, snap, pinned)
 	}
 	return tw.Flush()
+}
+
+// origin says how a listed version came by its stamp: "-" when it was not
+// announced (a snapshot older than announcements, or one whose
+// announcement retention deleted).
+func origin(k snapshot.Known) string {
+	switch {
+	case !k.Announced:
+		return "-"
+	case k.From != nil:
+		return fmt.Sprintf("%s(%v)", k.Origin, *k.From)
+	}
+	return k.Origin
 }

@@ -69,8 +69,8 @@ func listVersions(t *testing.T, set string) []versionRow {
 	return rows
 }
 
-// modelCluster starts a broker with the default model's history and
-// snapshot topics, and returns the --set that names it.
+// modelCluster starts a broker with the default model's history,
+// snapshot and versions topics, and returns the --set that names it.
 func modelCluster(t *testing.T, ctx context.Context) (string, config.Config, *brokers.Connection) {
 	t.Helper()
 	cluster, err := embedded.Start(embedded.Config{})
@@ -89,7 +89,7 @@ func modelCluster(t *testing.T, ctx context.Context) (string, config.Config, *br
 	}
 	t.Cleanup(conn.Close)
 	err = conn.EnsureTopics(ctx, brokers.Topic{Name: cfg.Snapshot.HistoryTopic, Retention: time.Hour},
-		brokers.Topic{Name: cfg.Kafka.Topics.Snapshots, Compacted: true})
+		brokers.Topic{Name: cfg.Kafka.Topics.Snapshots, Compacted: true}, brokers.Topic{Name: cfg.Kafka.Topics.Versions})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,17 +221,60 @@ func TestModelListPinUnpin(t *testing.T) {
 func TestModelListSaysWhenNoLabelScored(t *testing.T) {
 	var b strings.Builder
 	rows := []versionRow{
-		{Entry: snapshot.Entry{Version: 1}},
-		{Entry: snapshot.Entry{Version: 2, Accuracy: 0.5, RecentAccuracy: 0.25, Scored: 4}},
+		{Known: snapshot.Known{Entry: snapshot.Entry{Version: 1}, Snapshot: true}},
+		{Known: snapshot.Known{Entry: snapshot.Entry{Version: 2, Accuracy: 0.5, RecentAccuracy: 0.25, Scored: 4}, Snapshot: true}},
 	}
 	if err := printVersions(&b, rows); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if f := strings.Fields(lines[1]); f[7] != "-" || f[8] != "-" {
+	if f := strings.Fields(lines[1]); f[9] != "-" || f[10] != "-" {
 		t.Fatalf("version 1, nothing scored: %q", lines[1])
 	}
-	if f := strings.Fields(lines[2]); f[7] != "0.5000" || f[8] != "0.2500" {
+	if f := strings.Fields(lines[2]); f[9] != "0.5000" || f[10] != "0.2500" {
 		t.Fatalf("version 2: %q", lines[2])
+	}
+}
+
+// TestModelListAccountsForEveryAnnouncedVersion: versions announced and
+// never snapshotted are listed with when and on what they were solved,
+// as not pinnable; pin refuses one with a message that says why; a
+// version with a snapshot and an announcement is one row, pinnable.
+func TestModelListAccountsForEveryAnnouncedVersion(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	set, cfg, conn := modelCluster(t, ctx)
+	publishStamps(t, ctx, conn, cfg, snapshot.Stamp{Version: 5})
+	w := publish.NewAnnouncementWriter(conn, cfg.Kafka.Topics.Versions)
+	defer w.Close()
+	at := time.Date(2026, 11, 22, 23, 9, 11, 0, time.UTC)
+	for v := uint64(5); v <= 7; v++ {
+		a := snapshot.Announcement{Name: "default", Version: v, CreatedAt: at, Algorithm: "tsvm", Window: 5000 + 250*int(v-5),
+			Labeled: 200 + int(v), Objective: 1.5, Origin: snapshot.OriginSolve}
+		if err := w.Announce(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := listVersions(t, set)
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want versions 5 to 7: %+v", len(rows), rows)
+	}
+	for i, r := range rows {
+		v := uint64(5 + i)
+		if r.Version != v || !r.Announced || r.Snapshot != (v == 5) || r.Window != 5000+250*int(v-5) || r.Algorithm != "tsvm" || !r.CreatedAt.Equal(at) {
+			t.Errorf("row %d: %+v", i, r)
+		}
+	}
+	out := run(t, "model", "list", "--set", set)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if f := strings.Fields(lines[3]); len(f) != 13 || f[1] != "7" || f[3] != "solve" || f[5] != "5500" || f[7] != "-" || f[12] != "no" {
+		t.Errorf("version 7 listed as %q", lines[3])
+	}
+	_, err := runErr("model", "pin", "--version", "7", "--set", set)
+	if err == nil || !strings.Contains(err.Error(), "version 7 of epoch 0 (made 2026-11-22T23:09:11Z by tsvm on a window of 5500, 207 labeled) has no snapshot") {
+		t.Fatalf("pin of a version announced only: %v", err)
+	}
+	if out := run(t, "model", "pin", "--version", "5", "--set", set); !strings.Contains(out, "pinned to version 5") {
+		t.Fatalf("pin of a version with a snapshot printed %q", out)
 	}
 }

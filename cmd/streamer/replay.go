@@ -50,7 +50,11 @@ with --pinned, by the version pinned on the control topic (streamer model
 pin). With
 --retrain the learner learns as it goes, as the live service would, from
 the snapshot if one is given: the same input gives byte-identical output.
-It never joins the live consumer group and never commits offsets.`,
+Its models are the replay's own, numbered on from the snapshot's version
+and announced nowhere: they are not the service's versions of those
+numbers, and --out-topic may not be the service's predictions topic
+(kafka.topics.predictions). It never joins the live consumer group and
+never commits offsets.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl.epochGiven = cmd.Flags().Changed("snapshot-epoch")
@@ -80,6 +84,9 @@ func runReplay(cmd *cobra.Command, fl replayFlags) error {
 	cfg, err := fl.conf.load()
 	if err != nil {
 		return err
+	}
+	if fl.retrain && fl.outTopic == cfg.Kafka.Topics.Predictions {
+		return fmt.Errorf("--out-topic %s: --retrain makes models of its own, whose (epoch, version) would read as the service's on its predictions topic (kafka.topics.predictions): write to another topic or to --out-file", fl.outTopic)
 	}
 	rc, conn, err := replayConfig(cmd.Context(), cfg, fl)
 	if err != nil {
@@ -130,10 +137,10 @@ func (fl replayFlags) check() error {
 
 func replayConfig(ctx context.Context, cfg config.Config, fl replayFlags) (replay.Config, *brokers.Connection, error) {
 	var rc replay.Config
-	bc := cfg.Brokers()
-	if bc.IsEmbedded() {
-		return rc, nil, fmt.Errorf("replay needs kafka.brokers to name a running cluster, not %q", brokers.Embedded)
+	if err := cfg.CheckBrokers(false); err != nil {
+		return rc, nil, fmt.Errorf("replay: %w", err)
 	}
+	bc := cfg.Brokers()
 	var err error
 	if rc.Pipeline, err = cfg.Pipeline(); err != nil {
 		return rc, nil, err

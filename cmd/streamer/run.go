@@ -24,12 +24,22 @@ func newRunCommand() *cobra.Command {
 and model snapshots, re-solves the model as labels arrive, and restores
 itself from its newest snapshot. configs/streamer.yaml documents every key;
 STREAMER_* environment variables and --set key=value override them. It
-stops cleanly on SIGINT or SIGTERM. With kafka.brokers [embedded] it starts an
-in-process broker first and runs the service on it.`,
+stops cleanly on SIGINT or SIGTERM.
+
+kafka.brokers has no default: run refuses to start until it names the
+cluster (STREAMER_KAFKA_BROKERS=host:9092,host2:9092, --set
+kafka.brokers=host:9092, or the --config file). --set kafka.brokers=embedded
+asks for a private in-process broker (franz-go's kfake), started first, to
+try the service with no Kafka: only what knows its address can reach it,
+and its records go when the process stops (streamer demo runs a whole
+stream on one).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := conf.load()
 			if err != nil {
+				return err
+			}
+			if err := cfg.CheckBrokers(true); err != nil {
 				return err
 			}
 			log := newLogger(cmd.ErrOrStderr(), cfg.Log)
@@ -40,7 +50,7 @@ in-process broker first and runs the service on it.`,
 				}
 				defer cluster.Close()
 				cfg.Kafka.Brokers = cluster.Addrs()
-				log.Info("embedded Kafka cluster started", "addrs", cluster.Addrs())
+				log.Info("embedded Kafka cluster started", "addrs", cluster.Addrs(), "reach", "private to this process: its records go when it stops")
 			}
 			svc, err := service.New(cfg, log)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -49,7 +50,7 @@ func (l *logBuffer) String() string {
 }
 
 // TestRunOnTheEmbeddedBroker: `streamer run` with kafka.brokers
-// [embedded] (the default) starts the in-process broker, runs the service
+// [embedded], asked for, starts the in-process broker, runs the service
 // on it, consumes what is produced there, and stops cleanly when its
 // context ends.
 func TestRunOnTheEmbeddedBroker(t *testing.T) {
@@ -59,7 +60,7 @@ func TestRunOnTheEmbeddedBroker(t *testing.T) {
 	cmd := newRootCommand()
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(&logs)
-	cmd.SetArgs([]string{"run", "--set", "http.listen=127.0.0.1:0", "--set", "kafka.partitions=1"})
+	cmd.SetArgs([]string{"run", "--set", "kafka.brokers=embedded", "--set", "http.listen=127.0.0.1:0", "--set", "kafka.partitions=1"})
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
 
@@ -128,5 +129,29 @@ func TestRunOnTheEmbeddedBroker(t *testing.T) {
 	}
 	if _, ok := logs.event("stopped"); !ok {
 		t.Fatalf("no stopped event:\n%s", logs.String())
+	}
+}
+
+// TestRunWithoutBrokersRefuses: kafka.brokers has no default; run refuses
+// to start without it, and says how to set it (the key, the variable) and
+// how to ask for the embedded broker. The commands that need a running
+// cluster refuse both.
+func TestRunWithoutBrokersRefuses(t *testing.T) {
+	_, err := runErr("run", "--set", "http.listen=127.0.0.1:0")
+	for _, want := range []string{"kafka.brokers is not set", "STREAMER_KAFKA_BROKERS=", "--set kafka.brokers=embedded"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("run without brokers: err = %v, want it to say %q", err, want)
+		}
+	}
+	for _, args := range [][]string{
+		{"model", "list"},
+		{"model", "list", "--set", "kafka.brokers=embedded"},
+		{"replay", "--from", "0", "--retrain", "--out-file", filepath.Join(t.TempDir(), "out.jsonl")},
+		{"snapshot", "inspect", "--topic"},
+	} {
+		_, err := runErr(args...)
+		if err == nil || !strings.Contains(err.Error(), "kafka.brokers") || !strings.Contains(err.Error(), "STREAMER_KAFKA_BROKERS") {
+			t.Errorf("streamer %s: err = %v, want it to say how to set kafka.brokers", strings.Join(args, " "), err)
+		}
 	}
 }

@@ -57,10 +57,10 @@ func onTopic(cmd *cobra.Command, conf *configFlags, version uint64) (*snapshot.S
 	if err != nil {
 		return nil, err
 	}
-	bc := cfg.Brokers()
-	if bc.IsEmbedded() {
-		return nil, fmt.Errorf("--topic needs kafka.brokers to name a running cluster, not %q", bc.Brokers[0])
+	if err := cfg.CheckBrokers(false); err != nil {
+		return nil, fmt.Errorf("--topic: %w", err)
 	}
+	bc := cfg.Brokers()
 	conn, err := bc.Connect(bc.Brokers)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,9 @@ type Solution struct {
 	// Unlabeled holds, by row key, the TSVM label (±1) or the DA soft label
 	// p ∈ [0, 1] of each unlabeled row; nil for the other algorithms.
 	Unlabeled map[uint64]float64
+	// LabeledAtStart is the number of labeled rows when TSVM last set its
+	// transductive labels afresh (a cold start); 0 for the others.
+	LabeledAtStart int
 	// Temperature is DA's temperature at the returned weights.
 	Temperature float64
 	Stats       Stats

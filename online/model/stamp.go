@@ -4,8 +4,11 @@ import "fmt"
 
 // Stamp orders the models of a stream across learners: Epoch is the
 // leadership term of the learner that solved the model (0 for a learner
-// that runs alone) and Version counts its solves. Two terms can both have
-// a version 5; only the pair names one model.
+// that runs alone) and Version numbers the models of the term in the
+// order they were made. Two terms can both have a version 5; only the
+// pair names one model, and no two models carry one pair: a learner
+// announces each version before it scores (online.Announcer), and a
+// restarted one numbers after the highest announced.
 type Stamp struct {
 	Epoch   uint64 `json:"epoch"`
 	Version uint64 `json:"version"`

@@ -27,7 +27,9 @@ const (
 // start trains on the labeled rows, labels the unlabeled rows by
 // thresholding at ratio r and anneals λ_u from 1e-5 by ×1.5, switching up
 // to S label pairs per round. A warm start keeps the labels of rows still
-// present, thresholds the new rows, and runs at the final λ_u at once; with
+// present, thresholds the new rows, and runs at the final λ_u at once
+// (but once the labeled rows grew by half, it starts as a cold one from
+// the warm weights: labelsGrew); with
 // Params.Reanneal it first trains on the labeled rows from the warm weights
 // and anneals again from λ_u·tsvmReanneal. Switching only swaps pairs inside
 // the margin, so at the final λ_u a row labeled confidently wrong keeps its
@@ -42,13 +44,15 @@ func (b *binary) tsvm(ctx context.Context, warm *model.Solution) (*model.Solutio
 	s.setWeights(b.startWeights(warm))
 	var labels map[int]float64
 	lambdaU := b.par.LambdaU
-	if warm == nil {
-		addRun(&sol.Stats, s.minimize(false))
+	if warm == nil || b.labelsGrew(warm) {
+		addRun(&sol.Stats, s.minimize(warm != nil))
 		labels = b.thresholdLabels(b.unlabeled, s.o)
 		lambdaU = min(tsvmLambdaStart, b.par.LambdaU)
+		sol.LabeledAtStart = len(b.labeled)
 	} else {
+		sol.LabeledAtStart = warm.LabeledAtStart
 		labels = b.warmLabels(warm, s.o)
-		if b.par.Reanneal || b.labelsGrew(warm) {
+		if b.par.Reanneal {
 			addRun(&sol.Stats, s.minimize(true))
 			lambdaU = b.par.LambdaU * tsvmReanneal
 		}
@@ -180,19 +184,14 @@ func (b *binary) warmLabels(warm *model.Solution, o []float64) map[int]float64 {
 }
 
 // labelsGrew reports whether the labeled rows grew by half or more since
-// the warm solve: the rows labeled since, which it held unlabeled, are at
-// least half as many as those labeled before. Its transductive labels,
-// set from the few labels a stream's first solves have, are then mostly
-// wrong, and at the final λ_u they would stay wrong: the solve anneals
-// again, as one-versus-rest problems always do.
+// the transductive labels were last set afresh, as a cold start sets them.
+// Those labels came from the labeled rows of that solve; in a stream's
+// first solves that is two or three rows, and most of them are then
+// wrong. Warm solves keep them, switching only pairs inside the margin,
+// and the stream stays where its first solves put it. Starting afresh
+// whenever the labels grew by half does so a logarithmic number of times.
 func (b *binary) labelsGrew(warm *model.Solution) bool {
-	since := 0
-	for _, row := range b.labeled {
-		if _, ok := warm.Unlabeled[b.prob.key(row)]; ok {
-			since++
-		}
-	}
-	return since > 0 && 2*since >= len(b.labeled)-since
+	return 2*len(b.labeled) >= 3*warm.LabeledAtStart
 }
 
 // balanceLabels flips the positives with the lowest outputs (or the

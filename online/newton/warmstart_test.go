@@ -52,34 +52,36 @@ func TestWarmStartWithNoActiveRow(t *testing.T) {
 	}
 }
 
-// TestTSVMAnnealsAgainWhenLabelsGrew: a warm start anneals λ_u again once
-// the rows labeled since it are at least half as many as those labeled
-// before, and not while they are fewer.
-func TestTSVMAnnealsAgainWhenLabelsGrew(t *testing.T) {
+// TestTSVMStartsAfreshWhenLabelsGrew: a warm start sets its transductive
+// labels afresh once the labeled rows are half as many again as when they
+// were last set, and not before.
+func TestTSVMStartsAfreshWhenLabelsGrew(t *testing.T) {
 	xs := make([]vector.Vector, 12)
-	keys := make([]uint64, len(xs))
 	for i := range xs {
-		xs[i], keys[i] = vector.Dense([]float64{float64(i)}), uint64(100+i)
+		xs[i] = vector.Dense([]float64{float64(i)})
 	}
-	// The warm solve held rows 0-3 labeled and the others unlabeled.
-	warm := &model.Solution{Unlabeled: map[uint64]float64{}}
-	for i := 4; i < len(xs); i++ {
-		warm.Unlabeled[keys[i]] = 1
-	}
+	warm := &model.Solution{W: make([]float64, 2), LabeledAtStart: 4}
 	for _, tc := range []struct {
 		labeled int // rows 0..labeled-1 are labeled now
 		grew    bool
-	}{{4, false}, {5, false}, {6, true}, {12, true}} {
+	}{{4, false}, {5, false}, {6, true}, {11, true}} {
 		y := make([]float64, len(xs))
 		for i := range tc.labeled {
 			y[i] = float64(1 - 2*(i%2))
 		}
-		b, err := newBinary(Problem{X: linalg.NewDense(xs, 1, 1), Y: y, Keys: keys}, Params{Objective: TSVM}.WithDefaults())
+		b, err := newBinary(Problem{X: linalg.NewDense(xs, 1, 1), Y: y}, Params{Objective: TSVM}.WithDefaults())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := b.labelsGrew(warm); got != tc.grew {
-			t.Errorf("%d rows labeled, 4 at the warm solve: labelsGrew %v, want %v", tc.labeled, got, tc.grew)
+			t.Errorf("%d rows labeled, 4 when last set afresh: labelsGrew %v, want %v", tc.labeled, got, tc.grew)
+		}
+		sol, err := b.tsvm(context.Background(), warm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{true: tc.labeled, false: 4}[tc.grew]; sol.LabeledAtStart != want {
+			t.Errorf("%d rows labeled: the solution says %d at its start, want %d", tc.labeled, sol.LabeledAtStart, want)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"streamer/anngraph"
+	"streamer/synth"
 	"streamer/vector"
 )
 
@@ -192,4 +193,31 @@ func items(xs []vector.Vector) []anngraph.Item {
 		out[i] = anngraph.Item{Key: uint64(i), Vec: x}
 	}
 	return out
+}
+
+// BenchmarkVoteText times one new row's vote over a window of short
+// text rows (80 terms of 2^18 hashed columns).
+func BenchmarkVoteText(b *testing.B) {
+	rows := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 20100, Dim: 1 << 18, NNZ: 80, Topics: 10, TopicWords: 2000, Seed: 3}).Rows
+	const n, classes = 20000, 2
+	w, err := anngraph.New(anngraph.Config{MaxExamples: n, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := w.InsertBatch(items(rows[:n])); err != nil {
+		b.Fatal(err)
+	}
+	class := make([]int, n)
+	for i := range class {
+		class[i] = -1
+		if i%20 == 0 {
+			class[i] = i % classes
+		}
+	}
+	vote := Spread(w.Snapshot(), class, classes, Settings{})
+	var dst []float64
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		dst, _ = vote.Distribution(rows[n+i%100], dst)
+	}
 }

@@ -17,7 +17,8 @@ fit, whichever comes first, on the last --window examples.
                   its neighbours' spread labels
 
 Text rows are hashed (HashingVectorizer: words and bigrams, 2^18 columns,
-l2-normalized). It prints one JSON line a peer: all_accuracy (every
+l2-normalized); LabelSpreading, which takes dense rows only, sees them
+folded into 2^12 columns. It prints one JSON line a peer: all_accuracy (every
 example's prediction against its label) as the mean over the seeds, its
 sample standard deviation, and every seed's figure.
 """
@@ -39,6 +40,7 @@ from sklearn.semi_supervised import LabelSpreading
 from sklearn.svm import LinearSVC
 
 MASK64 = (1 << 64) - 1
+DENSE_TEXT_COLUMNS = 1 << 12
 
 
 class GoPCG:
@@ -112,6 +114,8 @@ class Peer:
             return
         index = {c: k for k, c in enumerate(classes)}
         target = np.array([index[l] if l is not None else -1 for l in y])
+        if sp.issparse(X):
+            X = self.dense(X)
         m = LabelSpreading(kernel="knn", n_neighbors=self.args.knn, alpha=self.args.alpha, max_iter=100)
         m.fit(X, target)
         self.model, self.classes = m, classes
@@ -121,7 +125,21 @@ class Peer:
             return [None] * X.shape[0]
         if self.kind == "linearsvc":
             return list(self.model.predict(X))
+        if sp.issparse(X):
+            X = self.dense(X)
         return [self.classes[k] for k in self.model.predict(X)]
+
+    @staticmethod
+    def dense(X):
+        """LabelSpreading takes dense rows only: text rows are folded into
+        DENSE_TEXT_COLUMNS columns (their hashed indices modulo it) and
+        normalized again."""
+        X = X.tocoo()
+        folded = sp.csr_matrix((X.data, (X.row, X.col % DENSE_TEXT_COLUMNS)), shape=(X.shape[0], DENSE_TEXT_COLUMNS))
+        d = folded.toarray()
+        norms = np.linalg.norm(d, axis=1)
+        norms[norms == 0] = 1
+        return d / norms[:, None]
 
 
 def run_seed(peer, seed, ids, labels, X, args):
