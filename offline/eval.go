@@ -240,7 +240,7 @@ func (e *evalRun) finish() {
 	r.Tenths = e.tenths()
 	r.Alarms = []AlarmRecord{}
 	for _, a := range e.pipe.Alarms() {
-		r.Alarms = append(r.Alarms, AlarmRecord{Examples: a.Examples, Detector: a.Detector, Statistic: a.Statistic, Threshold: a.Threshold})
+		r.Alarms = append(r.Alarms, AlarmRecord{Examples: a.Examples, Detector: a.Detector, Statistic: a.Statistic, Threshold: a.Threshold, Reactions: a.Reactions})
 	}
 	if e.test != nil {
 		e.checkpoint()

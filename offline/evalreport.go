@@ -75,6 +75,8 @@ type AlarmRecord struct {
 	Detector  string  `json:"detector"`
 	Statistic float64 `json:"statistic"`
 	Threshold float64 `json:"threshold"`
+	// Reactions are what the learner was told (pipeline.Alarm).
+	Reactions []string `json:"reactions,omitempty"`
 }
 
 // SeedReport is the result of one run, with one label seed.
