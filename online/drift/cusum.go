@@ -21,7 +21,8 @@ type BernoulliConfig struct {
 	Rise float64
 	// Reference is the number of outcomes, before the newest Recent ones,
 	// whose rate is p0; 0 means 50. Recent is kept out of p0 so that the
-	// first outcomes of a change do not raise it; 0 means 30.
+	// first outcomes of a change do not raise it before the CUSUM's
+	// excursion, which is kept out too, has begun; 0 means 10.
 	Reference int
 	Recent    int
 }
@@ -37,7 +38,7 @@ func (c BernoulliConfig) withDefaults() BernoulliConfig {
 		c.Reference = 50
 	}
 	if c.Recent == 0 {
-		c.Recent = 30
+		c.Recent = 10
 	}
 	return c
 }
@@ -170,9 +171,11 @@ func (d *BernoulliCUSUM) at(i int64) int64 {
 const trimPart = 5
 
 // trimThreshold is the log-likelihood ratio of a fall of the rate at
-// which trim drops the reference's older part: a fall as clear as a
-// rise the CUSUM would alarm at.
-const trimThreshold = 6.9
+// which trim drops the reference's older part. It is low: a learner's
+// error falls gradually, which a split tests weakly, and a part dropped
+// by chance only shortens the reference, whose error the raise of p0
+// covers.
+const trimThreshold = 3.0
 
 // trim drops the older part of the reference [from, end) where the rate
 // was higher than after it, beyond chance: the generalized likelihood
