@@ -2,7 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"streamer/anngraph"
@@ -125,5 +128,91 @@ func TestDriftOff(t *testing.T) {
 	}
 	if st := p.DriftStatus(); len(st.Detectors) != 0 || st.Alarms != 0 {
 		t.Errorf("status %+v", st)
+	}
+}
+
+// driftRun streams d through a pipeline of a learner as the service's
+// defaults make it, revealing each label
+// with probability rate 100 examples late; it returns the alarms and the
+// accuracy at arrival of the after examples from d.Change on.
+func driftRun(t *testing.T, d synth.Drift, rate float64, cfg DriftConfig, after int) ([]Alarm, float64) {
+	t.Helper()
+	p, err := New(Config{
+		Learner: online.LearnerConfig{
+			Features:      len(d.Rows[0].Values),
+			Window:        anngraph.Config{MaxExamples: 20000, K: 10},
+			Params:        train.Params{Algorithm: train.Auto, Lambda: 1e-3, LambdaU: 0.1},
+			SolveExamples: 250, SolveLabels: 10,
+		},
+		Drift: cfg,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	const delay = 100
+	right := 0
+	for i, x := range d.Rows {
+		id := strconv.Itoa(i)
+		pred, err := p.Example(ingest.Example{ID: id, Vector: x}, Source{Topic: "examples", Offset: int64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i >= d.Change && i < d.Change+after && pred.Label != nil && *pred.Label == d.Labels[i] {
+			right++
+		}
+		if j := i - delay; j >= 0 && r.Float64() < rate {
+			p.Label(ingest.Label{ID: strconv.Itoa(j), Label: d.Labels[j]}, Source{Topic: "labels", Offset: int64(i)})
+		}
+		if p.Due() {
+			if _, err := p.Solve(context.Background()); err != nil && !IsSkip(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	return p.Alarms(), float64(right) / float64(after)
+}
+
+// TestDriftStreams runs streams with a known change through the
+// pipeline: each change is found soon after it began, by the detector
+// that can see it, and a stream without a change raises no alarm.
+func TestDriftStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 24,000 examples through the learner")
+	}
+	for _, tc := range []struct {
+		kind     synth.DriftKind
+		change   float64
+		rate     float64
+		detector string
+		within   int
+	}{
+		{synth.DriftSwap, 0.5, 0.02, drift.Labels, 2000},
+		{synth.DriftNewClass, 0.5, 0.02, "", 1500},
+		{synth.DriftSwap, 0.999, 0.02, "none", 0},
+	} {
+		d, err := synth.DriftStream(synth.DriftConfig{Kind: tc.kind, Rows: 8000, Change: tc.change, Seed: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		alarms, acc := driftRun(t, d, tc.rate, DriftConfig{}, 1000)
+		var at []string
+		found := false
+		for _, a := range alarms {
+			at = append(at, fmt.Sprintf("%s@%d", a.Detector, a.Examples))
+			if a.Examples > int64(d.Change) && a.Examples <= int64(d.Change+tc.within) && (tc.detector == "" || a.Detector == tc.detector) {
+				found = true
+			}
+		}
+		t.Logf("%s, change at %d: alarms %v, accuracy over the 1000 examples after it %.3f", tc.kind, d.Change, at, acc)
+		if tc.detector == "none" {
+			if len(alarms) > 0 {
+				t.Errorf("%s without a change: alarms %v", tc.kind, at)
+			}
+			continue
+		}
+		if !found {
+			t.Errorf("%s: no alarm within %d examples of the change at %d: %v", tc.kind, tc.within, d.Change, at)
+		}
 	}
 }
