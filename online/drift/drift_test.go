@@ -231,7 +231,9 @@ func TestMonitorSpacing(t *testing.T) {
 	}
 	var at []int64
 	for now := int64(0); now < 3000; now++ {
-		if a, ok := m.Recency(10, now); ok {
+		// A level 10 higher every thousand: after each alarm a rise above
+		// the level it measured.
+		if a, ok := m.Recency(10*float64(now/1000+1), now); ok {
 			if a.Detector != Neighbours || a.Statistic <= a.Threshold {
 				t.Fatalf("alarm %+v", a)
 			}
@@ -286,6 +288,33 @@ func TestBernoulliCUSUMForgetsAFall(t *testing.T) {
 	slices.Sort(delays)
 	if med := delays[runs/2]; med > 40 {
 		t.Errorf("median delay %d outcomes, want at most 40", med)
+	}
+}
+
+// TestMonitorRecencyLevel: arrivals that go on finding the newest rows
+// (a class that appeared, until the window turns over) alarm once, not
+// at every spacing; a further rise above that level alarms again.
+func TestMonitorRecencyLevel(t *testing.T) {
+	m, err := NewMonitor(Config{Spacing: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	var at []int64
+	for now := int64(0); now < 20000; now++ {
+		z := r.NormFloat64()
+		switch {
+		case now >= 15000:
+			z += 8
+		case now >= 5000 && now%10 == 0: // one arrival in ten is new
+			z += 6
+		}
+		if a, ok := m.Recency(z, now); ok {
+			at = append(at, a.At)
+		}
+	}
+	if len(at) != 2 || at[0] < 5000 || at[0] > 5200 || at[1] < 15000 || at[1] > 15100 {
+		t.Errorf("alarms at %v; want one soon after 5000 and one soon after 15000", at)
 	}
 }
 

@@ -1,6 +1,9 @@
 package drift
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // The detectors a Monitor runs, by the name alarms and statistics carry.
 const (
@@ -97,6 +100,9 @@ type Monitor struct {
 	// it is given; alarms counts each one's alarms.
 	deaf   map[string]int64
 	alarms map[string]int
+	// recency is the level of Recency since the neighbours detector's
+	// last alarm.
+	recency level
 }
 
 // NewMonitor returns a monitor with no observations.
@@ -140,13 +146,26 @@ func (m *Monitor) Outcome(wrong bool, example, now int64) (Alarm, bool) {
 }
 
 // Recency gives the neighbours detector an arrival's Recency z at
-// position now.
+// position now. After its alarm the detector measures, while it is deaf,
+// the level z stays at, and then watches for a rise above that level:
+// arrivals of a class that appeared keep finding only the rows since it
+// did until the window has turned over, which is the change it alarmed
+// at, not a new one.
 func (m *Monitor) Recency(z float64, now int64) (Alarm, bool) {
-	if !m.listens(Neighbours, now) || !m.neighbours.Add(z, now) {
+	if !m.On(Neighbours) {
+		return Alarm{}, false
+	}
+	if now < m.deaf[Neighbours] {
+		m.recency.add(z)
+		return Alarm{}, false
+	}
+	m.recency.settle()
+	if !m.neighbours.Add(m.recency.standardize(z), now) {
 		return Alarm{}, false
 	}
 	a := m.alarm(Neighbours, m.neighbours.Statistic(), m.neighbours.Threshold(), now, m.neighbours.Since())
 	m.neighbours.Reset()
+	m.recency.begin()
 	return a, true
 }
 
@@ -204,4 +223,50 @@ func (m *Monitor) Status() []Status {
 		out = append(out, st)
 	}
 	return out
+}
+
+// level is the mean and standard deviation of standard values measured
+// over a stretch (after an alarm), by which later values are
+// standardized again; until one is measured, values pass as they are.
+type level struct {
+	measuring bool
+	n         int
+	sum, sq   float64
+	mean, sd  float64
+	set       bool
+}
+
+// minLevel is the fewest values a level is measured from.
+const minLevel = 50
+
+// begin starts measuring a new level.
+func (l *level) begin() { *l = level{measuring: true, mean: l.mean, sd: l.sd, set: l.set} }
+
+func (l *level) add(z float64) {
+	if l.measuring {
+		l.n++
+		l.sum, l.sq = l.sum+z, l.sq+z*z
+	}
+}
+
+// settle ends the measuring: the level measured replaces the last when
+// it had values enough. The sd is at least 1, the values' own under the
+// null: a level is never tighter than a stationary stream's.
+func (l *level) settle() {
+	if !l.measuring {
+		return
+	}
+	l.measuring = false
+	if l.n < minLevel {
+		return
+	}
+	mean := l.sum / float64(l.n)
+	l.mean, l.sd, l.set = mean, math.Sqrt(max(1, l.sq/float64(l.n)-mean*mean)), true
+}
+
+func (l *level) standardize(z float64) float64 {
+	if !l.set {
+		return z
+	}
+	return (z - l.mean) / l.sd
 }
