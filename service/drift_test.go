@@ -25,7 +25,9 @@ func TestDriftAlarmIsSaid(t *testing.T) {
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	svc, stop := runService(t, testConfig(t, addrs, "drift.spacing=100000"))
+	// A window that keeps the first labels: the model learns the new ones
+	// only once they outnumber the old, however fast it solves.
+	svc, stop := runService(t, testConfig(t, addrs, "drift.spacing=100000", "window.max_examples=2000"))
 	<-svc.Started()
 	base := "http://" + svc.HTTPAddr()
 	stream := newStreamWriter(t, addrs, 5)
@@ -34,6 +36,11 @@ func TestDriftAlarmIsSaid(t *testing.T) {
 	if got := metric(t, base, `streamer_drift_alarms_total{detector="labels"}`); got != 0 {
 		t.Fatalf("alarms before the change: %v", got)
 	}
+	// Labels scored against a model that learned: the detector's
+	// reference is the model's error, not that of a first model solved
+	// on a few labels while the backlog was read.
+	stream.write(t, ctx, 400)
+	waitFor(t, "a model solved on the first labels", 30*time.Second, func() bool { return svc.Pipeline().Stats().Solves >= 2 })
 	classes := map[string]bool{}
 	stream.relabel = func(l string) string {
 		classes[l] = true
@@ -58,7 +65,7 @@ func TestDriftAlarmIsSaid(t *testing.T) {
 	}
 	ev := readDriftEvent(t, ctx, addrs, svc.cfg.Kafka.Topics.Events)
 	if ev.Event != "drift_alarm" || ev.Detector != "labels" || ev.Model != svc.cfg.Model.Name || ev.ModelVersion == 0 ||
-		ev.Statistic <= ev.Threshold || ev.Examples < 440 || ev.Time.IsZero() || !strings.Contains(strings.Join(ev.Reactions, ","), "forget") {
+		ev.Statistic <= ev.Threshold || ev.Examples < 840 || ev.Time.IsZero() || !strings.Contains(strings.Join(ev.Reactions, ","), "forget") {
 		t.Errorf("event %+v", ev)
 	}
 	if err := stop(); err != nil {
