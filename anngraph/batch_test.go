@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"streamer/internal/testlevel"
 	"streamer/vector"
 )
 
@@ -103,9 +104,7 @@ func TestInsertBatchEvictsAsInsert(t *testing.T) {
 // TestInsertBatchRecallWhileSliding holds batched windows to the recall
 // that TestGraphRecallWhileSliding holds Insert to.
 func TestInsertBatchRecallWhileSliding(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow under -race; TestInsertBatchWorkersAgree runs the workers")
-	}
+	testlevel.Long(t, "slow under -race; TestInsertBatchWorkersAgree runs the workers")
 	for _, tc := range []struct {
 		name   string
 		data   []vector.Vector

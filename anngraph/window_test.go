@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"streamer/anngraph/anngraphtest"
+	"streamer/internal/testlevel"
 	"streamer/synth"
 	"streamer/vector"
 )
@@ -158,9 +159,7 @@ func recallOf(v *View) float64 {
 }
 
 func TestGraphRecallWhileSliding(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow under -race; the other tests cover the graph's structure")
-	}
+	testlevel.Long(t, "slow under -race; the other tests cover the graph's structure")
 	tests := []struct {
 		name   string
 		data   []vector.Vector

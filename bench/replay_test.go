@@ -3,12 +3,15 @@ package bench
 import (
 	"context"
 	"testing"
+
+	"streamer/internal/testlevel"
 )
 
 // TestReplaySmall replays a few thousand generated examples from the
 // embedded broker with a pinned model, then retraining: every record is
 // read, and the pinned model scores well above chance.
 func TestReplaySmall(t *testing.T) {
+	testlevel.Long(t, "replays thousands of examples twice")
 	for _, retrain := range []bool{false, true} {
 		cfg := ReplayConfig{Examples: 2000, Partitions: 2, Retrain: retrain, Seed: 1}
 		rep, err := Replay(context.Background(), cfg)

@@ -8,13 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"streamer/internal/testlevel"
 	"streamer/online/train"
 )
 
 func TestSolveSmall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("numerical; no concurrency to race")
-	}
+	testlevel.Long(t, "numerical; no concurrency to race")
 	for _, a := range []train.Algorithm{train.SVM, train.TSVM, train.DA} {
 		cfg := SolveConfig{
 			Rows: 3000, Features: 1 << 14, NNZ: 30, LabeledFrac: 0.05, Noise: 0.02, Seed: 1,
@@ -64,9 +63,7 @@ func BenchmarkSolve(b *testing.B) {
 // (at least twice chance). The sparse one runs each solve three times and
 // reports medians.
 func TestClassesSmall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("numerical; no concurrency to race")
-	}
+	testlevel.Long(t, "numerical; no concurrency to race")
 	for _, dense := range []bool{true, false} {
 		cfg := ClassesConfig{Rows: 800, Classes: 4, Dense: dense, Dim: 16, NNZ: 20, LabeledFrac: 0.05, Seed: 2,
 			Params: train.Params{Algorithm: train.SR, Lambda: 1e-3}}

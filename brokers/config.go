@@ -2,10 +2,8 @@ package brokers
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +12,8 @@ import (
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
 	"github.com/segmentio/kafka-go/sasl/scram"
+
+	"streamer/internal/tlsconfig"
 )
 
 // Embedded is the broker list that asks for the in-process cluster.
@@ -113,24 +113,12 @@ func (c Config) tlsConfig() (*tls.Config, error) {
 	if !c.TLS.Enable {
 		return nil, nil
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.TLS.ServerName, InsecureSkipVerify: c.TLS.InsecureSkipVerify} //nolint:gosec // opt-in
-	if c.TLS.CAFile != "" {
-		pem, err := os.ReadFile(c.TLS.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("kafka.tls.ca_file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("kafka.tls.ca_file: no certificate in %s", c.TLS.CAFile)
-		}
-		cfg.RootCAs = pool
-	}
-	if c.TLS.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(c.TLS.CertFile, c.TLS.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("kafka.tls.cert_file: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
+	cfg, err := tlsconfig.Files{
+		CAFile: c.TLS.CAFile, CertFile: c.TLS.CertFile, KeyFile: c.TLS.KeyFile,
+		ServerName: c.TLS.ServerName, InsecureSkipVerify: c.TLS.InsecureSkipVerify,
+	}.Load()
+	if err != nil {
+		return nil, fmt.Errorf("kafka.tls.%w", err)
 	}
 	return cfg, nil
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -10,22 +11,30 @@ import (
 // every key and holds the defaults.
 type Config struct {
 	// Role is RoleAll, RoleScorer or RoleLearner.
-	Role     string         `mapstructure:"role"`
-	Model    ModelConfig    `mapstructure:"model"`
-	Kafka    KafkaConfig    `mapstructure:"kafka"`
-	Features FeaturesConfig `mapstructure:"features"`
-	Limits   LimitsConfig   `mapstructure:"limits"`
-	Window   WindowConfig   `mapstructure:"window"`
-	Graph    GraphConfig    `mapstructure:"graph"`
-	Solver   SolverConfig   `mapstructure:"solver"`
-	Schedule ScheduleConfig `mapstructure:"schedule"`
-	Snapshot SnapshotConfig `mapstructure:"snapshot"`
-	Join     JoinConfig     `mapstructure:"join"`
-	Eval     EvalConfig     `mapstructure:"eval"`
-	HTTP     HTTPConfig     `mapstructure:"http"`
-	Log      LogConfig      `mapstructure:"log"`
-	Shutdown ShutdownConfig `mapstructure:"shutdown"`
-	Drift    DriftConfig    `mapstructure:"drift"`
+	Role           string               `mapstructure:"role"`
+	Model          ModelConfig          `mapstructure:"model"`
+	Kafka          KafkaConfig          `mapstructure:"kafka"`
+	Input          InputConfig          `mapstructure:"input"`
+	Output         OutputConfig         `mapstructure:"output"`
+	SchemaRegistry SchemaRegistryConfig `mapstructure:"schema_registry"`
+	Features       FeaturesConfig       `mapstructure:"features"`
+	Limits         LimitsConfig         `mapstructure:"limits"`
+	Window         WindowConfig         `mapstructure:"window"`
+	Graph          GraphConfig          `mapstructure:"graph"`
+	Solver         SolverConfig         `mapstructure:"solver"`
+	Schedule       ScheduleConfig       `mapstructure:"schedule"`
+	Snapshot       SnapshotConfig       `mapstructure:"snapshot"`
+	Join           JoinConfig           `mapstructure:"join"`
+	Eval           EvalConfig           `mapstructure:"eval"`
+	Active         ActiveConfig         `mapstructure:"active"`
+	// Predictions and Review say what a prediction carries and which go
+	// to review.
+	Predictions PredictionsConfig `mapstructure:"predictions"`
+	Review      ReviewConfig      `mapstructure:"review"`
+	HTTP        HTTPConfig        `mapstructure:"http"`
+	Log         LogConfig         `mapstructure:"log"`
+	Shutdown    ShutdownConfig    `mapstructure:"shutdown"`
+	Drift       DriftConfig       `mapstructure:"drift"`
 }
 
 // The roles a process can take (key role).
@@ -83,9 +92,52 @@ type TopicsConfig struct {
 	// Versions holds the announcement of every model version, written
 	// before the version scores (snapshot.Announcement).
 	Versions string `mapstructure:"versions"`
+	// LabelRequests carries the label requests (active.*).
+	LabelRequests string `mapstructure:"label_requests"`
+	// Review receives a copy of every prediction routed to review.
+	Review string `mapstructure:"review"`
 }
 
-// TLSConfig is kafka.tls.
+// PredictionsConfig is the predictions section.
+type PredictionsConfig struct {
+	// Explain is the number of terms (and neighbours) each published
+	// prediction is explained by; 0 explains none.
+	Explain int `mapstructure:"explain"`
+}
+
+// ReviewConfig is the review section.
+type ReviewConfig struct {
+	// Thresholds are fixed thresholds, "class=threshold" each.
+	Thresholds      []string `mapstructure:"thresholds"`
+	TargetPrecision float64  `mapstructure:"target_precision"`
+	Grades          int      `mapstructure:"grades"`
+}
+
+// thresholds parses review.thresholds.
+func (r ReviewConfig) thresholds() (map[string]float64, error) {
+	if len(r.Thresholds) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]float64, len(r.Thresholds))
+	for _, entry := range r.Thresholds {
+		class, value, ok := strings.Cut(entry, "=")
+		t, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		class = strings.TrimSpace(class)
+		switch {
+		case !ok || class == "" || err != nil:
+			return nil, fmt.Errorf("review.thresholds: %q is not class=threshold", entry)
+		case t < 0 || t > 1:
+			return nil, fmt.Errorf("review.thresholds: %q: the threshold must be in [0, 1]", entry)
+		}
+		if _, dup := out[class]; dup {
+			return nil, fmt.Errorf("review.thresholds: class %q given twice", class)
+		}
+		out[class] = t
+	}
+	return out, nil
+}
+
+// TLSConfig is kafka.tls and schema_registry.tls.
 type TLSConfig struct {
 	Enable             bool   `mapstructure:"enable"`
 	CAFile             string `mapstructure:"ca_file"`
@@ -101,6 +153,68 @@ type SASLConfig struct {
 	Username  string `mapstructure:"username"`
 	Password  string `mapstructure:"password"`
 }
+
+// InputConfig is the input section: the schema of the input messages.
+type InputConfig struct {
+	// Format is FormatJSON or FormatAvro.
+	Format   string             `mapstructure:"format"`
+	Examples ExampleInputConfig `mapstructure:"examples"`
+	Labels   LabelInputConfig   `mapstructure:"labels"`
+}
+
+// ExampleInputConfig is input.examples: where the fields of an example
+// are, by JSON Pointers (ingest.ExampleMapping).
+type ExampleInputConfig struct {
+	ID        string   `mapstructure:"id"`
+	IDNumbers bool     `mapstructure:"id_numbers"`
+	TS        string   `mapstructure:"ts"`
+	TSNumbers string   `mapstructure:"ts_numbers"`
+	Text      []string `mapstructure:"text"`
+	Features  string   `mapstructure:"features"`
+	// FeatureFields are "name=/pointer".
+	FeatureFields    []string `mapstructure:"feature_fields"`
+	Indices          string   `mapstructure:"indices"`
+	Values           string   `mapstructure:"values"`
+	Vector           string   `mapstructure:"vector"`
+	Label            string   `mapstructure:"label"`
+	TextWithFeatures bool     `mapstructure:"text_with_features"`
+}
+
+// LabelInputConfig is input.labels.
+type LabelInputConfig struct {
+	ID        string `mapstructure:"id"`
+	IDNumbers bool   `mapstructure:"id_numbers"`
+	Label     string `mapstructure:"label"`
+}
+
+// The formats of input and output records (keys input.format and
+// output.format).
+const (
+	FormatJSON = "json"
+	// FormatAvro is Avro in Confluent's wire format, under schemas of
+	// schema_registry.
+	FormatAvro = "avro"
+)
+
+// OutputConfig is the output section.
+type OutputConfig struct {
+	// Format of the predictions: FormatJSON or FormatAvro.
+	Format string `mapstructure:"format"`
+}
+
+// SchemaRegistryConfig is the schema_registry section.
+type SchemaRegistryConfig struct {
+	URL          string        `mapstructure:"url"`
+	Username     string        `mapstructure:"username"`
+	Password     string        `mapstructure:"password"`
+	TLS          TLSConfig     `mapstructure:"tls"`
+	Timeout      time.Duration `mapstructure:"timeout"`
+	CacheSchemas int           `mapstructure:"cache_schemas"`
+}
+
+// KeyID is the value of input.examples.id and input.labels.id that takes
+// the record key as the id.
+const KeyID = "key"
 
 // FeaturesConfig is the features section.
 type FeaturesConfig struct {
@@ -219,6 +333,15 @@ type JoinConfig struct {
 type EvalConfig struct {
 	Baseline bool `mapstructure:"baseline"`
 	Horizon  int  `mapstructure:"horizon"`
+}
+
+// ActiveConfig is the active section: label requests.
+type ActiveConfig struct {
+	// Budget is "0" (none), a fraction of the arriving examples ("2%",
+	// "0.02") or a rate ("30/min").
+	Budget      string        `mapstructure:"budget"`
+	RandomShare float64       `mapstructure:"random_share"`
+	Expiry      time.Duration `mapstructure:"expiry"`
 }
 
 // HTTPConfig is the http section.

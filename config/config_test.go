@@ -336,3 +336,37 @@ func TestCheckBrokers(t *testing.T) {
 		t.Errorf("a cluster: brokers %v, err = %v", cluster.Kafka.Brokers, err)
 	}
 }
+
+// TestReviewKeys: the review and predictions keys reach the pipeline,
+// and a bad value is refused naming its key.
+func TestReviewKeys(t *testing.T) {
+	c, err := Load("", []string{"review.thresholds=Spam=0.9,ham=0.75", "review.target_precision=0.95", "predictions.explain=5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := c.Pipeline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc.Review.Thresholds["Spam"] != 0.9 || pc.Review.Thresholds["ham"] != 0.75 || pc.Learner.Review.TargetPrecision != 0.95 || pc.Explain != 5 {
+		t.Fatalf("pipeline got thresholds %v, target %v, explain %d", pc.Review.Thresholds, pc.Learner.Review.TargetPrecision, pc.Explain)
+	}
+	for _, tt := range []struct{ set, want string }{
+		{"review.thresholds=spam", "review.thresholds: \"spam\" is not class=threshold"},
+		{"review.thresholds=spam=2", "review.thresholds: \"spam=2\": the threshold must be in [0, 1]"},
+		{"review.target_precision=1", "review.target_precision must be in [0, 1)"},
+		{"review.grades=0", "review.grades must be > 0"},
+		{"predictions.explain=-1", "predictions.explain must be in [0, 100]"},
+		{"kafka.topics.review=labels", "kafka.topics.review must be a topic of its own"},
+	} {
+		if _, err := Load("", []string{tt.set}); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("--set %s: err = %v, want it to say %q", tt.set, err, tt.want)
+		}
+	}
+	// Scorers route by the thresholds published in the learner's snapshots.
+	for _, role := range []string{RoleScorer, RoleLearner} {
+		if _, err := Load("", []string{"role=" + role, "review.target_precision=0.95"}); err != nil {
+			t.Errorf("role %s with a target precision: %v", role, err)
+		}
+	}
+}

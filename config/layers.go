@@ -6,12 +6,15 @@ import (
 	"streamer/anngraph"
 	"streamer/brokers"
 	"streamer/ingest"
+	"streamer/internal/tlsconfig"
 	"streamer/online"
+	"streamer/online/active"
 	"streamer/online/kernel"
 	"streamer/online/propagate"
 	"streamer/online/spectral"
 	"streamer/online/train"
 	"streamer/pipeline"
+	"streamer/schemaregistry"
 	"streamer/snapshot"
 )
 
@@ -25,8 +28,17 @@ func (c Config) solverParams() train.Params {
 	}
 }
 
-// Decoder returns the decoder of examples and labels.
-func (c Config) Decoder() ingest.Decoder {
+// Decoder returns the decoder of examples and labels; its error names the
+// key of input at fault.
+func (c Config) Decoder() (ingest.Decoder, error) {
+	examples, err := c.exampleMapping()
+	if err != nil {
+		return ingest.Decoder{}, err
+	}
+	labels, err := c.labelMapping()
+	if err != nil {
+		return ingest.Decoder{}, err
+	}
 	return ingest.Decoder{
 		Limits: ingest.Limits{
 			MaxMessageBytes: c.Limits.MaxMessageBytes, MaxIDBytes: c.Limits.MaxIDBytes,
@@ -36,7 +48,9 @@ func (c Config) Decoder() ingest.Decoder {
 		Featurizer: ingest.Featurizer{
 			Dim: c.Features.Dim, DenseDim: c.Features.DenseDim, Signed: c.Features.Signed, Normalize: c.Features.Normalize,
 		},
-	}
+		Examples: examples,
+		Labels:   labels,
+	}, nil
 }
 
 func nonEmpty(s []string) []string {
@@ -69,8 +83,20 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 	if err != nil {
 		return pipeline.Config{}, err
 	}
+	dec, err := c.Decoder()
+	if err != nil {
+		return pipeline.Config{}, err
+	}
+	requests, err := c.Active.requests()
+	if err != nil {
+		return pipeline.Config{}, err
+	}
+	thresholds, err := c.Review.thresholds()
+	if err != nil {
+		return pipeline.Config{}, err
+	}
 	return pipeline.Config{
-		Decoder: c.Decoder(),
+		Decoder: dec,
 		Learner: online.LearnerConfig{
 			Features: c.ModelDim(),
 			Window: anngraph.Config{
@@ -92,11 +118,15 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 			Kernel:        kernel.Config{Kind: c.Features.Kernel, Landmarks: c.Features.Landmarks, Gamma: c.Features.Gamma},
 			SolveExamples: c.Schedule.SolveExamples,
 			SolveLabels:   c.Schedule.SolveLabels,
+			Review:        online.ReviewConfig{TargetPrecision: c.Review.TargetPrecision, Grades: c.Review.Grades},
 		},
+		Explain:  c.Predictions.Explain,
+		Review:   pipeline.ReviewConfig{Thresholds: thresholds},
 		Join:     ingest.JoinConfig{PendingLabels: c.Join.PendingLabels, RecentExamples: c.Join.RecentExamples},
 		Baseline: c.Eval.Baseline,
 		Horizon:  c.Eval.Horizon,
 		Drift:    c.Drift.pipeline(),
+		Requests: requests,
 	}, nil
 }
 
@@ -115,6 +145,25 @@ func (c Config) SnapshotSettings() (snapshot.Features, snapshot.Params, snapshot
 		}
 }
 
+// UsesSchemaRegistry reports whether input or output records are Avro,
+// under schemas of the registry.
+func (c Config) UsesSchemaRegistry() bool {
+	return c.Input.Format == FormatAvro || c.Output.Format == FormatAvro
+}
+
+// Registry returns the settings of the schema registry's client.
+func (c Config) Registry() schemaregistry.Config {
+	r := c.SchemaRegistry
+	out := schemaregistry.Config{URL: r.URL, Username: r.Username, Password: r.Password, Timeout: r.Timeout, CacheSchemas: r.CacheSchemas}
+	if r.TLS.Enable {
+		out.TLS = &tlsconfig.Files{
+			CAFile: r.TLS.CAFile, CertFile: r.TLS.CertFile, KeyFile: r.TLS.KeyFile,
+			ServerName: r.TLS.ServerName, InsecureSkipVerify: r.TLS.InsecureSkipVerify,
+		}
+	}
+	return out
+}
+
 // Brokers returns the connection settings.
 func (c Config) Brokers() brokers.Config {
 	return brokers.Config{
@@ -125,4 +174,21 @@ func (c Config) Brokers() brokers.Config {
 		},
 		SASL: brokers.SASLConfig{Mechanism: c.Kafka.SASL.Mechanism, Username: c.Kafka.SASL.Username, Password: c.Kafka.SASL.Password},
 	}
+}
+
+// requests returns the active section as the selector of label requests
+// takes it, naming the key of a bad value.
+func (a ActiveConfig) requests() (active.Config, error) {
+	budget, err := active.ParseBudget(a.Budget)
+	if err != nil {
+		return active.Config{}, fmt.Errorf("active.budget: %w", err)
+	}
+	cfg := active.Config{Budget: budget, RandomShare: a.RandomShare, Expiry: a.Expiry}
+	switch {
+	case a.RandomShare < 0 || a.RandomShare > 1:
+		return cfg, fmt.Errorf("active.random_share must be in [0, 1], got %v", a.RandomShare)
+	case a.Expiry <= 0:
+		return cfg, fmt.Errorf("active.expiry must be > 0, got %v", a.Expiry)
+	}
+	return cfg, nil
 }

@@ -10,6 +10,10 @@ import (
 	"streamer/brokers"
 )
 
+// maxExplain bounds predictions.explain: an explanation is for people to
+// read.
+const maxExplain = 100
+
 // Validate checks every value and names the first bad key.
 func (c Config) Validate() error {
 	checks := []struct {
@@ -24,7 +28,12 @@ func (c Config) Validate() error {
 		{c.Kafka.Start == "earliest" || c.Kafka.Start == "latest", "kafka.start", "must be earliest or latest"},
 		{c.Kafka.Topics.Examples != "" && c.Kafka.Topics.Labels != "" && c.Kafka.Topics.Predictions != "" &&
 			c.Kafka.Topics.Snapshots != "" && c.Kafka.Topics.ExamplesDLQ != "" && c.Kafka.Topics.LabelsDLQ != "" &&
-			c.Kafka.Topics.Control != "" && c.Kafka.Topics.Lease != "" && c.Kafka.Topics.Versions != "" && c.Kafka.Topics.Events != "", "kafka.topics", "every topic needs a name"},
+			c.Kafka.Topics.Control != "" && c.Kafka.Topics.Lease != "" && c.Kafka.Topics.Versions != "" && c.Kafka.Topics.Review != "" && c.Kafka.Topics.Events != "", "kafka.topics", "every topic needs a name"},
+		{!slices.Contains([]string{c.Kafka.Topics.Examples, c.Kafka.Topics.Labels, c.Kafka.Topics.Predictions, c.Kafka.Topics.Snapshots,
+			c.Kafka.Topics.Control, c.Kafka.Topics.Versions, c.Kafka.Topics.LabelRequests}, c.Kafka.Topics.Review), "kafka.topics.review", "must be a topic of its own"},
+		{c.Predictions.Explain >= 0 && c.Predictions.Explain <= maxExplain, "predictions.explain", fmt.Sprintf("must be in [0, %d]", maxExplain)},
+		{c.Review.TargetPrecision >= 0 && c.Review.TargetPrecision < 1, "review.target_precision", "must be in [0, 1) (0 chooses no thresholds)"},
+		{c.Review.Grades > 0, "review.grades", "must be > 0"},
 		{c.Kafka.Partitions > 0, "kafka.partitions", "must be > 0"},
 		{c.Kafka.MaxMessageBytes >= 1024, "kafka.max_message_bytes", "must be at least 1024"},
 		{c.Kafka.BatchTimeout > 0, "kafka.batch_timeout", "must be > 0"},
@@ -75,8 +84,11 @@ func (c Config) Validate() error {
 			"must not be a snapshot topic"},
 		{!slices.Contains([]string{c.Kafka.Topics.Snapshots, c.Snapshot.HistoryTopic, c.Kafka.Topics.Control, c.Kafka.Topics.Predictions},
 			c.Kafka.Topics.Versions), "kafka.topics.versions", "must be a topic of its own"},
+		{c.Active.Budget == "" || c.Active.Budget == "0" || c.Kafka.Topics.LabelRequests != "", "kafka.topics.label_requests", "must name a topic when active.budget makes requests"},
+		{!slices.Contains([]string{c.Kafka.Topics.Examples, c.Kafka.Topics.Labels, c.Kafka.Topics.Predictions, c.Kafka.Topics.Snapshots,
+			c.Kafka.Topics.Control, c.Kafka.Topics.Versions}, c.Kafka.Topics.LabelRequests), "kafka.topics.label_requests", "must be a topic of its own"},
 		{!slices.Contains([]string{c.Kafka.Topics.Snapshots, c.Snapshot.HistoryTopic, c.Kafka.Topics.Control, c.Kafka.Topics.Predictions,
-			c.Kafka.Topics.Versions, c.Kafka.Topics.Examples, c.Kafka.Topics.Labels}, c.Kafka.Topics.Events), "kafka.topics.events", "must be a topic of its own"},
+			c.Kafka.Topics.Versions, c.Kafka.Topics.Examples, c.Kafka.Topics.Labels, c.Kafka.Topics.LabelRequests, c.Kafka.Topics.Review}, c.Kafka.Topics.Events), "kafka.topics.events", "must be a topic of its own"},
 		{c.Join.PendingLabels > 0, "join.pending_labels", "must be > 0"},
 		{c.Join.RecentExamples > 0, "join.recent_examples", "must be > 0"},
 		{c.Eval.Horizon > 0, "eval.horizon", "must be > 0"},
@@ -88,6 +100,11 @@ func (c Config) Validate() error {
 		{c.Window.Queue > 0, "window.queue", "must be > 0"},
 		{c.Features.Landmarks > 0, "features.landmarks", "must be > 0"},
 		{c.Features.Gamma >= 0, "features.gamma", "must be >= 0 (0 is the median heuristic)"},
+		{c.Input.Format == FormatJSON || c.Input.Format == FormatAvro, "input.format", "must be json or avro"},
+		{c.Output.Format == FormatJSON || c.Output.Format == FormatAvro, "output.format", "must be json or avro"},
+		{c.SchemaRegistry.URL != "" || !c.UsesSchemaRegistry(), "schema_registry.url", "must be set for Avro (input.format or output.format avro)"},
+		{(c.SchemaRegistry.TLS.CertFile == "") == (c.SchemaRegistry.TLS.KeyFile == ""), "schema_registry.tls.cert_file",
+			"and schema_registry.tls.key_file go together"},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -102,6 +119,14 @@ func (c Config) Validate() error {
 	}
 	if _, err := c.Window.sample(); err != nil {
 		return fmt.Errorf("configuration: %w", err)
+	}
+	if _, err := c.Review.thresholds(); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	if c.UsesSchemaRegistry() {
+		if err := c.Registry().Validate(); err != nil {
+			return fmt.Errorf("configuration: schema_registry.%w", err)
+		}
 	}
 	return c.validateLayers()
 }

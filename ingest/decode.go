@@ -1,12 +1,14 @@
 package ingest
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -27,6 +29,12 @@ type Example struct {
 	// LIBSVM lines (sorted, unique indices in [0, Dim)), dense for a vector
 	// payload. It shares no memory with the decoded input.
 	Vector vector.Vector
+	// Names names the hashed indices of a features payload, and Text is
+	// the text of a text payload (Featurizer.TextNames names its indices),
+	// when the decoder was asked to keep them (Decoder.KeepNames); nil
+	// and "" otherwise.
+	Names Names
+	Text  string
 }
 
 // Label is a late label for the example with the same ID.
@@ -36,14 +44,28 @@ type Label struct {
 }
 
 // Decoder decodes example and label messages and file lines. The zero value
-// uses default limits and featurizer. It holds configuration only, so one
-// Decoder may serve any number of goroutines.
+// uses default limits and featurizer, and the default schemas. It holds
+// configuration only, so one Decoder may serve any number of goroutines.
 type Decoder struct {
 	Limits     Limits
 	Featurizer Featurizer
 	// Unlabeled says which LIBSVM label marks an unlabeled row; the zero
 	// value, UnlabeledAuto, lets FileReader decide per file.
 	Unlabeled UnlabeledLabel
+	// Examples and Labels, when set, say where the fields of example and
+	// label messages are; nil is the default schema (DecodeExample,
+	// DecodeLabel), which has a decoding path of its own.
+	Examples *ExampleMapping
+	Labels   *LabelMapping
+	// Avro, when set, makes the records Avro in Confluent's wire format,
+	// whose schemas it gives (DecodeExampleRecord); nil: records are JSON.
+	// Messages decoded without their record (DecodeExample) are JSON
+	// always.
+	Avro SchemaSource
+	// KeepNames makes DecodeExample name the hashed indices of each
+	// example (Example.Names), for explanations; off, decoding names
+	// nothing and costs nothing more.
+	KeepNames bool
 }
 
 // Validate reports the first configuration field that is out of range. The
@@ -54,6 +76,16 @@ func (d *Decoder) Validate() error {
 	}
 	if err := d.Featurizer.Validate(); err != nil {
 		return fmt.Errorf("decoder: %w", err)
+	}
+	if d.Examples != nil {
+		if err := d.Examples.Validate(); err != nil {
+			return fmt.Errorf("decoder: %w", err)
+		}
+	}
+	if d.Labels != nil {
+		if err := d.Labels.Validate(); err != nil {
+			return fmt.Errorf("decoder: %w", err)
+		}
 	}
 	return nil
 }
@@ -69,8 +101,31 @@ func (d *Decoder) Validate() error {
 // indices, keys of a minus sign and digits are rejected as negative
 // indices, and every other key is a name hashed into [0, Dim); a name given
 // twice is summed like a hash collision. Errors are *DecodeError, wrapped.
+//
+// With Examples set, the fields are where it says, and a message decoded
+// without its record (DecodeExampleRecord) has no id when the id is the
+// record key. Errors then name the pointer at fault.
 func (d *Decoder) DecodeExample(b []byte) (Example, error) {
-	ex, err := d.decodeExample(b)
+	return wrapExample(d.decodeExample(b, nil, false, d.Limits.withDefaults()))
+}
+
+// DecodeExampleRecord decodes the example of a record: its value, and its
+// key when the id is the record key (ExampleMapping.IDFromKey). With Avro
+// set, the value is Avro in Confluent's wire format, and the mapping reads
+// its JSON form (avroJSON); an error that wraps ErrSchemaUnavailable then
+// says that its schema could not be had: decode it again later.
+func (d *Decoder) DecodeExampleRecord(ctx context.Context, key, value []byte) (Example, error) {
+	lim := d.Limits.withDefaults()
+	if d.Avro != nil {
+		var err error
+		if value, lim, err = d.avroJSON(ctx, value, lim); err != nil {
+			return wrapExample(Example{}, err)
+		}
+	}
+	return wrapExample(d.decodeExample(value, key, true, lim))
+}
+
+func wrapExample(ex Example, err error) (Example, error) {
 	switch {
 	case err == nil:
 		return ex, nil
@@ -81,31 +136,60 @@ func (d *Decoder) DecodeExample(b []byte) (Example, error) {
 }
 
 // decodeExample returns the id it got as far as, for the error message.
-func (d *Decoder) decodeExample(b []byte) (Example, error) {
-	lim := d.Limits.withDefaults()
+// Without a record (record false), an id taken from the key is empty.
+func (d *Decoder) decodeExample(b, key []byte, record bool, lim Limits) (Example, error) {
+	if m := d.Examples; m != nil {
+		if m.IDFromKey && !record {
+			noKey := *m
+			noKey.IDFromKey, noKey.ID = false, Pointer{}
+			return d.mappedExample(&noKey, b, nil, lim)
+		}
+		return d.mappedExample(m, b, key, lim)
+	}
 	var f exampleFields
 	if err := scanObject(b, lim.MaxMessageBytes, f.set); err != nil {
 		return Example{}, err
 	}
 	var ex Example
 	var err error
-	if ex.ID, err = parseID(f.id, lim); err != nil {
+	if ex.ID, err = parseID(f.id, "id", false, lim); err != nil {
 		return ex, err
 	}
-	if ex.TS, err = parseTS(f.ts); err != nil {
+	if ex.TS, err = parseTS(f.ts, "ts", TimeNoNumbers); err != nil {
 		return ex, err
 	}
-	if ex.Label, ex.Labeled, err = parseLabel(f.label, lim); err != nil {
+	if ex.Label, ex.Labeled, err = parseLabel(f.label, "label", lim); err != nil {
 		return ex, err
 	}
 	ex.Vector, err = d.Featurizer.payload(&f, lim)
+	if err == nil && d.KeepNames {
+		d.Featurizer.keepNames(&f, &ex)
+	}
 	return ex, err
 }
 
 // DecodeLabel decodes a label message, {"id": "...", "label": "..." or 1};
-// other fields are ignored and the label is required.
+// other fields are ignored and the label is required. With Labels set,
+// the fields are where it says.
 func (d *Decoder) DecodeLabel(b []byte) (Label, error) {
-	l, err := d.decodeLabel(b)
+	return wrapLabel(d.decodeLabel(b, nil, d.Limits.withDefaults()))
+}
+
+// DecodeLabelRecord decodes the label of a record: its value, and its key
+// when the id is the record key (LabelMapping.IDFromKey); Avro as
+// DecodeExampleRecord.
+func (d *Decoder) DecodeLabelRecord(ctx context.Context, key, value []byte) (Label, error) {
+	lim := d.Limits.withDefaults()
+	if d.Avro != nil {
+		var err error
+		if value, lim, err = d.avroJSON(ctx, value, lim); err != nil {
+			return wrapLabel(Label{}, err)
+		}
+	}
+	return wrapLabel(d.decodeLabel(value, key, lim))
+}
+
+func wrapLabel(l Label, err error) (Label, error) {
 	switch {
 	case err == nil:
 		return l, nil
@@ -115,8 +199,10 @@ func (d *Decoder) DecodeLabel(b []byte) (Label, error) {
 	return Label{}, fmt.Errorf("decode label: %w", err)
 }
 
-func (d *Decoder) decodeLabel(b []byte) (Label, error) {
-	lim := d.Limits.withDefaults()
+func (d *Decoder) decodeLabel(b, key []byte, lim Limits) (Label, error) {
+	if d.Labels != nil {
+		return d.mappedLabel(d.Labels, b, key, lim)
+	}
 	var id, label []byte
 	err := scanObject(b, lim.MaxMessageBytes, func(name, val []byte) error {
 		switch string(name) {
@@ -131,11 +217,11 @@ func (d *Decoder) decodeLabel(b []byte) (Label, error) {
 		return Label{}, err
 	}
 	var l Label
-	if l.ID, err = parseID(id, lim); err != nil {
+	if l.ID, err = parseID(id, "id", false, lim); err != nil {
 		return l, err
 	}
 	var labeled bool
-	l.Label, labeled, err = parseLabel(label, lim)
+	l.Label, labeled, err = parseLabel(label, "label", lim)
 	if err == nil && !labeled {
 		err = decodeErr(ReasonMissingLabel, "label", "a label message needs a label")
 	}
@@ -234,45 +320,80 @@ func syntaxError(b []byte) error {
 	return errors.New("invalid JSON")
 }
 
-func parseID(raw []byte, lim Limits) (string, error) {
+// parseID reads the id at field: a string, or a number when numbers is
+// set.
+func parseID(raw []byte, field string, numbers bool, lim Limits) (string, error) {
 	if raw == nil || isNull(raw) {
-		return "", decodeErr(ReasonMissingID, "id", "no id")
+		return "", decodeErr(ReasonMissingID, field, "%s", missing(field))
 	}
-	if raw[0] != '"' {
-		return "", decodeErr(ReasonWrongType, "id", "id is a %s, want a string", kind(raw))
-	}
-	id, err := stringContent(raw)
+	var id []byte
 	switch {
-	case err != nil:
-		return "", &DecodeError{Reason: ReasonMalformedJSON, Field: "id", Err: err}
+	case raw[0] == '"':
+		var err error
+		if id, err = stringContent(raw); err != nil {
+			return "", &DecodeError{Reason: ReasonMalformedJSON, Field: field, Err: err}
+		}
+	case numbers && isNumber(raw):
+		s, err := numericID(raw, field)
+		if err != nil {
+			return "", err
+		}
+		id = []byte(s)
+	default:
+		return "", decodeErr(ReasonWrongType, field, "%s is a %s, want a string", field, kind(raw))
+	}
+	switch {
 	case len(id) == 0:
-		return "", decodeErr(ReasonMissingID, "id", "id is empty")
+		return "", decodeErr(ReasonMissingID, field, "%s is empty", field)
 	case len(id) > lim.MaxIDBytes:
-		return "", decodeErr(ReasonIDTooLong, "id", "id is %d bytes, limit %d", len(id), lim.MaxIDBytes)
+		return "", decodeErr(ReasonIDTooLong, field, "%s is %d bytes, limit %d", field, len(id), lim.MaxIDBytes)
 	}
 	return string(id), nil
 }
 
-func parseTS(raw []byte) (time.Time, error) {
+// missing says that the field is absent: "no id" for a field of the
+// default schema, "missing" for a pointer, which the error names before.
+func missing(field string) string {
+	if strings.HasPrefix(field, "/") {
+		return "missing"
+	}
+	return "no " + field
+}
+
+// parseTS reads the event time at field: an RFC 3339 string, or a number
+// in unit.
+func parseTS(raw []byte, field string, unit TimeUnit) (time.Time, error) {
 	if raw == nil || isNull(raw) {
 		return time.Time{}, nil
 	}
+	if isNumber(raw) && unit != TimeNoNumbers {
+		x, err := parseFloat(raw, field)
+		if err != nil {
+			return time.Time{}, err
+		}
+		ts, ok := numericTime(x, unit)
+		if !ok {
+			return time.Time{}, decodeErr(ReasonBadTimestamp, field, "%s is outside the years 1 to 9999", clip(raw))
+		}
+		return ts, nil
+	}
 	if raw[0] != '"' {
-		return time.Time{}, decodeErr(ReasonWrongType, "ts", "ts is a %s, want an RFC 3339 string", kind(raw))
+		return time.Time{}, decodeErr(ReasonWrongType, field, "%s is a %s, want an RFC 3339 string", field, kind(raw))
 	}
 	s, err := stringContent(raw)
 	if err != nil {
-		return time.Time{}, &DecodeError{Reason: ReasonMalformedJSON, Field: "ts", Err: err}
+		return time.Time{}, &DecodeError{Reason: ReasonMalformedJSON, Field: field, Err: err}
 	}
 	ts, err := time.Parse(time.RFC3339, string(s))
 	if err != nil {
-		return time.Time{}, &DecodeError{Reason: ReasonBadTimestamp, Field: "ts", Err: err}
+		return time.Time{}, &DecodeError{Reason: ReasonBadTimestamp, Field: field, Err: err}
 	}
 	return ts, nil
 }
 
-// parseLabel returns the normalized label and whether there is one.
-func parseLabel(raw []byte, lim Limits) (string, bool, error) {
+// parseLabel returns the normalized label at field and whether there is
+// one.
+func parseLabel(raw []byte, field string, lim Limits) (string, bool, error) {
 	if raw == nil || isNull(raw) {
 		return "", false, nil
 	}
@@ -281,22 +402,22 @@ func parseLabel(raw []byte, lim Limits) (string, bool, error) {
 	case raw[0] == '"':
 		s, err := stringContent(raw)
 		if err != nil {
-			return "", false, &DecodeError{Reason: ReasonMalformedJSON, Field: "label", Err: err}
+			return "", false, &DecodeError{Reason: ReasonMalformedJSON, Field: field, Err: err}
 		}
 		if len(s) > lim.MaxClassNameBytes {
-			return "", false, classTooLong(len(s), lim)
+			return "", false, classTooLong(len(s), field, lim)
 		}
 		label = string(s)
 	case isNumber(raw):
-		x, err := parseFloat(raw, "label")
+		x, err := parseFloat(raw, field)
 		if err != nil {
 			return "", false, err
 		}
 		label = numericLabel(x)
 	default:
-		return "", false, decodeErr(ReasonWrongType, "label", "label is a %s, want a string or a number", kind(raw))
+		return "", false, decodeErr(ReasonWrongType, field, "%s is a %s, want a string or a number", field, kind(raw))
 	}
-	return label, true, checkClass(label, lim)
+	return label, true, checkClass(label, field, lim)
 }
 
 // numericLabel writes a label given as a number in its shortest decimal
@@ -308,20 +429,20 @@ func numericLabel(x float64) string {
 	return strconv.FormatFloat(x, 'f', -1, 64)
 }
 
-func checkClass(label string, lim Limits) error {
+func checkClass(label, field string, lim Limits) error {
 	switch {
 	case label == "":
-		return decodeErr(ReasonEmptyLabel, "label", "label is empty")
+		return decodeErr(ReasonEmptyLabel, field, "%s is empty", field)
 	case len(label) > lim.MaxClassNameBytes:
-		return classTooLong(len(label), lim)
+		return classTooLong(len(label), field, lim)
 	case lim.Classes != nil && !slices.Contains(lim.Classes, label):
-		return decodeErr(ReasonUnknownClass, "label", "label %q is not one of the %d configured classes", clip([]byte(label)), len(lim.Classes))
+		return decodeErr(ReasonUnknownClass, field, "label %q is not one of the %d configured classes", clip([]byte(label)), len(lim.Classes))
 	}
 	return nil
 }
 
-func classTooLong(n int, lim Limits) error {
-	return decodeErr(ReasonClassNameTooLong, "label", "label is %d bytes, limit %d", n, lim.MaxClassNameBytes)
+func classTooLong(n int, field string, lim Limits) error {
+	return decodeErr(ReasonClassNameTooLong, field, "%s is %d bytes, limit %d", field, n, lim.MaxClassNameBytes)
 }
 
 // parseFloat parses a number token (JSON or LIBSVM); a token that is not

@@ -33,6 +33,10 @@ const (
 	ReasonTooManyFeatures   Reason = "too_many_features"   // more than Limits.MaxFeatures values
 	ReasonLengthMismatch    Reason = "length_mismatch"     // indices and values of different lengths
 	ReasonDimensionMismatch Reason = "dimension_mismatch"  // dense vector empty or not Featurizer.DenseDim long
+	ReasonNotWireFormat     Reason = "not_wire_format"     // an Avro record without the magic byte 0 and a schema id
+	ReasonUnknownSchema     Reason = "unknown_schema"      // a schema id the registry has no schema of
+	ReasonUnusableSchema    Reason = "unusable_schema"     // a schema id whose schema is not Avro or does not parse
+	ReasonMalformedAvro     Reason = "malformed_avro"      // an Avro body that does not match its schema
 )
 
 // Reasons returns every Reason, for registering metrics up front.
@@ -43,7 +47,8 @@ func Reasons() []Reason {
 		ReasonBadTimestamp, ReasonMissingLabel, ReasonEmptyLabel, ReasonClassNameTooLong,
 		ReasonUnknownClass, ReasonNoPayload, ReasonMultiplePayloads, ReasonEmptyText,
 		ReasonNonFinite, ReasonBadIndex, ReasonTooManyFeatures, ReasonLengthMismatch,
-		ReasonDimensionMismatch,
+		ReasonDimensionMismatch, ReasonNotWireFormat, ReasonUnknownSchema, ReasonUnusableSchema,
+		ReasonMalformedAvro,
 	}
 }
 
@@ -52,8 +57,10 @@ func Reasons() []Reason {
 // with Reason and move on.
 type DecodeError struct {
 	Reason Reason
-	// Field is the JSON field at fault ("id", "features", ...) or, for a
-	// LIBSVM line, "label" or "features"; empty when the whole input is.
+	// Field is the JSON field at fault ("id", "features", ...), the JSON
+	// Pointer of a mapped field ("/post_id"), "key" for the record key, or,
+	// for a LIBSVM line, "label" or "features"; empty when the whole input
+	// is.
 	Field string
 	Err   error
 }

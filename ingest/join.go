@@ -13,6 +13,7 @@ import (
 type Prediction struct {
 	Class        string    // predicted class; empty when there was no model yet
 	Score        float64   // decision value behind Class
+	Prob         float64   // calibrated probability of Class, as published
 	Baseline     string    // class predicted by a supervised-only baseline, if one runs
 	ModelVersion uint64    // version of the model that predicted
 	At           time.Time // when the prediction was made

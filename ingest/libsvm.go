@@ -70,7 +70,7 @@ func libsvmLabel(tok []byte, unlabeled UnlabeledLabel, lim Limits) (string, bool
 		return "", false, nil
 	}
 	label := numericLabel(x)
-	return label, true, checkClass(label, lim)
+	return label, true, checkClass(label, "label", lim)
 }
 
 func (d *Decoder) libsvmFeatures(s []byte, lim Limits) (vector.Vector, error) {

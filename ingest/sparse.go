@@ -93,3 +93,26 @@ func normalize(v vector.Vector) {
 	}
 	v.Normalize()
 }
+
+// addSparse returns a + b, of sparse vectors with sorted indices.
+func addSparse(a, b vector.Vector) vector.Vector {
+	n := a.NNZ() + b.NNZ()
+	idx := make([]int32, 0, n)
+	val := make([]float64, 0, n)
+	i, j := 0, 0
+	for i < len(a.Indices) || j < len(b.Indices) {
+		switch {
+		case j == len(b.Indices) || i < len(a.Indices) && a.Indices[i] < b.Indices[j]:
+			idx, val = append(idx, a.Indices[i]), append(val, a.Values[i])
+			i++
+		case i == len(a.Indices) || b.Indices[j] < a.Indices[i]:
+			idx, val = append(idx, b.Indices[j]), append(val, b.Values[j])
+			j++
+		default:
+			idx, val = append(idx, a.Indices[i]), append(val, a.Values[i]+b.Values[j])
+			i++
+			j++
+		}
+	}
+	return vector.Sparse(idx, val)
+}

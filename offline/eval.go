@@ -8,6 +8,7 @@ import (
 
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/active"
 	"streamer/pipeline"
 )
 
@@ -35,6 +36,17 @@ type EvalConfig struct {
 	// that runs Eval.
 	Progress func(EvalProgress)
 	Pipeline pipeline.Config
+	// Active plays the labelers of the learner's label requests instead
+	// of revealing labels at random: the budget is LabelRate of the
+	// examples (Pipeline.Requests.Budget is set to it), and each request
+	// is answered LabelDelay examples later. CompareRandom also runs the
+	// random reveals of every seed, reported as EvalReport.Random.
+	Active        bool
+	CompareRandom bool
+	// ReviewPrecision, when positive, routes predictions to review for
+	// that target precision (online.ReviewConfig) and reports the share
+	// decided automatically and their precision (SeedReport.Review).
+	ReviewPrecision float64
 }
 
 // EvalProgress is where an Eval run stands.
@@ -74,18 +86,40 @@ func Eval(ctx context.Context, cfg EvalConfig) (EvalReport, error) {
 		return EvalReport{}, err
 	}
 	runs := make([]SeedReport, 0, len(seeds))
+	var random []SeedReport
 	var examples, bad int
+	passes := 1
+	if cfg.Active && cfg.CompareRandom {
+		passes = 2
+	}
 	for k, seed := range seeds {
-		run := evalRun{cfg: cfg, seed: seed, index: k + 1, runs: len(seeds), total: total, test: test}
-		r, err := run.eval(ctx)
-		if err != nil {
-			return EvalReport{}, fmt.Errorf("seed %d: %w", seed, err)
+		for pass := range passes {
+			run := evalRun{cfg: cfg, seed: seed, index: passes*k + pass + 1, runs: passes * len(seeds), total: total, test: test}
+			run.cfg.Active = cfg.Active && pass == 0
+			r, err := run.eval(ctx)
+			if err != nil {
+				return EvalReport{}, fmt.Errorf("seed %d: %w", seed, err)
+			}
+			if pass == 0 {
+				runs = append(runs, r)
+			} else {
+				random = append(random, r)
+			}
+			examples, bad = run.examples, run.bad
 		}
-		runs = append(runs, r)
-		examples, bad = run.examples, run.bad
 	}
 	rep := summarize(runs)
 	rep.Examples, rep.BadRecords = examples, bad
+	if cfg.Active {
+		rep.Strategy = "active"
+	}
+	if len(random) > 0 {
+		rr := summarize(random)
+		rr.Examples, rr.BadRecords, rr.Strategy = examples, bad, "random"
+		rr.Algorithm = string(cfg.Pipeline.Learner.Params.Algorithm)
+		rep.Random = &rr
+		rep.ActiveGain, rep.ActiveGainStd = activeGain(runs, random)
+	}
 	rep.Algorithm = string(cfg.Pipeline.Learner.Params.Algorithm)
 	rep.Test, rep.TestRows = cfg.Test, len(test)
 	rep.Seconds = time.Since(start).Seconds()
@@ -115,15 +149,62 @@ type evalRun struct {
 	rand            *rand.Rand
 	queue           []pendingLabel
 	ssl, supervised *arrivals
-	rep             SeedReport
-	examples, bad   int
-	testCurve       []TestPoint
+	// truth holds the file's label of every example seen, for the answers
+	// to label requests (EvalConfig.Active).
+	truth         map[string]string
+	rep           SeedReport
+	examples, bad int
+	testCurve     []TestPoint
+	spentCurve    []SpentPoint
+	review        *reviewTally // with ReviewPrecision
+}
+
+// clock is the time of an active run: a second per example, so that a
+// request's expiry is a number of examples.
+func (e *evalRun) clock() time.Time { return time.Unix(int64(e.examples), 0).UTC() }
+
+// answer plays the labelers: it takes the requests the budget allows now
+// and reveals their labels LabelDelay examples later.
+func (e *evalRun) answer() {
+	for _, req := range e.pipe.Requests(e.clock()) {
+		truth, ok := e.truth[req.ID]
+		if !ok {
+			continue
+		}
+		e.queue = append(e.queue, pendingLabel{at: e.examples + e.cfg.LabelDelay, label: ingest.Label{ID: req.ID, Label: truth}})
+		e.rep.LabelsRevealed++
+	}
+}
+
+// spent adds a point to the curve of every-example accuracy against the
+// labels spent, at the all-examples curve's last point.
+func (e *evalRun) spent() {
+	c := e.ssl.curve
+	if len(c) == 0 {
+		return
+	}
+	if n := len(e.spentCurve); n > 0 && e.spentCurve[n-1].Examples == c[len(c)-1].Examples {
+		e.spentCurve[n-1].Labels = e.rep.LabelsRevealed
+		return
+	}
+	e.spentCurve = append(e.spentCurve, SpentPoint{Examples: c[len(c)-1].Examples, Labels: e.rep.LabelsRevealed, AllAccuracy: c[len(c)-1].Accuracy})
 }
 
 func (e *evalRun) eval(ctx context.Context) (SeedReport, error) {
 	start := time.Now()
 	cfg := e.cfg
 	cfg.Pipeline.Baseline = true
+	cfg.Pipeline.Requests.Budget = active.Budget{}
+	if cfg.Active {
+		cfg.Pipeline.Requests.Budget = active.Budget{Fraction: cfg.LabelRate}
+		cfg.Pipeline.Requests.Seed = e.seed
+		cfg.Pipeline.Clock = e.clock
+		e.truth = map[string]string{}
+	}
+	if cfg.ReviewPrecision > 0 {
+		cfg.Pipeline.Learner.Review.TargetPrecision = cfg.ReviewPrecision
+		e.review = &reviewTally{}
+	}
 	var err error
 	if e.pipe, err = pipeline.New(cfg.Pipeline); err != nil {
 		return SeedReport{}, err
@@ -155,16 +236,25 @@ func (e *evalRun) example(ctx context.Context, rec ingest.Record) error {
 	truth, labeled := ex.Label, ex.Labeled
 	ex.Label, ex.Labeled = "", false
 	src := pipeline.Source{Topic: "examples", Offset: int64(rec.Line)}
-	_, stored, err := e.pipe.Arrival(ex, src)
+	out, stored, err := e.pipe.Arrival(ex, src)
 	if err != nil {
 		e.bad++
 		return nil
 	}
 	e.examples++
 	if labeled {
+		if e.review != nil {
+			e.review.add(stored.Class != "", out.Review, stored.Prob, stored.Class == truth)
+		}
+		points := len(e.ssl.curve)
 		e.ssl.add(stored.Class, truth, e.examples)
 		e.supervised.add(stored.Baseline, truth, e.examples)
-		if e.rand.Float64() < e.cfg.LabelRate {
+		if len(e.ssl.curve) > points {
+			e.spent()
+		}
+		if e.truth != nil {
+			e.truth[ex.ID] = truth
+		} else if e.rand.Float64() < e.cfg.LabelRate {
 			e.queue = append(e.queue, pendingLabel{at: e.examples + e.cfg.LabelDelay, label: ingest.Label{ID: ex.ID, Label: truth}})
 			e.rep.LabelsRevealed++
 		}
@@ -178,6 +268,7 @@ func (e *evalRun) example(ctx context.Context, rec ingest.Record) error {
 			return fmt.Errorf("solve after %d examples: %w", e.examples, err)
 		}
 	}
+	e.answer()
 	if e.cfg.TestEvery > 0 && e.examples%e.cfg.TestEvery == 0 {
 		e.checkpoint()
 	}
@@ -241,6 +332,15 @@ func (e *evalRun) finish() {
 	r.Alarms = []AlarmRecord{}
 	for _, a := range e.pipe.Alarms() {
 		r.Alarms = append(r.Alarms, AlarmRecord{Examples: a.Examples, Detector: a.Detector, Statistic: a.Statistic, Threshold: a.Threshold, Reactions: a.Reactions})
+	}
+	e.spent()
+	r.SpentCurve = e.spentCurve
+	if st, ok := e.pipe.RequestStats(); ok {
+		r.Requests = requestCounts(st)
+	}
+	if e.review != nil {
+		rs := e.review.scores(e.cfg.ReviewPrecision)
+		r.Review = &rs
 	}
 	if e.test != nil {
 		e.checkpoint()

@@ -14,6 +14,7 @@ import (
 
 	"streamer/anngraph"
 	"streamer/ingest"
+	"streamer/internal/testlevel"
 	"streamer/online"
 	"streamer/online/kernel"
 	"streamer/online/train"
@@ -233,6 +234,7 @@ func seq(from, to, step int) []int {
 // --seed alone would give, and the summary's means and standard deviations
 // recomputed from the per-seed figures.
 func TestEvalSeeds(t *testing.T) {
+	testlevel.Long(t, "evaluates a stream for three seeds, slow under the race detector")
 	data := writeStream(t, 600)
 	test := writeStream(t, 200)
 	cfg := textConfig(data)
@@ -468,6 +470,79 @@ func TestEvalReportsTenthsAndSolves(t *testing.T) {
 	mean := (rep.PerSeed[0].Tenths[4].SSLAccuracy + rep.PerSeed[1].Tenths[4].SSLAccuracy) / 2
 	if !near(rep.Tenths[4].SSLAccuracy, mean) {
 		t.Errorf("mean of the fifth tenth %v, the runs' mean %v", rep.Tenths[4].SSLAccuracy, mean)
+	}
+}
+
+// TestEvalActive plays the labelers of the learner's requests: as many
+// labels as the rate would reveal, each for an example requested once,
+// beside the random reveals of the same seeds, with both curves against
+// the labels spent in the report and the plot.
+func TestEvalActive(t *testing.T) {
+	cfg := separableConfig(writeSeparable(t, "s", 200, 0, 1))
+	cfg.LabelRate, cfg.LabelDelay, cfg.Seeds = 0.1, 5, 2
+	cfg.Active, cfg.CompareRandom = true, true
+	cfg.Pipeline.Requests.RandomShare = 0.2
+	rep, err := Eval(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Strategy != "active" || rep.Random == nil || rep.Random.Strategy != "random" {
+		t.Fatalf("strategies %q and %+v", rep.Strategy, rep.Random)
+	}
+	for _, run := range rep.PerSeed {
+		if run.LabelsRevealed != 20 {
+			t.Errorf("seed %d: %d labels for 200 examples at 0.1", run.Seed, run.LabelsRevealed)
+		}
+		sent := uint64(0)
+		for _, n := range run.Requests.Sent {
+			sent += n
+		}
+		if sent != uint64(run.LabelsRevealed) || run.Requests.Sent["random"] == 0 {
+			t.Errorf("seed %d: requests %+v for %d labels", run.Seed, run.Requests, run.LabelsRevealed)
+		}
+	}
+	if len(rep.SpentCurve) == 0 || len(rep.Random.SpentCurve) == 0 || rep.SpentCurve[len(rep.SpentCurve)-1].Labels != 20 {
+		t.Fatalf("spent curves %+v and %+v", rep.SpentCurve, rep.Random.SpentCurve)
+	}
+	t.Logf("all_accuracy %v, random %v", rep.SSL.AllAccuracy, rep.Random.SSL.AllAccuracy)
+	if rep.SSL.AllAccuracy < 0.8 {
+		t.Errorf("all_accuracy %v on a separable stream", rep.SSL.AllAccuracy)
+	}
+	var svg bytes.Buffer
+	if err := WriteEvalPlot(&svg, "test", rep); err != nil {
+		t.Fatal(err)
+	}
+	if s := svg.String(); !strings.Contains(s, "labels spent") || !strings.Contains(s, "random reveals") {
+		t.Fatalf("plot without the labels spent:\n%s", s)
+	}
+}
+
+// TestEvalReviewPrecision: on a separable stream with every label
+// revealed, the predictions are right and confident, so that once enough
+// are graded the routing decides most examples automatically, all right;
+// the examples before that are routed, and the coverage curve rises to
+// the share of examples predicted.
+func TestEvalReviewPrecision(t *testing.T) {
+	cfg := separableConfig(writeSeparable(t, "s", 400, 0, 1))
+	cfg.LabelRate, cfg.ReviewPrecision = 1, 0.95
+	rep, err := Eval(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Review
+	if r == nil || r.Precision == nil {
+		t.Fatalf("review scores %+v, want some decided", r)
+	}
+	if *r.Precision != 1 || r.Decided < 0.5 || r.Routed == 0 {
+		t.Fatalf("decided %.3f at precision %.3f, routed %d; want most decided, all right, and the first routed", r.Decided, *r.Precision, r.Routed)
+	}
+	c := r.Curve
+	if len(c) == 0 || c[len(c)-1].Coverage > 1 || c[len(c)-1].Coverage < r.Decided {
+		t.Fatalf("curve %v ends below the share decided %.3f", c, r.Decided)
+	}
+	var svg bytes.Buffer
+	if err := WriteEvalPlot(&svg, "t", rep); err != nil || !bytes.Contains(svg.Bytes(), []byte("Review routing")) {
+		t.Fatalf("plot without the review panel (error %v)", err)
 	}
 }
 

@@ -3,6 +3,8 @@ package offline
 import (
 	"math"
 
+	"streamer/online/active"
+
 	"streamer/snapshot"
 )
 
@@ -107,6 +109,65 @@ type SeedReport struct {
 	SolveLog []SolveRecord `json:"solve_log,omitempty"`
 	// Alarms are the drift alarms of the run (configuration key drift).
 	Alarms []AlarmRecord `json:"alarms"`
+	// SpentCurve is every-example accuracy against the labels spent;
+	// Requests counts the label requests of an active run.
+	SpentCurve []SpentPoint   `json:"spent_curve,omitempty"`
+	Requests   *RequestCounts `json:"requests,omitempty"`
+	// Review scores review routing, with ReviewPrecision.
+	Review *ReviewScores `json:"review,omitempty"`
+}
+
+// SpentPoint is the every-example accuracy after Examples examples, for
+// Labels labels spent (revealed at random, or answers to requests).
+type SpentPoint struct {
+	Examples    int     `json:"examples"`
+	Labels      int     `json:"labels"`
+	AllAccuracy float64 `json:"all_accuracy"`
+}
+
+// RequestCounts counts an active run's label requests by strategy, and
+// the accuracy of the predictions they carried on those answered.
+type RequestCounts struct {
+	Sent     map[string]uint64  `json:"sent"`
+	Answered map[string]uint64  `json:"answered"`
+	Accuracy map[string]float64 `json:"accuracy"`
+}
+
+func requestCounts(st active.Stats) *RequestCounts {
+	rc := &RequestCounts{Sent: st.Sent, Answered: st.Answered, Accuracy: map[string]float64{}}
+	for k, n := range st.Scored {
+		if n > 0 {
+			rc.Accuracy[k] = float64(st.Right[k]) / float64(n)
+		}
+	}
+	return rc
+}
+
+// activeGain returns the every-example accuracy of the active runs minus
+// that of the random runs, seed by seed, and its spread.
+func activeGain(act, random []SeedReport) (mean, std float64) {
+	var d [][]float64
+	for k := range act {
+		d = append(d, []float64{act[k].SSL.AllAccuracy - random[k].SSL.AllAccuracy})
+	}
+	m, sd := meanStd(d)
+	return m[0], sd[0]
+}
+
+// meanSpent averages the runs' spent curves point by point.
+func meanSpent(runs []SeedReport) []SpentPoint {
+	var out []SpentPoint
+	for i, p := range runs[0].SpentCurve {
+		var vs [][]float64
+		for _, r := range runs {
+			if i < len(r.SpentCurve) && r.SpentCurve[i].Examples == p.Examples {
+				vs = append(vs, []float64{float64(r.SpentCurve[i].Labels), r.SpentCurve[i].AllAccuracy})
+			}
+		}
+		m, _ := meanStd(vs)
+		out = append(out, SpentPoint{Examples: p.Examples, Labels: round(m[0]), AllAccuracy: m[1]})
+	}
+	return out
 }
 
 // EvalReport is the result of `streamer eval`. With one seed its figures
@@ -151,6 +212,24 @@ type EvalReport struct {
 	// Tenths are the runs' means, tenth by tenth; each run's solves are in
 	// PerSeed.
 	Tenths []Tenth `json:"tenths,omitempty"`
+	// Strategy is "active" for runs whose labels answered the learner's
+	// requests, "random" for runs that revealed them at random.
+	Strategy string `json:"strategy,omitempty"`
+	// SpentCurve is the mean of the runs' every-example accuracy against
+	// the labels spent.
+	SpentCurve []SpentPoint `json:"spent_curve,omitempty"`
+	// Random, with eval --active --compare-random, is the report of the
+	// random reveals of the same seeds; ActiveGain the every-example
+	// accuracy of the active runs minus theirs, seed by seed, averaged,
+	// and ActiveGainStd its spread.
+	Random        *EvalReport `json:"random,omitempty"`
+	ActiveGain    float64     `json:"active_gain,omitempty"`
+	ActiveGainStd float64     `json:"active_gain_std,omitempty"`
+	// Review is the runs' mean review routing, with the first run's
+	// coverage curve, and ReviewStd its spread (nil without
+	// ReviewPrecision).
+	Review    *ReviewScores `json:"review,omitempty"`
+	ReviewStd *ReviewScores `json:"review_std,omitempty"`
 }
 
 // WithoutCurves returns a copy of r without its curves, per seed too: the
@@ -158,12 +237,26 @@ type EvalReport struct {
 func (r EvalReport) WithoutCurves() EvalReport {
 	r.Curve, r.BaselineCurve, r.AllCurve, r.SupervisedAllCurve = nil, nil, nil, nil
 	r.TestCurve, r.TestCurveStd, r.Tenths = nil, nil, nil
-	r.AllCurveStd, r.SupervisedAllCurveStd = nil, nil
+	r.AllCurveStd, r.SupervisedAllCurveStd, r.SpentCurve = nil, nil, nil
+	if r.Random != nil {
+		random := r.Random.WithoutCurves()
+		r.Random = &random
+	}
 	runs := make([]SeedReport, len(r.PerSeed))
 	for k, s := range r.PerSeed {
 		s.Curve, s.BaselineCurve, s.AllCurve, s.SupervisedAllCurve, s.TestCurve = nil, nil, nil, nil, nil
-		s.Tenths, s.SolveLog = nil, nil
+		s.Tenths, s.SolveLog, s.SpentCurve = nil, nil, nil
+		if s.Review != nil {
+			rs := *s.Review
+			rs.Curve = nil
+			s.Review = &rs
+		}
 		runs[k] = s
+	}
+	if r.Review != nil {
+		rs := *r.Review
+		rs.Curve = nil
+		r.Review = &rs
 	}
 	r.PerSeed = runs
 	return r
@@ -196,7 +289,32 @@ func summarize(runs []SeedReport) EvalReport {
 	rep.SupervisedAllCurve, rep.SupervisedAllCurveStd = meanCurve(runs, func(r SeedReport) []snapshot.CurvePoint { return r.SupervisedAllCurve })
 	rep.TestCurve, rep.TestCurveStd = meanTestCurve(runs)
 	rep.Tenths = meanTenths(runs)
+	rep.SpentCurve = meanSpent(runs)
+	rep.Review, rep.ReviewStd = meanReview(runs)
 	return rep
+}
+
+// meanReview averages the runs' review scores; the curve is the first
+// run's.
+func meanReview(runs []SeedReport) (mean, std *ReviewScores) {
+	if runs[0].Review == nil {
+		return nil, nil
+	}
+	var vs, ps [][]float64
+	for _, r := range runs {
+		vs = append(vs, []float64{r.Review.Decided, float64(r.Review.Routed)})
+		if r.Review.Precision != nil {
+			ps = append(ps, []float64{*r.Review.Precision})
+		}
+	}
+	m, sd := meanStd(vs)
+	mean = &ReviewScores{TargetPrecision: runs[0].Review.TargetPrecision, Decided: m[0], Routed: round(m[1]), Curve: runs[0].Review.Curve}
+	std = &ReviewScores{TargetPrecision: mean.TargetPrecision, Decided: sd[0], Routed: round(sd[1])}
+	if len(ps) > 0 { // the runs that decided any
+		pm, psd := meanStd(ps)
+		mean.Precision, std.Precision = &pm[0], &psd[0]
+	}
+	return mean, std
 }
 
 // meanCurve averages the runs' every-example curves point by point (their

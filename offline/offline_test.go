@@ -14,6 +14,7 @@ import (
 
 	"streamer/anngraph"
 	"streamer/ingest"
+	"streamer/internal/testlevel"
 	"streamer/online"
 	"streamer/online/train"
 	"streamer/pipeline"
@@ -145,6 +146,7 @@ func writeStream(t *testing.T, n int) string {
 }
 
 func TestEval(t *testing.T) {
+	testlevel.Long(t, "evaluates a stream end to end, slow under the race detector")
 	path := writeStream(t, 1500)
 	cfg := EvalConfig{
 		Data: path, LabelRate: 0.1, LabelDelay: 50, Seed: 1,

@@ -46,6 +46,8 @@ type panel struct {
 	lines []series
 	bands []band
 	marks []mark
+	// xLabel names the x axis; "" means examples.
+	xLabel string
 }
 
 const (
@@ -78,6 +80,12 @@ func WriteEvalPlot(w io.Writer, title string, rep EvalReport) error {
 	if len(rep.TestCurve) > 0 {
 		panels = append(panels, testPanel(rep))
 	}
+	if rep.Review != nil {
+		panels = append(panels, reviewPanel(*rep.Review))
+	}
+	if rep.Strategy == "active" {
+		panels = append(panels, spentPanel(rep))
+	}
 	return writePanels(w, panels)
 }
 
@@ -95,6 +103,56 @@ func alarmMarks(rep EvalReport) []mark {
 			}
 			out = append(out, mark{x: float64(a.Examples), name: "drift alarm: " + a.Detector, color: color})
 		}
+	}
+	return out
+}
+
+// reviewPanel draws the precision of the predictions decided
+// automatically against their share of the examples, in percent: the
+// curve of one probability cut for all classes, chosen in hindsight, and
+// the point the routing reached (a short cross).
+func reviewPanel(r ReviewScores) panel {
+	var curve []point
+	for _, p := range r.Curve {
+		curve = append(curve, point{100 * p.Coverage, p.Precision})
+	}
+	title := fmt.Sprintf("Review routing for precision %.2f: nothing decided automatically", r.TargetPrecision)
+	var reached []point
+	if r.Precision != nil {
+		x, y := 100*r.Decided, *r.Precision
+		reached = []point{{x - 1, y}, {x + 1, y}, {x, y}, {x, y - 0.005}, {x, y + 0.005}}
+		title = fmt.Sprintf("Review routing for precision %.2f: decided %.1f%% at precision %.4f", r.TargetPrecision, 100*r.Decided, y)
+	}
+	return panel{
+		title:  title,
+		xLabel: "% of examples decided automatically",
+		lines: []series{
+			{"one cut, in hindsight", sslColor, "", curve},
+			{"target precision", supervisedColor, dashed, []point{{0, r.TargetPrecision}, {100, r.TargetPrecision}}},
+			{"routing reached", "black", "", reached},
+		},
+	}
+}
+
+// spentPanel draws the every-example accuracy so far against the labels
+// spent: the answers to label requests, and with --compare-random the
+// random reveals of the same seeds.
+func spentPanel(rep EvalReport) panel {
+	title := "Accuracy of every example so far, against the labels spent"
+	if len(rep.Seeds) > 1 {
+		title += fmt.Sprintf(", mean of %d seeds", len(rep.Seeds))
+	}
+	lines := []series{{"label requests", sslColor, "", spentPoints(rep.SpentCurve)}}
+	if rep.Random != nil {
+		lines = append(lines, series{"random reveals", supervisedColor, dashed, spentPoints(rep.Random.SpentCurve)})
+	}
+	return panel{title: title, lines: lines, xLabel: "labels spent"}
+}
+
+func spentPoints(c []SpentPoint) []point {
+	out := make([]point, len(c))
+	for i, p := range c {
+		out[i] = point{float64(p.Labels), p.AllAccuracy}
 	}
 	return out
 }
@@ -224,7 +282,11 @@ func (pn panel) draw(b *strings.Builder, offset float64) {
 		v := maxX * float64(i) / float64(ticks)
 		fmt.Fprintf(b, `<text x="%.1f" y="%g" text-anchor="middle">%.0f</text>`+"\n", x(v), bottom+16, v)
 	}
-	fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle">examples</text>`+"\n", (plotWidth-plotRight+plotLeft)/2, offset+panelHeight-12)
+	xLabel := pn.xLabel
+	if xLabel == "" {
+		xLabel = "examples"
+	}
+	fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`+"\n", (plotWidth-plotRight+plotLeft)/2, offset+panelHeight-12, escape(xLabel))
 	for _, bd := range pn.bands {
 		var pts []string
 		for _, p := range bd.hi {

@@ -93,7 +93,7 @@ func TestRestoredAutoModelIsNotSolvedAgain(t *testing.T) {
 	cur := first.InForce()
 	m, version, on := cur.Model, cur.Stamp.Version, cur.SolvedOn
 	restarted := newLearner()
-	restarted.SetModel(m, model.Stamp{Version: version}, on)
+	restarted.SetModel(Solved{Model: m, Stamp: model.Stamp{Version: version}, SolvedOn: on})
 	restarted.MarkSolved()
 	if _, err := restarted.Solve(context.Background()); !errors.Is(err, ErrUnchanged) {
 		t.Fatalf("the restored window solved again (error %v), want ErrUnchanged", err)

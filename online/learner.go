@@ -4,16 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/active"
 	"streamer/online/kernel"
 	"streamer/online/linalg"
 	"streamer/online/model"
 	"streamer/online/newton"
 	"streamer/online/propagate"
+	"streamer/online/review"
 	"streamer/online/train"
 	"streamer/vector"
 )
@@ -67,6 +70,38 @@ type LearnerConfig struct {
 	// a restore's rebuild stay deterministic. Observe then returns no
 	// evicted ids for such rows.
 	BatchInline bool
+	// Requests has each solve leave a pool of the window's rows, with the
+	// new model's distributions, for label requests (RequestPool).
+	Requests bool
+	// Review, when its TargetPrecision is set, has each solve choose the
+	// review thresholds published with its model (Solved.Thresholds).
+	Review ReviewConfig
+}
+
+// ReviewConfig says how a solve chooses the review thresholds of its
+// model: per class, the lowest calibrated probability at which the
+// graded predictions (Grade) reach TargetPrecision (package review).
+type ReviewConfig struct {
+	// TargetPrecision is the precision the predictions decided without
+	// review should reach; 0 chooses no thresholds.
+	TargetPrecision float64
+	// Grades is how many of the most recent graded predictions the choice
+	// is made on; 0 means 5000.
+	Grades int
+}
+
+// DefaultReviewGrades is ReviewConfig.Grades when it is 0.
+const DefaultReviewGrades = 5000
+
+// Validate names the first bad field.
+func (c ReviewConfig) Validate() error {
+	switch {
+	case c.TargetPrecision < 0 || c.TargetPrecision >= 1:
+		return fmt.Errorf("target_precision must be in [0, 1), got %v", c.TargetPrecision)
+	case c.Grades < 0:
+		return fmt.Errorf("grades must be >= 0, got %d", c.Grades)
+	}
+	return nil
 }
 
 func (c LearnerConfig) withDefaults() LearnerConfig {
@@ -82,6 +117,9 @@ func (c LearnerConfig) withDefaults() LearnerConfig {
 	c.Params = c.Params.WithDefaults()
 	c.Graph.Degree = train.GraphDegree(c.Params.Algorithm, c.Graph.Degree)
 	c.Vote = c.Vote.withDefaults()
+	if c.Review.Grades == 0 {
+		c.Review.Grades = DefaultReviewGrades
+	}
 	return c
 }
 
@@ -104,6 +142,9 @@ func (c LearnerConfig) Validate() error {
 	}
 	if err := c.Vote.Validate(); err != nil {
 		return fmt.Errorf("graph: %w", err)
+	}
+	if err := c.Review.Validate(); err != nil {
+		return fmt.Errorf("review: %w", err)
 	}
 	return nil
 }
@@ -149,6 +190,10 @@ type Learner struct {
 	// reaction is what drift made of the schedule and the window
 	// (forget.go); guarded by mu.
 	reaction reaction
+	// grades holds the most recent graded predictions (Grade), a ring
+	// of ReviewConfig.Grades from gradeNext; guarded by mu.
+	grades    []review.Grade
+	gradeNext int
 
 	solving sync.Mutex // one solve at a time
 	mapped  mappedRows // guarded by solving
@@ -166,6 +211,9 @@ type Learner struct {
 	// announce, when set (SetAnnouncer), is told of each model a solve
 	// makes before the model is put in force.
 	announce atomic.Pointer[Announcer]
+	// pool is the newest solve's pool for label requests
+	// (LearnerConfig.Requests).
+	pool atomic.Pointer[active.Pool]
 	// kind is that of the first vector observed, nil before: the window
 	// holds one kind. It is set once, under mu, and read without it by
 	// Compatible.
@@ -188,6 +236,17 @@ type Solved struct {
 	// LearnerConfig.KeepView is set, for Score's searches; nil without a
 	// graph.
 	View *anngraph.View
+	// Neighbours, set by a solve over a kNN graph, holds the window's
+	// labeled rows, for explanations.
+	Neighbours *Neighbourhood
+	// Thresholds, set by a solve with ReviewConfig.TargetPrecision, holds
+	// each class's review threshold (review.Thresholds): a prediction of
+	// that class with a lower probability is for review. ThresholdsTarget
+	// is the target precision they were chosen for: a model restored from
+	// a snapshot carries those it was published with, which hold only
+	// for that target.
+	Thresholds       []float64
+	ThresholdsTarget float64
 }
 
 // NewLearner returns a Learner with an empty window and no model.
@@ -540,14 +599,14 @@ func (l *Learner) InForce() Solved {
 	return Solved{}
 }
 
-// SetModel puts a model in force, such as one restored from a snapshot,
-// with the stamp it was made with and the window it was solved on; the
-// next solve takes a version after st's. It packs m for scoring
-// (Model.Pack).
-func (l *Learner) SetModel(m *model.Model, st model.Stamp, on model.SolvedOn) {
-	m.Pack()
-	l.ReserveVersions(st.Version)
-	l.current.Store(&Solved{Model: m, Stamp: st, SolvedOn: on})
+// SetModel puts s in force, such as a model restored from a snapshot
+// with the stamp it was made with, the window it was solved on and its
+// review thresholds; the next solve takes a version after s.Stamp's. It
+// packs s.Model for scoring (Model.Pack).
+func (l *Learner) SetModel(s Solved) {
+	s.Model.Pack()
+	l.ReserveVersions(s.Stamp.Version)
+	l.current.Store(&s)
 }
 
 // SetEpoch sets the epoch that stamps the models Solve makes from now on
@@ -608,15 +667,15 @@ func (l *Learner) SetAnnouncer(a Announcer) {
 // the next solve tries again under a new version.
 var ErrUnannounced = errors.New("model not announced")
 
-// Pin makes m, with stamp st, the model that scores (Scoring, Predict)
-// until Unpin, whatever the solves put in force meanwhile: a rollback, or
-// a model held while newer ones are learned. Solves go on warm-started
-// from the newest model, not from m.
+// Pin makes s the model that scores (Scoring, Predict) until Unpin,
+// whatever the solves put in force meanwhile: a rollback, or a model held
+// while newer ones are learned. Solves go on warm-started from the newest
+// model, not from s's.
 //
-// It packs m for scoring (Model.Pack).
-func (l *Learner) Pin(m *model.Model, st model.Stamp) {
-	m.Pack()
-	l.pinned.Store(&Solved{Model: m, Stamp: st})
+// It packs s.Model for scoring (Model.Pack).
+func (l *Learner) Pin(s Solved) {
+	s.Model.Pack()
+	l.pinned.Store(&s)
 }
 
 // Unpin lets the newest model score again.
@@ -689,11 +748,11 @@ func (l *Learner) Solve(ctx context.Context) (SolveReport, error) {
 		return SolveReport{}, err
 	}
 	l.applyForget()
-	view, labels, ok := l.freeze()
+	f, ok := l.freeze()
 	if !ok {
 		return SolveReport{}, ErrUnchanged
 	}
-	rep, err := l.train(ctx, view, labels)
+	rep, err := l.train(ctx, f)
 	if err != nil && !errors.Is(err, train.ErrOneClass) && !errors.Is(err, newton.ErrNoLabels) {
 		l.mu.Lock()
 		l.changed = true // let the next trigger try again
@@ -800,25 +859,60 @@ func (l *Learner) forget(keys []uint64) []string {
 
 // freeze takes the view and labels a solve works on and resets the
 // triggers.
-func (l *Learner) freeze() (windowView, []string, bool) {
+func (l *Learner) freeze() (frozen, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.changed {
-		return windowView{}, nil, false
+		return frozen{}, false
 	}
 	l.flushPending()
 	l.winMu.Lock()
 	view := l.window.snapshot()
 	l.winMu.Unlock()
-	labels := make([]string, len(view.keys))
+	f := frozen{view: view, labels: make([]string, len(view.keys)), ids: make([]string, len(view.keys))}
 	for i, k := range view.keys {
-		labels[i] = l.labels[k]
+		f.labels[i] = l.labels[k]
+		if f.labels[i] != "" {
+			f.ids[i] = l.idOf[k]
+		}
+	}
+	if l.cfg.Review.TargetPrecision > 0 {
+		f.grades = slices.Clone(l.grades)
 	}
 	l.changed, l.sinceExamples, l.sinceLabels, l.reaction.urgent = false, 0, 0, false
-	return view, labels, true
+	return f, true
 }
 
-func (l *Learner) train(ctx context.Context, view windowView, labels []string) (SolveReport, error) {
+// frozen is what a solve works on: the view of the window, each row's
+// label ("" for none) and, for the labeled rows, id, and the graded
+// predictions the review thresholds are chosen on.
+type frozen struct {
+	view   windowView
+	labels []string
+	ids    []string
+	grades []review.Grade
+}
+
+// Grade records a prediction made before its label was known, with
+// whether the label agreed: the review thresholds of the next solves are
+// chosen on the most recent (ReviewConfig). Without a target precision it
+// records nothing.
+func (l *Learner) Grade(g review.Grade) {
+	if l.cfg.Review.TargetPrecision <= 0 || g.Class == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.grades) < l.cfg.Review.Grades {
+		l.grades = append(l.grades, g)
+		return
+	}
+	l.grades[l.gradeNext] = g
+	l.gradeNext = (l.gradeNext + 1) % len(l.grades)
+}
+
+func (l *Learner) train(ctx context.Context, f frozen) (SolveReport, error) {
+	view, labels := f.view, f.labels
 	rep := SolveReport{Window: len(view.keys)}
 	prev := l.InForce().Model
 	// Checked before the graph, the map and the matrix are built: a window
@@ -864,12 +958,21 @@ func (l *Learner) train(ctx context.Context, view windowView, labels []string) (
 		SolvedOn: model.SolvedOn{Window: rep.Window, Labeled: rep.Labeled, Objective: st.Objective},
 		Vote:     vote, VoteWeight: weight, View: l.keptView(view.graph),
 	}
+	if view.graph != nil {
+		solved.Neighbours = newNeighbourhood(l.cfg.Window.Metric, view, f.ids, labels)
+	}
+	if t := l.cfg.Review.TargetPrecision; t > 0 {
+		solved.Thresholds, solved.ThresholdsTarget = review.Thresholds(f.grades, m.Classes, t), t
+	}
 	if a := l.announce.Load(); a != nil {
 		if err := (*a)(ctx, Announcement{Stamp: solved.Stamp, SolvedOn: solved.SolvedOn, Algorithm: string(st.Algorithm)}); err != nil {
 			return rep, fmt.Errorf("%w: version %d: %w", ErrUnannounced, rep.Version, err)
 		}
 	}
 	l.current.Store(solved)
+	if l.cfg.Requests {
+		l.pool.Store(l.newPool(view, solved))
+	}
 	return rep, nil
 }
 

@@ -207,7 +207,7 @@ func TestModelSolvedOnIsTheSolvesWindow(t *testing.T) {
 		t.Fatalf("with a labeled row queued: window of %d rows, %d labeled; want 90 and 50", n, labeled)
 	}
 	restored := model.SolvedOn{Window: 7, Labeled: 3, Objective: 0.5}
-	l.SetModel(m, model.Stamp{Epoch: 2, Version: 9}, restored)
+	l.SetModel(Solved{Model: m, Stamp: model.Stamp{Epoch: 2, Version: 9}, SolvedOn: restored})
 	if cur := l.InForce(); cur.Stamp.Version != 9 || cur.SolvedOn != restored {
 		t.Fatalf("restored model %d solved on %+v, want 9 and %+v", cur.Stamp.Version, cur.SolvedOn, restored)
 	}
@@ -337,7 +337,7 @@ func TestLearnerPin(t *testing.T) {
 	if st1.Epoch != 0 {
 		t.Fatalf("solved as %v before any SetEpoch", st1)
 	}
-	l.Pin(first, st1)
+	l.Pin(Solved{Model: first, Stamp: st1})
 	l.SetEpoch(4)
 	observe(rows[200:])
 	cur := l.InForce()
@@ -545,7 +545,7 @@ func TestVersionsAreAnnouncedBeforeTheyScore(t *testing.T) {
 	}
 
 	// A restored model keeps its stamp, and solves go on after it.
-	l.SetModel(first.Model, model.Stamp{Epoch: 3, Version: 20}, first.SolvedOn)
+	l.SetModel(Solved{Model: first.Model, Stamp: model.Stamp{Epoch: 3, Version: 20}, SolvedOn: first.SolvedOn})
 	observeEveryFifth(l, rows[200:], func(r labeledRow) string { return r.class })
 	if rep, err := l.Solve(context.Background()); err != nil || rep.Version != 21 {
 		t.Fatalf("after a restore of version 20: version %d, err %v", rep.Version, err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"streamer/anngraph"
+	"streamer/internal/testlevel"
 	"streamer/online/internal/onlinetest"
 	"streamer/online/newton"
 	"streamer/online/train"
@@ -74,9 +75,7 @@ func streamAccuracy(t *testing.T, params train.Params, seed uint64, n, dim, clas
 // supervised learner; one-versus-rest problems now anneal again on every
 // solve.
 func TestMultiClassStreamTSVMNotBelowSupervised(t *testing.T) {
-	if testing.Short() {
-		t.Skip("streams three seeds")
-	}
+	testlevel.Long(t, "streams three seeds")
 	const margin = 0.02
 	var sup [3]float64
 	for seed := range sup {

@@ -4,6 +4,8 @@
 // a supervised-only baseline, watches the stream for drift (package
 // online/drift's detectors, fed from what scoring and the join found) and
 // tells the learner how to react to an alarm, and tracks which stream
-// offsets the window still needs. The service, `streamer eval` and `streamer replay` all run
-// it; it knows nothing of brokers.
+// offsets the window still needs. It marks the predictions that go to
+// review and explains predictions when asked (Explanation). The service,
+// `streamer eval` and `streamer replay` all run it; it knows nothing of
+// brokers.
 package pipeline

@@ -9,9 +9,10 @@ import (
 
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/active"
 	"streamer/online/drift"
-	"streamer/online/model"
 	"streamer/online/newton"
+	"streamer/online/review"
 	"streamer/online/train"
 	"streamer/snapshot"
 	"streamer/vector"
@@ -35,6 +36,18 @@ type Config struct {
 	// Drift says how the stream is watched for drift, and how the learner
 	// reacts (drift.go).
 	Drift DriftConfig
+	// Requests, with a budget, has the learner choose label requests from
+	// its window (Requests); the zero value makes none.
+	Requests active.Config
+	// Clock tells the time of a label, for the expiry of the request it
+	// answers; nil means time.Now.
+	Clock func() time.Time
+	// Explain, when positive, explains every prediction by its Explain
+	// largest terms and as many neighbours (Explanation); the decoder then
+	// keeps the names of hashed features. 0 explains nothing.
+	Explain int
+	// Review routes uncertain predictions to review.
+	Review ReviewConfig
 }
 
 // Pipeline scores, learns and evaluates. Example and Label are meant for
@@ -61,6 +74,7 @@ type Pipeline struct {
 	lastErr      error // of the last solve attempt
 	solves       int64
 	solveSeconds float64
+	requests     *requester // nil without Config.Requests
 }
 
 // New returns a pipeline with an empty window and no model.
@@ -73,6 +87,14 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, err
 	}
 	cfg.Learner.KeepView = cfg.Learner.KeepView || cfg.Drift.searches()
+	cfg.Learner.Requests = !cfg.Requests.Budget.Zero()
+	if err := cfg.Review.Validate(); err != nil {
+		return nil, fmt.Errorf("review: %w", err)
+	}
+	if cfg.Explain < 0 {
+		return nil, fmt.Errorf("explain must be >= 0, got %d", cfg.Explain)
+	}
+	cfg.Decoder.KeepNames = cfg.Decoder.KeepNames || cfg.Explain > 0
 	learner, err := online.NewLearner(cfg.Learner)
 	if err != nil {
 		return nil, fmt.Errorf("learner: %w", err)
@@ -96,6 +118,12 @@ func New(cfg Config) (*Pipeline, error) {
 			return nil, fmt.Errorf("baseline learner: %w", err)
 		}
 	}
+	if p.requests, err = newRequester(cfg.Requests); err != nil {
+		return nil, fmt.Errorf("requests: %w", err)
+	}
+	if p.cfg.Clock == nil {
+		p.cfg.Clock = time.Now
+	}
 	p.exampleLog = newOffsetTracker(learner.Contains)
 	p.labelLog = newOffsetTracker(func(id string) bool { return learner.Contains(id) || join.Pending(id) })
 	return p, nil
@@ -107,19 +135,47 @@ func (p *Pipeline) Learner() *online.Learner { return p.learner }
 // Baseline returns the supervised-only learner; nil without Config.Baseline.
 func (p *Pipeline) Baseline() *online.Learner { return p.baseline }
 
-// DecodeExample decodes an example message; an example without a time
-// takes the message's.
+// DecodeExample decodes an example message, a JSON message without its
+// record (POST /v1/predict); an example without a time takes the
+// message's.
 func (p *Pipeline) DecodeExample(raw []byte, messageTime time.Time) (ingest.Example, error) {
-	ex, err := p.cfg.Decoder.DecodeExample(raw)
+	return p.decodeExample(p.cfg.Decoder, raw, messageTime)
+}
+
+// DecodeNamed is DecodeExample that also names the example's hashed
+// features (ingest.Decoder.KeepNames), for an explanation.
+func (p *Pipeline) DecodeNamed(raw []byte, messageTime time.Time) (ingest.Example, error) {
+	d := p.cfg.Decoder
+	d.KeepNames = true
+	return p.decodeExample(d, raw, messageTime)
+}
+
+func (p *Pipeline) decodeExample(d ingest.Decoder, raw []byte, messageTime time.Time) (ingest.Example, error) {
+	ex, err := d.DecodeExample(raw)
 	if err == nil && ex.TS.IsZero() {
 		ex.TS = messageTime
 	}
 	return ex, err
 }
 
-// DecodeLabel decodes a label message.
+// DecodeExampleRecord decodes the example of an input record, of its key
+// and value; an example without a time takes the record's.
+func (p *Pipeline) DecodeExampleRecord(ctx context.Context, key, value []byte, recordTime time.Time) (ingest.Example, error) {
+	ex, err := p.cfg.Decoder.DecodeExampleRecord(ctx, key, value)
+	if err == nil && ex.TS.IsZero() {
+		ex.TS = recordTime
+	}
+	return ex, err
+}
+
+// DecodeLabel decodes a label message without its record.
 func (p *Pipeline) DecodeLabel(raw []byte) (ingest.Label, error) {
 	return p.cfg.Decoder.DecodeLabel(raw)
+}
+
+// DecodeLabelRecord decodes the label of an input record.
+func (p *Pipeline) DecodeLabelRecord(ctx context.Context, key, value []byte) (ingest.Label, error) {
+	return p.cfg.Decoder.DecodeLabelRecord(ctx, key, value)
 }
 
 // Example scores ex with the model in force (test), then adds it to the
@@ -167,9 +223,13 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 		p.joined++
 	}
 	p.exampleLog.add(src.Topic, src.Partition, src.Offset, ex.ID, true)
+	if p.requests != nil {
+		p.arrived(ex.ID, src)
+	}
 	if truth != "" {
 		p.ssl.Add(stored.Class, truth, int(p.examples))
 		p.base.Add(stored.Baseline, truth, int(p.examples))
+		p.learner.Grade(review.Grade{Class: stored.Class, Prob: stored.Prob, Correct: stored.Class == truth})
 	}
 	found := p.watch.arrival(scored, kind, ok, ex.TS, p.examples)
 	if truth != "" && stored.Class != "" {
@@ -195,8 +255,8 @@ func (p *Pipeline) predict(ex ingest.Example, src Source, search bool) (Predicti
 	ok := s.Model.Ready()
 	if ok {
 		scored, kind = s.Score(ex.Vector, search), kindOf(s)
-		out = NewPrediction(ex, src, s.Model, st, scored.Prediction)
-		stored.Class, stored.Score = *out.Label, scored.Scores[scored.Class]
+		out = p.newPrediction(ex, src, s, scored.Prediction, p.cfg.Explain)
+		stored.Class, stored.Score, stored.Prob = *out.Label, scored.Scores[scored.Class], scored.Prob
 	} else {
 		out = Prediction{ID: ex.ID, TS: ex.TS, Source: src, Scores: map[string]float64{}, ModelVersion: st.Version, ModelEpoch: st.Epoch, Reason: p.noModelReason()}
 	}
@@ -236,13 +296,19 @@ func (p *Pipeline) Compatible(v vector.Vector) error { return p.learner.Compatib
 // while there is no model. It is safe for concurrent use, beside the
 // stream and solves.
 func (p *Pipeline) Score(exs []ingest.Example, src Source) ([]Prediction, error) {
+	return p.ScoreExplained(exs, src, p.cfg.Explain)
+}
+
+// ScoreExplained is Score with an explanation of k terms and neighbours
+// in each prediction (none for k = 0).
+func (p *Pipeline) ScoreExplained(exs []ingest.Example, src Source, k int) ([]Prediction, error) {
 	s := p.learner.Scoring()
 	if !s.Model.Ready() {
 		return nil, p.noModel()
 	}
 	out := make([]Prediction, len(exs))
 	for i, ex := range exs {
-		out[i] = NewPrediction(ex, src, s.Model, s.Stamp, s.Predict(ex.Vector))
+		out[i] = p.newPrediction(ex, src, s, s.Predict(ex.Vector), k)
 	}
 	return out, nil
 }
@@ -257,6 +323,9 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 		p.baseline.Label(l.ID, l.Label)
 	}
 	stored, seen, first := p.join.Label(l.ID, l.Label)
+	if p.requests != nil {
+		p.requests.selector.Labeled(l.ID, l.Label, p.cfg.Clock())
+	}
 	var position uint64
 	watched := p.watch != nil && seen && first && stored.Class != ""
 	if watched {
@@ -271,6 +340,7 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	if seen && first {
 		p.ssl.Add(stored.Class, l.Label, int(p.examples))
 		p.base.Add(stored.Baseline, l.Label, int(p.examples))
+		p.learner.Grade(review.Grade{Class: stored.Class, Prob: stored.Prob, Correct: stored.Class == l.Label})
 	}
 	var found []drift.Alarm
 	if watched {
@@ -382,11 +452,21 @@ func isSkip(err error) bool {
 // labels of fewer than two classes.
 func IsSkip(err error) bool { return isSkip(err) }
 
-// SetModel puts a restored model in force, with the stamp of its snapshot
-// and the window it was solved on: its predictions carry that epoch and
-// version until the next solve.
-func (p *Pipeline) SetModel(m *model.Model, st model.Stamp, on model.SolvedOn) {
-	p.learner.SetModel(m, st, on)
+// SetModel puts a restored model in force (Restored): its predictions
+// carry its epoch and version, and are routed to review by its
+// thresholds, until the next solve.
+func (p *Pipeline) SetModel(s online.Solved) {
+	p.learner.SetModel(s)
+}
+
+// Restored returns snap's model as the learner holds it: with the stamp
+// of the snapshot, the window it was solved on, and the review thresholds
+// it was published with.
+func Restored(snap *snapshot.Snapshot) online.Solved {
+	return online.Solved{
+		Model: &snap.Model, Stamp: snap.Stamp(), SolvedOn: snap.SolvedOn(),
+		Thresholds: snap.ReviewThresholds, ThresholdsTarget: snap.ReviewTargetPrecision,
+	}
 }
 
 // Progress is what a snapshot keeps of the pipeline beside the model.

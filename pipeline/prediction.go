@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -29,6 +30,47 @@ type Prediction struct {
 	TS         time.Time `json:"ts,omitzero"` // absent when unknown (LIBSVM rows)
 	Source     Source    `json:"source"`
 	Reason     string    `json:"reason,omitempty"`
+	// Review is set when the prediction's probability is below its
+	// class's review threshold: the prediction is also published for
+	// people to review.
+	Review bool `json:"review,omitempty"`
+	// Explanation says why the label was predicted, when asked for.
+	Explanation *Explanation `json:"explanation,omitempty"`
+}
+
+// Explanation splits the score of the predicted class into a bias and a
+// term per input (model.Attribute): the largest terms are listed, and
+// Rest sums the others, so that Bias + the terms' contributions + Rest is
+// Score. Neighbours lists the labeled window rows nearest to the example
+// when the model was solved over a kNN graph.
+type Explanation struct {
+	Class string  `json:"class"`
+	Score float64 `json:"score"`
+	Bias  float64 `json:"bias"`
+	// Space is "features" (terms are the example's features) or
+	// "landmarks" (a kernel map's landmarks, whose kernel value with the
+	// example is the term's value).
+	Space      string      `json:"space"`
+	Terms      []Term      `json:"terms"`
+	Rest       float64     `json:"rest"`
+	Neighbours []Neighbour `json:"neighbours,omitempty"`
+}
+
+// Term is one input's part in a score: its index (feature or landmark),
+// the words, bigrams or feature names hashed there, its value in the
+// example and its contribution to the score.
+type Term struct {
+	Index        int32    `json:"index"`
+	Names        []string `json:"names,omitempty"`
+	Value        float64  `json:"value"`
+	Contribution float64  `json:"contribution"`
+}
+
+// Neighbour is a labeled window row near the example.
+type Neighbour struct {
+	ID         string  `json:"id"`
+	Label      string  `json:"label"`
+	Similarity float64 `json:"similarity"`
 }
 
 // Source is where the example was read.
@@ -114,6 +156,17 @@ func (p *Prediction) AppendJSON(dst []byte) ([]byte, error) {
 	if p.Reason != "" {
 		dst = append(dst, `,"reason":`...)
 		dst = appendString(dst, p.Reason)
+	}
+	if p.Review {
+		dst = append(dst, `,"review":true`...)
+	}
+	if p.Explanation != nil {
+		b, err := json.Marshal(p.Explanation)
+		if err != nil {
+			return nil, fmt.Errorf("explanation: %w", err)
+		}
+		dst = append(dst, `,"explanation":`...)
+		dst = append(dst, b...)
 	}
 	return append(dst, '}'), nil
 }

@@ -66,6 +66,18 @@ func randomPrediction(r *rand.Rand) Prediction {
 	for range r.IntN(20) {
 		p.Scores[randomString(r)] = randomFloat(r)
 	}
+	p.Review = r.IntN(2) == 0
+	if r.IntN(3) == 0 {
+		// Valid UTF-8 names: the escapes are the top-level fields' test.
+		e := &Explanation{Class: "spam", Score: randomFloat(r), Bias: randomFloat(r), Space: "features", Rest: randomFloat(r)}
+		for range r.IntN(4) {
+			e.Terms = append(e.Terms, Term{Index: r.Int32(), Names: []string{"free money", "日本"}, Value: randomFloat(r), Contribution: randomFloat(r)})
+		}
+		for range r.IntN(3) {
+			e.Neighbours = append(e.Neighbours, Neighbour{ID: "doc-7", Label: "ham", Similarity: randomFloat(r)})
+		}
+		p.Explanation = e
+	}
 	switch r.IntN(4) {
 	case 0: // zero: no ts
 	case 1:

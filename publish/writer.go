@@ -9,6 +9,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/ingest"
 	"streamer/pipeline"
 	"streamer/snapshot"
 )
@@ -70,12 +71,26 @@ func PredictionRecord(topic string, p *pipeline.Prediction) (kafka.Message, erro
 // one alive) and until the writer is done with it: start a new Encoder
 // for every batch handed to a writer, or Reset it once the writer is done.
 type Encoder struct {
-	buf []byte
+	buf    []byte
+	format Format
 }
 
-// NewEncoder returns an encoder whose buffer starts with room for size
+// Format is the encoding of predictions. The zero value is JSON.
+type Format struct {
+	// Avro encodes them in Confluent's wire format under
+	// pipeline.PredictionAvroSchema, registered as SchemaID.
+	Avro     bool
+	SchemaID uint32
+}
+
+// NewEncoder returns a JSON encoder whose buffer starts with room for size
 // bytes, such as the size of the previous batch (Len).
 func NewEncoder(size int) *Encoder { return &Encoder{buf: make([]byte, 0, size)} }
+
+// NewEncoderOf is NewEncoder in format f.
+func NewEncoderOf(size int, f Format) *Encoder {
+	return &Encoder{buf: make([]byte, 0, size), format: f}
+}
 
 // Reset empties the encoder for the next batch, reusing its buffer: the
 // records it returned must no longer be used (a synchronous writer's
@@ -90,7 +105,13 @@ func (e *Encoder) Prediction(topic string, p *pipeline.Prediction) (kafka.Messag
 	start := len(e.buf)
 	buf := append(e.buf, p.ID...)
 	keyEnd := len(buf)
-	buf, err := p.AppendJSON(buf)
+	var err error
+	if e.format.Avro {
+		h := ingest.WireHeader(e.format.SchemaID)
+		buf, err = p.AppendAvro(append(buf, h[:]...))
+	} else {
+		buf, err = p.AppendJSON(buf)
+	}
 	if err != nil {
 		return kafka.Message{}, fmt.Errorf("encode prediction %q: %w", p.ID, err)
 	}

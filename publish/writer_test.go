@@ -1,9 +1,12 @@
 package publish
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/hamba/avro/v2"
 
 	"streamer/pipeline"
 )
@@ -35,5 +38,34 @@ func TestEncoderRecordsSurviveGrowth(t *testing.T) {
 		if id := fmt.Sprintf("doc-%d", i); string(keys[i]) != id || p.ID != id || p.Scores["spam"] != float64(i) {
 			t.Fatalf("record %d: key %q, value %s", i, keys[i], values[i])
 		}
+	}
+}
+
+// TestAvroEncoder: in Avro, a record is the wire format's header with the
+// schema id, then the prediction under pipeline.PredictionAvroSchema.
+func TestAvroEncoder(t *testing.T) {
+	e := NewEncoderOf(0, Format{Avro: true, SchemaID: 258})
+	label, prob := "spam", 0.75
+	p := pipeline.Prediction{ID: "doc-1", Label: &label, Prob: &prob, Scores: map[string]float64{"spam": 1.5}, Source: pipeline.Source{Topic: "examples", Offset: 9}}
+	m, err := e.Prediction("predictions", &p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(m.Key) != "doc-1" || !bytes.Equal(m.Value[:5], []byte{0, 0, 0, 1, 2}) {
+		t.Fatalf("record key %q, header % x", m.Key, m.Value[:5])
+	}
+	var got struct {
+		ID     string             `avro:"id"`
+		Label  *string            `avro:"label"`
+		Scores map[string]float64 `avro:"scores"`
+		Source struct {
+			Offset int64 `avro:"offset"`
+		} `avro:"source"`
+	}
+	if err := avro.Unmarshal(avro.MustParse(pipeline.PredictionAvroSchema), m.Value[5:], &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != "doc-1" || *got.Label != "spam" || got.Scores["spam"] != 1.5 || got.Source.Offset != 9 {
+		t.Fatalf("read back %+v", got)
 	}
 }

@@ -244,7 +244,7 @@ func newHandler(cfg Config, conn *brokers.Connection) (*handler, error) {
 	if cfg.Snapshot != nil {
 		// The replay's solves continue the snapshot's numbering, under
 		// its epoch.
-		pipe.SetModel(&cfg.Snapshot.Model, cfg.Snapshot.Stamp(), cfg.Snapshot.SolvedOn())
+		pipe.SetModel(pipeline.Restored(cfg.Snapshot))
 		pipe.Learner().SetEpoch(cfg.Snapshot.Epoch)
 	}
 	h.pipe = pipe
@@ -255,7 +255,9 @@ func (h *handler) handle(ctx context.Context, m kafka.Message, sum *Summary) err
 	sum.Records++
 	src := pipeline.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
 	if m.Topic == h.cfg.Topics.Labels {
-		if l, err := h.dec.DecodeLabel(m.Value); err != nil {
+		if l, err := h.dec.DecodeLabelRecord(ctx, m.Key, m.Value); errors.Is(err, ingest.ErrSchemaUnavailable) {
+			return fmt.Errorf("%s[%d] at %d: %w", m.Topic, m.Partition, m.Offset, err)
+		} else if err != nil {
 			sum.BadRecords++
 			h.dlq.add(publish.DeadLetter(h.cfg.Topics.LabelsDLQ, m, reason(err), err))
 		} else {
@@ -264,7 +266,11 @@ func (h *handler) handle(ctx context.Context, m kafka.Message, sum *Summary) err
 		return nil
 	}
 	sum.Reached[m.Partition] = m.Offset + 1
-	ex, err := h.dec.DecodeExample(m.Value)
+	ex, err := h.dec.DecodeExampleRecord(ctx, m.Key, m.Value)
+	if errors.Is(err, ingest.ErrSchemaUnavailable) {
+		// Not a bad record: the replay stops rather than refuse it.
+		return fmt.Errorf("%s[%d] at %d: %w", m.Topic, m.Partition, m.Offset, err)
+	}
 	if err == nil && ex.TS.IsZero() {
 		ex.TS = m.Time
 	}

@@ -16,6 +16,7 @@ import (
 // a solve is due, and it must wait for the labels. Once they are read, it
 // solves on a window with every label.
 func TestSolveWaitsForTheLabelsOfABacklog(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

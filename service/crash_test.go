@@ -20,13 +20,14 @@ import (
 
 	"streamer/brokers"
 	"streamer/brokers/embedded"
+	"streamer/internal/testlevel"
 	"streamer/pipeline"
 	"streamer/snapshot"
 	"streamer/synth"
 )
 
 // crashExamples is the size of the crash test's stream: 16,000 in CI,
-// STREAMER_CRASH_EXAMPLES=200000 for the full run documented in the README.
+// STREAMER_CRASH_EXAMPLES=200000 for the full run documented in docs/OPERATING.md.
 func crashExamples(t *testing.T) int { return envCount(t, "STREAMER_CRASH_EXAMPLES", 16000) }
 
 // envCount returns the positive count in the environment variable name,
@@ -329,9 +330,7 @@ func accuracyByEighth(first map[string]pipeline.Prediction, revealed map[string]
 // while a restarted process catches up, grew with the load (16 kills cost
 // 3 points on a machine running 15 other jobs; 7 and 8 cost 0.2).
 func TestCrashSafety(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the crash test runs real processes; it runs without -short")
-	}
+	testlevel.Long(t, "the crash test runs real processes; it runs without -short")
 	bin := buildStreamer(t)
 	n := crashExamples(t)
 	rate := 1000 // examples a second: long enough for 6 to 8 kills after the first snapshot

@@ -16,6 +16,7 @@ import (
 // original bytes and a reason header, is counted by reason, and the good
 // records around it all get their predictions.
 func TestBadInputGoesToDeadLetters(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	cfg := testConfig(t, addrs, "kafka.partitions=1", "limits.max_message_bytes=20000",

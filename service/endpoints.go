@@ -12,6 +12,7 @@ import (
 func (s *Service) listenHTTP() (*httpapi.Server, error) {
 	api, err := httpapi.Listen(httpapi.Config{
 		Listen: s.cfg.HTTP.Listen, MaxRequestBytes: s.cfg.Limits.MaxRequestBytes, MaxBatchExamples: s.cfg.Limits.MaxBatchExamples,
+		Explain:         s.cfg.Predictions.Explain,
 		ShutdownTimeout: s.cfg.Shutdown.Timeout, Registry: s.metrics.Registry, Log: s.log,
 	}, s.endpoints)
 	if err != nil {
@@ -33,7 +34,8 @@ func (s *Service) HTTPAddr() string {
 type endpoints struct{ s *Service }
 
 // Readiness is ready once a model is in force and the consumer has its
-// partitions, not before, nor while an input partition is stalled
+// partitions, not before, nor while the consumer waits for the schema
+// registry or an input partition is stalled
 // (consumer.Consumer.WatchLiveness). A pinned model (pin.go) and the
 // drift watch's alarms (drift.go) are said; an alarm leaves it ready.
 func (e endpoints) Readiness() httpapi.Readiness {
@@ -50,8 +52,12 @@ func (e endpoints) Readiness() httpapi.Readiness {
 
 // DecodeExample decodes as the consumer does, and checks that the window
 // could take the example.
-func (e endpoints) DecodeExample(raw []byte, received time.Time) (ingest.Example, error) {
-	ex, err := e.s.pipe.DecodeExample(raw, received)
+func (e endpoints) DecodeExample(raw []byte, received time.Time, named bool) (ingest.Example, error) {
+	decode := e.s.pipe.DecodeExample
+	if named {
+		decode = e.s.pipe.DecodeNamed
+	}
+	ex, err := decode(raw, received)
 	if err == nil {
 		err = e.s.pipe.Compatible(ex.Vector)
 	}
@@ -59,8 +65,8 @@ func (e endpoints) DecodeExample(raw []byte, received time.Time) (ingest.Example
 }
 
 // Score scores with the model in force, learning nothing.
-func (e endpoints) Score(exs []ingest.Example, src pipeline.Source) ([]pipeline.Prediction, error) {
-	return e.s.pipe.Score(exs, src)
+func (e endpoints) Score(exs []ingest.Example, src pipeline.Source, explain int) ([]pipeline.Prediction, error) {
+	return e.s.pipe.ScoreExplained(exs, src, explain)
 }
 
 // notReady returns why the service is not ready, "" when it is.
@@ -69,6 +75,8 @@ func (s *Service) notReady() string {
 	switch waiting := s.waitingReason(); {
 	case waiting != "":
 		return waiting
+	case s.status.Registry() != "":
+		return s.status.Registry()
 	case !m.Ready():
 		return "no model loaded yet"
 	case !s.status.Assigned():

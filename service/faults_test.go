@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"streamer/brokers/embedded"
+	"streamer/internal/testlevel"
 )
 
 func freePort(t *testing.T) int {
@@ -26,6 +27,7 @@ func freePort(t *testing.T) int {
 // retries with backoff, says so in its log, does not crash, and every
 // example gets its prediction.
 func TestBrokerGoesAwayAndComesBack(t *testing.T) {
+	testlevel.Long(t, "stops the brokers under a running service")
 	dir := t.TempDir()
 	listen := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	start := func() *embedded.Cluster {

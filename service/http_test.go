@@ -24,6 +24,7 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func TestHealthAndMetrics(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -83,6 +84,7 @@ func TestHealthAndMetrics(t *testing.T) {
 // last, where it used to say only "no model loaded yet"; once the brokers
 // are up the service starts and becomes ready.
 func TestReadyzSaysWhatTheStartWaitsFor(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

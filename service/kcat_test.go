@@ -33,6 +33,7 @@ func kcat(t *testing.T, ctx context.Context, stdin []byte, args ...string) []byt
 // independent client (librdkafka's kcat): examples and labels produced with
 // kcat, predictions consumed with kcat.
 func TestServiceWithKcat(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("kcat"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("kcat is not installed; .ci/run installs it")

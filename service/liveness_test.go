@@ -10,6 +10,7 @@ import (
 
 	"streamer/brokers/brokerstest"
 	"streamer/brokers/embedded"
+	"streamer/internal/testlevel"
 )
 
 // TestStalledPartitionIsDetectedAndRecovered stalls one input partition
@@ -22,6 +23,7 @@ import (
 // reads 0), the service must create its reader again, and every example
 // must then get its prediction.
 func TestStalledPartitionIsDetectedAndRecovered(t *testing.T) {
+	testlevel.Long(t, "waits for a stall to be seen")
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -107,6 +109,7 @@ func metric(t *testing.T, base, sample string) float64 {
 // also sees the stall from the brokers' side and recovers by joining again
 // (the new join's rebalance drops the vanished member).
 func TestVanishedJoinerStallIsDetectedAndRecovered(t *testing.T) {
+	testlevel.Long(t, "waits out a vanished member's session")
 	cluster, err := embedded.Start(embedded.Config{Partitions: 2, ForgetSessions: true})
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +197,7 @@ func TestVanishedJoinerStallIsDetectedAndRecovered(t *testing.T) {
 // metadata cache (which a broker that is away leaves as it was) knows none
 // of their partitions, and only a ping hears that the brokers are gone.
 func TestReadyzSaysWhenTheBrokersAreUnreachable(t *testing.T) {
+	testlevel.Long(t, "waits out the brokers' absence twice")
 	for name, topicsFirst := range map[string]bool{"topics known": true, "topics created after the start": false} {
 		t.Run(name, func(t *testing.T) { testReadyzSaysWhenTheBrokersAreUnreachable(t, topicsFirst) })
 	}

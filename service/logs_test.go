@@ -26,6 +26,7 @@ func startLoggedService(t *testing.T, extra ...string) (*running, []string, *loc
 // partition is normal operation and logs no warning (kafka-go's reader
 // used to time out its own fetches there, "unknown error … i/o timeout").
 func TestCaughtUpConsumerLogsNoWarning(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	run, addrs, logs := startLoggedService(t)
@@ -54,6 +55,7 @@ func TestCaughtUpConsumerLogsNoWarning(t *testing.T) {
 // each other: no labeled row while the one label is on its way, then
 // one class.
 func TestSkippedSolvesLogOnce(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	run, addrs, logs := startLoggedService(t, "schedule.solve_examples=20")

@@ -123,6 +123,7 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		Name: "streamer_window_insert_paused_seconds_total",
 		Help: "Time the learner paused its window inserts behind a backlog so that they took schedule.insert_share of the time.",
 	}, func() float64 { return pipe.Learner().Sampling().Paused.Seconds() })
+	registerRequestMetrics(reg, pipe)
 	return m
 }
 

@@ -56,6 +56,7 @@ func handleAll(s *Service, msgs ...kafka.Message) {
 }
 
 func TestLabelsJoinedCountsEarlyAndLateLabels(t *testing.T) {
+	t.Parallel()
 	s, err := New(testConfig(t, nil), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +84,7 @@ func TestLabelsJoinedCountsEarlyAndLateLabels(t *testing.T) {
 // pending ones for room before its example came is counted as dropped;
 // the ones that still wait, or joined, are not.
 func TestLabelsDroppedCountsPendingEvictions(t *testing.T) {
+	t.Parallel()
 	s, err := New(testConfig(t, nil, "join.pending_labels=2"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +107,7 @@ func TestLabelsDroppedCountsPendingEvictions(t *testing.T) {
 // TestWindowTooOldCountsLateExamples: under window.max_age an example more
 // than the age before the newest seen is scored but not kept, and counted.
 func TestWindowTooOldCountsLateExamples(t *testing.T) {
+	t.Parallel()
 	s, err := New(testConfig(t, nil, "window.max_age=1h"), nil)
 	if err != nil {
 		t.Fatal(err)

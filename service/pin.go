@@ -6,7 +6,8 @@ import (
 	"sync/atomic"
 
 	"streamer/control"
-	"streamer/online/model"
+	"streamer/online"
+	"streamer/pipeline"
 	"streamer/snapshot"
 )
 
@@ -91,7 +92,7 @@ func (s *Service) applyPin(ctx context.Context) {
 	if st, ok := learner.Pinned(); ok && sel.Matches(st) {
 		return
 	}
-	m, st, err := s.pinnedModel(ctx, sel)
+	m, err := s.pinnedModel(ctx, sel)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.pin.missing.Store(fmt.Sprintf("model pinned to %v, which is not in force: %v", sel, err))
@@ -99,33 +100,33 @@ func (s *Service) applyPin(ctx context.Context) {
 		}
 		return
 	}
-	learner.Pin(m, st)
+	learner.Pin(m)
 	s.pin.missing.Store("")
-	s.log.Info("model pinned", "model_version", st.Version, "epoch", st.Epoch, "newest_version", newest)
+	s.log.Info("model pinned", "model_version", m.Stamp.Version, "epoch", m.Stamp.Epoch, "newest_version", newest)
 }
 
-// pinnedModel returns the model sel names and its stamp: the newest model
-// when it is that one, else the snapshot from the history topic, or from
-// the snapshot topic.
-func (s *Service) pinnedModel(ctx context.Context, sel snapshot.Selector) (*model.Model, model.Stamp, error) {
+// pinnedModel returns the model sel names, with its stamp and review
+// thresholds: the newest model when it is that one, else the snapshot from
+// the history topic, or from the snapshot topic.
+func (s *Service) pinnedModel(ctx context.Context, sel snapshot.Selector) (online.Solved, error) {
 	if cur := s.pipe.Learner().InForce(); sel.Matches(cur.Stamp) && cur.Model.Ready() {
-		return cur.Model, cur.Stamp, nil
+		return online.Solved{Model: cur.Model, Stamp: cur.Stamp, Thresholds: cur.Thresholds, ThresholdsTarget: cur.ThresholdsTarget}, nil
 	}
 	data, err := s.conn.FindSnapshotVersion(ctx, s.cfg.Model.Name, sel, s.cfg.Snapshot.HistoryTopic, s.cfg.Kafka.Topics.Snapshots)
 	if err != nil {
-		return nil, model.Stamp{}, err
+		return online.Solved{}, err
 	}
 	snap, err := snapshot.Decode(data)
 	if err != nil {
-		return nil, model.Stamp{}, fmt.Errorf("snapshot of %v: %w", sel, err)
+		return online.Solved{}, fmt.Errorf("snapshot of %v: %w", sel, err)
 	}
 	if !sel.Matches(snap.Stamp()) {
-		return nil, model.Stamp{}, fmt.Errorf("snapshot of %v holds %v", sel, snap.Stamp())
+		return online.Solved{}, fmt.Errorf("snapshot of %v holds %v", sel, snap.Stamp())
 	}
 	if err := s.compatible(snap); err != nil {
-		return nil, model.Stamp{}, fmt.Errorf("snapshot of %v: %w", sel, err)
+		return online.Solved{}, fmt.Errorf("snapshot of %v: %w", sel, err)
 	}
-	return &snap.Model, snap.Stamp(), nil
+	return pipeline.Restored(snap), nil
 }
 
 // pinStatus says, for /readyz, which model scores when the model is

@@ -19,6 +19,7 @@ import (
 // learner goes on solving and publishing, also across a restart; unpinned,
 // the newest model scores again.
 func TestPinAndRollback(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -95,6 +95,7 @@ func (l *predictionLog) nth(id string, n int) (pipeline.Prediction, bool) {
 // batch; bad requests refused with the dead letters' reasons; and nothing
 // learned from any request.
 func TestPredictOverHTTP(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -267,6 +268,7 @@ func TestPredictOverHTTP(t *testing.T) {
 }
 
 func TestPredictLimitsNameTheirKeys(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ set, key string }{
 		{"limits.max_batch_examples=0", "limits.max_batch_examples"},
 		{"limits.max_request_bytes=1000", "limits.max_request_bytes"},
@@ -282,6 +284,7 @@ func TestPredictLimitsNameTheirKeys(t *testing.T) {
 // before the first model and a 200 after, a batch is scored by one model,
 // and no client sees the model version go back.
 func TestPredictBesideTheStream(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -27,6 +27,7 @@ import (
 // k times, then starts the last process and times, for each examples
 // partition, the first commit after its start.
 func TestRejoinAfterQuickKills(t *testing.T) {
+	t.Parallel()
 	spec := os.Getenv("STREAMER_REJOIN_KILLS")
 	if spec == "" {
 		t.Skip("set STREAMER_REJOIN_KILLS=1,3,6 to measure")

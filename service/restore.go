@@ -41,7 +41,7 @@ func (s *Service) restore(ctx context.Context) error {
 				}
 			}
 			s.roles.seeded = seeded && s.cfg.Role == config.RoleLearner
-			s.pipe.SetModel(&snap.Model, snap.Stamp(), snap.SolvedOn())
+			s.pipe.SetModel(pipeline.Restored(snap))
 			s.restored.Store(snap.Version)
 			s.countedBefore.Store(&snap.Stats)
 			s.log.Info("restored snapshot", "model_version", snap.Version, "epoch", snap.Epoch, "created", snap.CreatedAt)

@@ -16,6 +16,7 @@ import (
 
 	"streamer/brokers"
 	"streamer/config"
+	"streamer/internal/testlevel"
 	"streamer/pipeline"
 	"streamer/snapshot"
 	"streamer/synth"
@@ -25,6 +26,7 @@ import (
 // topic and a corrupt snapshot file in place: the service refuses both with
 // a clear error and restores the newest good snapshot.
 func TestRestoreRefusesCorruptSnapshot(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -89,6 +91,7 @@ func TestRestoreRefusesCorruptSnapshot(t *testing.T) {
 // classes, auto's window is rebuilt plain and grows its kNN graph at the
 // first trigger, over the same rows.
 func TestRestoreContinuesMetricsAndSkipsTheSameSolve(t *testing.T) {
+	testlevel.Long(t, "restores three services in turn")
 	three := []string{"news", "sport", "music"}
 	for name, c := range map[string]struct {
 		classes []string
@@ -205,6 +208,7 @@ func checkCountsGoOn(t *testing.T, ctx context.Context, conn *brokers.Connection
 // snapshot file of another: it restores the seed, writes its own snapshots
 // to snapshot.file, and leaves the seed as it was.
 func TestSeedModelIsOnlyRead(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -256,6 +260,7 @@ func TestSeedModelIsOnlyRead(t *testing.T) {
 // sampled window spans more records than it holds); labels are rebuilt
 // from their start.
 func TestRebuildRangeSkipsWhatTheWindowEvicts(t *testing.T) {
+	t.Parallel()
 	svc, err := New(testConfig(t, []string{"127.0.0.1:1"}, "window.max_examples=100"), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -291,6 +296,7 @@ func TestRebuildRangeSkipsWhatTheWindowEvicts(t *testing.T) {
 // the stream, from every partition. Read one partition after the other,
 // it kept only rows of the partition read last.
 func TestRebuildKeepsTheNewestRowsOfEveryPartition(t *testing.T) {
+	t.Parallel()
 	for name, step := range map[string]time.Duration{"a millisecond apart": time.Millisecond, "one burst": 0} {
 		t.Run(name, func(t *testing.T) { testRebuildKeepsTheNewestRows(t, step) })
 	}
@@ -354,6 +360,7 @@ func testRebuildKeepsTheNewestRows(t *testing.T, step time.Duration) {
 // (features.kernel rbf) restores its own snapshot, whose model has the
 // map's dimension rather than the input's, and scores with it.
 func TestRestoresAKernelModel(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -15,6 +15,7 @@ import (
 
 	"streamer/config"
 	"streamer/control"
+	"streamer/internal/testlevel"
 	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/snapshot"
@@ -38,6 +39,7 @@ func readyz(t *testing.T, svc *Service) (int, string) {
 // (epoch, version) stamps. Its predictions, on the topic and over HTTP,
 // carry the stamp of the model in force.
 func TestScorerFollowsSnapshots(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -150,6 +152,7 @@ func (s *Service) followed(st snapshot.Stamp) bool {
 // it hands the lease over, and the second restores the first's last
 // snapshot and leads at a later epoch, publishing under it.
 func TestLearnerHandsOver(t *testing.T) {
+	testlevel.Long(t, "waits for a lease to pass")
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
@@ -223,6 +226,7 @@ func TestLearnerHandsOver(t *testing.T) {
 // scoring with it when a newer snapshot comes (which it still follows),
 // and scores with the newest once unpinned.
 func TestScorerObeysPin(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -257,6 +261,7 @@ func TestScorerObeysPin(t *testing.T) {
 // its follower has offered every snapshot published before, so that the
 // partition's predictions do not go back to an older model.
 func TestScorerCatchesUpBeforeANewPartition(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -280,6 +285,7 @@ func TestScorerCatchesUpBeforeANewPartition(t *testing.T) {
 // before its first record, like a partition never read: the other scorer
 // may have scored it with a model this one has not read yet.
 func TestScorerCatchesUpWhenAPartitionComesBack(t *testing.T) {
+	testlevel.Long(t, "waits for two rebalances")
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -315,6 +321,7 @@ func TestScorerCatchesUpWhenAPartitionComesBack(t *testing.T) {
 // snapshot, which then scores, and says so in its predictions; an order of
 // a stamp kept nowhere is not obeyed, and /readyz says so.
 func TestScorerPinsTheExactStamp(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -9,6 +9,7 @@ import (
 
 	"streamer/brokers/brokerstest"
 	"streamer/config"
+	"streamer/internal/testlevel"
 )
 
 // TestRollingRestartOfScorers restarts three scorer processes one by one
@@ -18,9 +19,7 @@ import (
 // went through and the longest pause in the output of an input partition
 // are figures for the log, not assertions.
 func TestRollingRestartOfScorers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the rolling restart runs real processes; it runs without -short")
-	}
+	testlevel.Long(t, "the rolling restart runs real processes; it runs without -short")
 	rate := scaleRate(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

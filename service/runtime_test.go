@@ -19,6 +19,7 @@ import (
 // TestRunOnce: a second call of Run returns ErrRunTwice, whether the
 // first has returned or not.
 func TestRunOnce(t *testing.T) {
+	t.Parallel()
 	svc, err := New(testConfig(t, []string{"127.0.0.1:1"}), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ type heldScoring struct {
 	scored  atomic.Bool // a held Score has returned
 }
 
-func (h *heldScoring) Score(exs []ingest.Example, src pipeline.Source) ([]pipeline.Prediction, error) {
+func (h *heldScoring) Score(exs []ingest.Example, src pipeline.Source, explain int) ([]pipeline.Prediction, error) {
 	select {
 	case <-h.entered:
 	default:
@@ -60,13 +61,14 @@ func (h *heldScoring) Score(exs []ingest.Example, src pipeline.Source) ([]pipeli
 	}
 	<-h.release
 	defer h.scored.Store(true)
-	return h.Service.Score(exs, src)
+	return h.Service.Score(exs, src, explain)
 }
 
 // TestRunWaitsForARequestInFlight holds a POST /v1/predict in its
 // scoring past the end of Run's context: the service stops listening and
 // its role stops, but Run returns only once the request is answered.
 func TestRunWaitsForARequestInFlight(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	var logs lockedBuffer
 	svc, err := New(testConfig(t, cluster.Addrs()), newTextLogger(&logs))
@@ -144,6 +146,7 @@ func TestRunWaitsForARequestInFlight(t *testing.T) {
 // (another runs on the learner), which stops it for good: Run ends with
 // its error, naming it, without waiting for its context.
 func TestRunEndsWhenTheHandOffStops(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	svc, err := New(testConfig(t, cluster.Addrs()), testLogger(t))
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"streamer/brokers/brokerstest"
 	"streamer/brokers/embedded"
 	"streamer/config"
+	"streamer/internal/testlevel"
 	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/snapshot"
@@ -24,7 +25,7 @@ import (
 )
 
 // scaleRate is the examples/s of the scale-out test's stream: 400 in CI,
-// STREAMER_SCALE_RATE=2000 for the full run documented in the README.
+// STREAMER_SCALE_RATE=2000 for the full run documented in docs/SCALING.md.
 func scaleRate(t *testing.T) int { return envCount(t, "STREAMER_SCALE_RATE", 400) }
 
 // logEvent is one JSON log line of a process, with the fields the roles
@@ -162,9 +163,7 @@ func (so *scaleOut) waitEvent(ctx context.Context, p *process, msg string, timeo
 // paused learner wrote after it was fenced; and the paused learner must
 // step down.
 func TestScaleOut(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the scale-out test runs real processes; it runs without -short")
-	}
+	testlevel.Long(t, "the scale-out test runs real processes; it runs without -short")
 	rate := scaleRate(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -208,8 +207,11 @@ func TestScaleOut(t *testing.T) {
 	second := so.waitEvent(ctx, standby, "learner leading", time.Minute)
 	published := active.events("snapshot published")
 	last := published[len(published)-1]
-	if r := so.waitEvent(ctx, standby, "restored snapshot", time.Minute); r.Epoch != last.Epoch || r.Version != last.Version {
-		t.Errorf("the standby restored e%d/v%d, the dead learner's last snapshot was e%d/v%d", r.Epoch, r.Version, last.Epoch, last.Version)
+	// The kill may land after a snapshot is on the topic and before the
+	// learner logs it: the standby then restores a later version of the
+	// same epoch than the last one logged.
+	if r := so.waitEvent(ctx, standby, "restored snapshot", time.Minute); r.Epoch != last.Epoch || r.Version < last.Version {
+		t.Errorf("the standby restored e%d/v%d, the dead learner's last logged snapshot was e%d/v%d", r.Epoch, r.Version, last.Epoch, last.Version)
 	}
 	announced := so.waitEvent(ctx, standby, "snapshot published", time.Minute)
 	t.Logf("takeover: epoch %d -> %d, leading %v and first snapshot %v after the kill",

@@ -102,6 +102,7 @@ func (s *Service) inForce() snapshot.Stamp {
 // becomes ready with the newest (epoch, version) and scores every example
 // with it.
 func TestScorerBootstrapsFromCompactedTopic(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -149,6 +150,7 @@ func TestScorerBootstrapsFromCompactedTopic(t *testing.T) {
 // version, a scorer's POST /v1/predict answers, single and in a batch, the
 // predictions it publishes on the predictions topic (but for the source).
 func TestScorerPredictsOverHTTPAsOnTheTopic(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -9,6 +9,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
+	"streamer/pipeline"
 	"streamer/service/consumer"
 	"streamer/snapshot"
 )
@@ -21,6 +22,9 @@ func (s *Service) runScorer(rt *runtime) error {
 	ctx := rt.ctx
 	s.setWaiting("scorer: reading the snapshot topic")
 	if err := s.createTopics(ctx); err != nil {
+		return startFailure(ctx, err)
+	}
+	if err := s.registerPredictionSchema(ctx); err != nil {
 		return startFailure(ctx, err)
 	}
 	caughtUp := make(chan struct{})
@@ -202,7 +206,9 @@ func (s *Service) offerSnapshot(c snapshot.Complete) {
 		s.log.Error("snapshot refused", "epoch", st.Epoch, "model_version", st.Version, "error", err)
 		return
 	}
-	s.pipe.SetModel(&snap.Model, st, snap.SolvedOn())
+	restored := pipeline.Restored(snap)
+	restored.Stamp = st
+	s.pipe.SetModel(restored)
 	s.roles.inForce = st
 	s.restored.Store(snap.Version)
 	s.metrics.ModelEpoch.Set(float64(st.Epoch))

@@ -17,6 +17,7 @@ import (
 	"streamer/internal/collapse"
 	"streamer/pipeline"
 	"streamer/publish"
+	"streamer/schemaregistry"
 	"streamer/service/consumer"
 	"streamer/service/httpapi"
 	"streamer/snapshot"
@@ -58,6 +59,10 @@ type Service struct {
 	lastAnnounce atomic.Int64 // time.Duration
 	// driftAlarms queues the drift alarms for the events topic (drift.go).
 	driftAlarms chan pipeline.Alarm
+
+	// registry is the schema registry's client; nil when no record is
+	// Avro.
+	registry *schemaregistry.Client
 }
 
 // New prepares a service; nothing connects before Run.
@@ -68,6 +73,15 @@ func New(cfg config.Config, log *slog.Logger) (*Service, error) {
 	}
 	var s *Service
 	pcfg.Drift.OnAlarm = func(a pipeline.Alarm) { s.onDriftAlarm(a) }
+	var registry *schemaregistry.Client
+	if cfg.UsesSchemaRegistry() {
+		if registry, err = schemaregistry.New(cfg.Registry()); err != nil {
+			return nil, fmt.Errorf("schema_registry.%w", err)
+		}
+		if cfg.Input.Format == config.FormatAvro {
+			pcfg.Decoder.Avro = registry
+		}
+	}
 	pipe, err := pipeline.New(pcfg)
 	if err != nil {
 		return nil, err
@@ -80,7 +94,7 @@ func New(cfg config.Config, log *slog.Logger) (*Service, error) {
 	logs := collapse.NewHandler(log.Handler(), collapse.Options{})
 	log = slog.New(logs)
 	s = &Service{
-		cfg: cfg, log: log, logs: logs, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{}), backlog: consumer.NewBacklog(),
+		cfg: cfg, log: log, logs: logs, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{}), backlog: consumer.NewBacklog(), registry: registry,
 		driftAlarms: make(chan pipeline.Alarm, driftQueue),
 	}
 	s.schedule = &consumer.Schedule{Config: cfg, Backlog: s.backlog, Metrics: s.metrics.Metrics, Log: log}
@@ -192,6 +206,9 @@ func (s *Service) connect() error {
 	}
 	s.conn = conn
 	s.log.Info("kafka", "config", bc)
+	if s.registry != nil {
+		s.log.Info("schema registry", "config", s.cfg.Registry(), "input", s.cfg.Input.Format, "output", s.cfg.Output.Format)
+	}
 	return nil
 }
 
@@ -201,6 +218,9 @@ func (s *Service) prepare(ctx context.Context) error {
 	defer s.setWaiting("")
 	s.setWaiting("starting: creating the topics")
 	if err := s.createTopics(ctx); err != nil {
+		return err
+	}
+	if err := s.registerPredictionSchema(ctx); err != nil {
 		return err
 	}
 	// Before a restore, which may put the seed model in force under a new
@@ -219,12 +239,35 @@ func (s *Service) prepare(ctx context.Context) error {
 	return s.retry(ctx, "read the control topic", func() error { return s.catchUpPins(ctx) })
 }
 
+// registerPredictionSchema registers the schema of the predictions under
+// <predictions topic>-value with output.format avro, retrying while the
+// registry is away, and has the consumer write them in Avro.
+func (s *Service) registerPredictionSchema(ctx context.Context) error {
+	if s.cfg.Output.Format != config.FormatAvro {
+		return nil
+	}
+	subject := s.cfg.Kafka.Topics.Predictions + "-value"
+	s.setWaiting("starting: registering the schema of the predictions under " + subject)
+	var id uint32
+	err := s.retry(ctx, "register the predictions schema", func() (err error) {
+		id, err = s.registry.Register(ctx, subject, pipeline.PredictionAvroSchema)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.consumer.Predictions = publish.Format{Avro: true, SchemaID: id}
+	s.log.Info("predictions schema registered", "subject", subject, "schema_id", id)
+	return nil
+}
+
 // createTopics creates the output topics, and the lease topic in the
 // roles that use it, retrying while the brokers are away.
 func (s *Service) createTopics(ctx context.Context) error {
 	t := s.cfg.Kafka.Topics
 	topics := []brokers.Topic{
 		{Name: t.Predictions, Partitions: s.cfg.Kafka.Partitions},
+		{Name: t.Review, Partitions: s.cfg.Kafka.Partitions},
 		{Name: t.Snapshots, Partitions: 1, Compacted: true},
 		{Name: t.ExamplesDLQ, Partitions: s.cfg.Kafka.Partitions},
 		{Name: t.LabelsDLQ, Partitions: s.cfg.Kafka.Partitions},
@@ -238,6 +281,9 @@ func (s *Service) createTopics(ctx context.Context) error {
 	}
 	if s.learns() {
 		topics = append(topics, s.versionsTopic(), brokers.Topic{Name: t.Events, Partitions: 1})
+	}
+	if s.requests() {
+		topics = append(topics, s.requestsTopic())
 	}
 	return s.retry(ctx, "create topics", func() error { return s.conn.EnsureTopics(ctx, topics...) })
 }
@@ -304,7 +350,7 @@ func (s *Service) stream(rt *runtime, consume input) error {
 	defer stopDrain()
 	trigger := make(chan struct{}, 1)
 	if s.learns() {
-		rt.GoBackground("solver", func(ctx context.Context) error { return s.solveLoop(ctx, trigger, out.snapshots) })
+		rt.GoBackground("solver", func(ctx context.Context) error { return s.solveLoop(ctx, trigger, out) })
 		rt.GoBackground("window hand-off", func(ctx context.Context) error { return s.pipe.Run(ctx, s.schedule.InsertShare) })
 		events := publish.NewEventWriter(s.conn, s.cfg.Kafka.Topics.Events)
 		defer s.closeAll(events)

@@ -329,6 +329,7 @@ func (r *running) exited() bool {
 }
 
 func TestServiceEndToEndWithRestart(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -413,6 +414,7 @@ func kafkaMessage(topic, key, value string) kafka.Message {
 // in-process cluster that kafka.brokers [embedded] names (streamer run
 // does, and gives the service its addresses); Run says so, naming the key.
 func TestRunRefusesTheEmbeddedBrokerList(t *testing.T) {
+	t.Parallel()
 	svc, err := New(testConfig(t, []string{"embedded"}), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -19,11 +19,13 @@ import (
 // are backlogged, never sooner than schedule.solve_share allows
 // (consumer.SolvePacer), and publishes a snapshot after its first solve, then
 // every every_solves solves or every snapshot.every.
+// Label requests are chosen and written here too (requests.go).
 // Solves run here, beside the consumer, which keeps scoring with the model
 // in force. A solve or a snapshot that fails is tried again at the next
 // trigger: the loop logs and counts the failure, and returns nil when ctx
 // ends.
-func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps *publish.SnapshotWriter) error {
+func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, out outputs) error {
+	snaps := out.snapshots
 	tick := time.NewTicker(s.cfg.Schedule.SolveInterval)
 	defer tick.Stop()
 	sinceSnapshot := 0
@@ -56,6 +58,9 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, snaps 
 			if s.publishSnapshot(ctx, snaps) == nil {
 				sinceSnapshot, lastSnapshot, first = 0, time.Now(), false
 			}
+		}
+		if s.requests() {
+			s.publishRequests(ctx, out.records)
 		}
 	}
 }
@@ -122,6 +127,7 @@ func (s *Service) buildSnapshot() *snapshot.Snapshot {
 		Name: s.cfg.Model.Name, Version: cur.Stamp.Version, Epoch: cur.Stamp.Epoch, CreatedAt: time.Now().UTC(),
 		Features: features, Params: params, Window: window, Model: kept,
 		Stats: stats, Progress: snapshotProgress(s.pipe.Progress()),
+		ReviewThresholds: cur.Thresholds, ReviewTargetPrecision: cur.ThresholdsTarget,
 	}
 	for _, p := range s.pipe.Positions() {
 		snap.Offsets = append(snap.Offsets, snapshot.Offset{Topic: p.Topic, Partition: p.Partition, WindowStart: p.Start, Next: p.Next})

@@ -11,6 +11,7 @@ import (
 // scorer has no model until a snapshot exists), and the next solves wait
 // for the cadence.
 func TestFirstSolveIsPublished(t *testing.T) {
+	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -9,6 +9,7 @@ import (
 	"streamer/brokers"
 	"streamer/brokers/embedded"
 	"streamer/config"
+	"streamer/internal/testlevel"
 )
 
 // TestAccuracyAfterLearnerKill runs the same stream twice, each on a
@@ -27,9 +28,7 @@ import (
 // That is the cost of a takeover while the model still improves fast, not
 // of a lost state.
 func TestAccuracyAfterLearnerKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the takeover accuracy test runs real processes; it runs without -short")
-	}
+	testlevel.Long(t, "the takeover accuracy test runs real processes; it runs without -short")
 	bin := buildStreamer(t)
 	const n, rate = 8000, 400
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

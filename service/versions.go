@@ -133,7 +133,8 @@ func (s *Service) restampRestored(ctx context.Context, epoch uint64) bool {
 		}
 		return false
 	}
-	learner.SetModel(cur.Model, st, cur.SolvedOn)
+	cur.Stamp = st
+	learner.SetModel(cur)
 	s.roles.seeded = false
 	return true
 }

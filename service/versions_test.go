@@ -19,6 +19,7 @@ import (
 	"streamer/brokers"
 	"streamer/brokers/brokerstest"
 	"streamer/brokers/embedded"
+	"streamer/internal/testlevel"
 	"streamer/pipeline"
 	"streamer/snapshot"
 )
@@ -32,9 +33,7 @@ import (
 // list` lists every version a prediction carries, those without a
 // snapshot as not pinnable.
 func TestModelVersionsAreUniqueAcrossACrash(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the crash test runs real processes; it runs without -short")
-	}
+	testlevel.Long(t, "the crash test runs real processes; it runs without -short")
 	bin := buildStreamer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -284,6 +283,7 @@ func announceSeconds(t *testing.T, dir string) string {
 // versions topic takes records again the next solve is announced under a
 // later version and scores.
 func TestUnannouncedModelIsDropped(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cluster := startCluster(t)

@@ -216,6 +216,9 @@ func (r *reader) header() (*header, error) {
 	if err := h.checkCentroids(); err != nil {
 		return nil, err
 	}
+	if err := h.checkReview(); err != nil {
+		return nil, err
+	}
 	return &h, nil
 }
 

@@ -35,6 +35,11 @@ type Snapshot struct {
 	// Progress is what a restore continues beside the model; nil in
 	// snapshots written before it was kept, and in fit's.
 	Progress *Progress `json:"progress,omitempty"`
+	// ReviewThresholds are the model's review thresholds, one per class of
+	// Model.Classes, chosen for ReviewTargetPrecision (docs/REVIEW.md);
+	// both are unset when the model was made without a target precision.
+	ReviewThresholds      Thresholds `json:"review_thresholds,omitempty"`
+	ReviewTargetPrecision float64    `json:"review_target_precision,omitempty"`
 }
 
 // Features are the settings of the featurizer (see ingest.Featurizer).

@@ -3,14 +3,14 @@ package main
 import (
 	"encoding/json"
 	"testing"
+
+	"streamer/internal/testlevel"
 )
 
 // TestBenchLoadRunsTheService runs a short load: the producers wrote, the
 // service predicted, and its memory was sampled at each quarter.
 func TestBenchLoadRunsTheService(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the service as a child process for seconds")
-	}
+	testlevel.Long(t, "runs the service as a child process for seconds")
 	t.Setenv(asStreamer, "1")
 	out := run(t, "bench", "load", "--duration", "3s", "--producers", "1", "--window", "500", "--max-backlog", "5000",
 		"--set", "features.dim=16384")
@@ -32,9 +32,7 @@ func TestBenchLoadRunsTheService(t *testing.T) {
 // TestBenchScaleRunsEveryPhase runs a small scale: both takeovers, one
 // run of one scorer and a rolling restart of one, each with its figures.
 func TestBenchScaleRunsEveryPhase(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs learners and scorers as child processes for half a minute")
-	}
+	testlevel.Long(t, "runs learners and scorers as child processes for half a minute")
 	t.Setenv(asStreamer, "1")
 	out := run(t, "bench", "scale", "--examples", "2000", "--partitions", "2", "--scorers", "1",
 		"--rolling-scorers", "1", "--rolling-rate", "100", "--timeout", "2m",

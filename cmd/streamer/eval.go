@@ -49,6 +49,14 @@ For both learners it prints one JSON line:
                               model: every row wrong); --test-every N also
                               scores the model in force every N examples
                               (test_curve in --report, a chart in --plot)
+  review                      with --review-precision P: predictions go to
+                              review below thresholds chosen for precision
+                              P (as review.target_precision does); decided
+                              is the share of examples decided without
+                              review, precision how often those were right
+                              against the file's labels, routed the count
+                              sent to review; --plot adds their coverage
+                              and precision curve
 
 --seeds N runs the label seeds 1..N one after the other: each figure is
 then the mean over the seeds, ssl_std and supervised_std their sample
@@ -67,8 +75,14 @@ terminal, a line every 5 seconds otherwise (--quiet: neither).`,
 			if cfg.Pipeline.Decoder.Unlabeled, err = ingest.ParseUnlabeledLabel(unlabeled); err != nil {
 				return fmt.Errorf("--unlabeled-label: %w", err)
 			}
+			if cfg.ReviewPrecision < 0 || cfg.ReviewPrecision >= 1 {
+				return fmt.Errorf("--review-precision must be in [0, 1), got %v", cfg.ReviewPrecision)
+			}
 			if cfg.TestEvery < 0 || cfg.Seeds < 0 {
 				return fmt.Errorf("--test-every and --seeds must not be negative")
+			}
+			if cfg.CompareRandom && !cfg.Active {
+				return fmt.Errorf("--compare-random needs --active")
 			}
 			if cfg.TestEvery > 0 && cfg.Test == "" {
 				return fmt.Errorf("--test-every needs --test FILE")
@@ -100,11 +114,14 @@ terminal, a line every 5 seconds otherwise (--quiet: neither).`,
 	f.IntVar(&cfg.Seeds, "seeds", 0, "run the label seeds 1..N and report mean and standard deviation (overrides --seed)")
 	f.StringVar(&cfg.Test, "test", "", "labeled file, in the format of --data, to score the final models on")
 	f.IntVar(&cfg.TestEvery, "test-every", 0, "also score the models in force on --test every N examples")
+	f.Float64Var(&cfg.ReviewPrecision, "review-precision", 0, "route predictions to review for this target precision, and score the routing")
 	f.StringVar(&report, "report", "", "write the report, with the curves, as JSON to this file")
 	f.StringVar(&plot, "plot", "", "draw the accuracy curves (and the test curves) to this SVG file")
 	f.IntVar(&horizon, "horizon", 100, "labels covered by the recent accuracy")
 	f.IntVar(&curveStep, "curve-step", 10, "labels between two points of the curves")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar or progress lines")
+	f.BoolVar(&cfg.Active, "active", false, "reveal the labels the learner requests (active.*), as many as --label-rate would reveal, each --label-delay examples after its request")
+	f.BoolVar(&cfg.CompareRandom, "compare-random", false, "with --active, also run the random reveals of every seed and report both")
 	addUnlabeledLabelFlag(f, &unlabeled)
 	conf.register(f)
 	_ = cmd.MarkFlagRequired("data")

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"streamer/internal/testlevel"
 	"streamer/synth"
 )
 
@@ -30,6 +31,7 @@ func writeJSONL(t *testing.T, path string, n int, seed uint64) string {
 }
 
 func TestEvalCommandSeedsAndTest(t *testing.T) {
+	testlevel.Long(t, "evaluates a stream for three seeds, slow under the race detector")
 	dir := t.TempDir()
 	data := writeJSONL(t, filepath.Join(dir, "stream.jsonl"), 400, 5)
 	test := writeJSONL(t, filepath.Join(dir, "test.jsonl"), 100, 6)

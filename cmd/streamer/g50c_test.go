@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"streamer/internal/testlevel"
 	"streamer/synth"
 )
 
@@ -24,9 +25,7 @@ import (
 // measures 5.46%; over nine samples the same command averages 6.1%
 // against their mean Bayes error of 4.9% (docs/RESULTS.md, "g50c").
 func TestFitG50CKernelLapSVM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("ten fits of 550 rows")
-	}
+	testlevel.Long(t, "ten fits of 550 rows")
 	dir := t.TempDir()
 	data, ys := writeG50C(t, dir, 4)
 	args := []string{"--algo", "lapsvm", "--kernel", "rbf", "--landmarks", "550",

@@ -7,12 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"streamer/internal/testlevel"
 )
 
 // TestGenerateWritesStreamsEvalReads: generate writes the same stream for
 // the same seed, in the example schema that eval reads, and refuses
 // impossible flags.
 func TestGenerateWritesStreamsEvalReads(t *testing.T) {
+	testlevel.Long(t, "evaluates two generated streams, slow under the race detector")
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"clusters", "--rows", "300", "--classes", "3", "--per-class", "2", "--dim", "5"},

@@ -18,6 +18,7 @@ import (
 	"streamer/config"
 	"streamer/control"
 	"streamer/replay"
+	"streamer/schemaregistry"
 	"streamer/snapshot"
 )
 
@@ -144,6 +145,11 @@ func replayConfig(ctx context.Context, cfg config.Config, fl replayFlags) (repla
 	var err error
 	if rc.Pipeline, err = cfg.Pipeline(); err != nil {
 		return rc, nil, err
+	}
+	if cfg.Input.Format == config.FormatAvro {
+		if rc.Pipeline.Decoder.Avro, err = schemaregistry.New(cfg.Registry()); err != nil {
+			return rc, nil, fmt.Errorf("schema_registry.%w", err)
+		}
 	}
 	t := cfg.Kafka.Topics
 	rc.Topics = replay.Topics{Examples: t.Examples, Labels: t.Labels, ExamplesDLQ: t.ExamplesDLQ, LabelsDLQ: t.LabelsDLQ}

@@ -341,6 +341,10 @@ func (km *Map) InputDim() int {
 	return d
 }
 
+// Kernels returns k(x, z_i) for each landmark z_i, in the order of
+// Landmarks: the inputs that folded weights (Fold) multiply.
+func (km *Map) Kernels(x vector.Vector) []float64 { return km.kernels(x, nil) }
+
 // kernels sets k[i] to k(x, z_i) for each landmark and returns k (grown
 // when too short).
 func (km *Map) kernels(x vector.Vector, k []float64) []float64 {

@@ -227,3 +227,16 @@ func grow(dst []float64, n int) []float64 {
 	clear(dst)
 	return dst
 }
+
+// Row returns the spread class distribution of row i of the view the vote
+// was spread over (all zero where no label reached it), written into dst
+// (grown when too short), and whether a label reached it.
+func (v *Vote) Row(i int, dst []float64) ([]float64, bool) {
+	dst = grow(dst, v.classes)
+	var sum float64
+	for c, s := range v.scores[i*v.classes : (i+1)*v.classes] {
+		dst[c] = float64(s)
+		sum += float64(s)
+	}
+	return dst, sum > 0
+}

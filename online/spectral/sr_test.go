@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"streamer/anngraph"
+	"streamer/internal/testlevel"
 	"streamer/online/eigen"
 	"streamer/online/internal/onlinetest"
 	"streamer/online/linalg"
@@ -139,6 +140,7 @@ func projectorDistance(a, b *mat.Dense, k int) float64 {
 // bulk of the spectrum, where eigenvalues are close) may stop short, and
 // neededVectors says which.
 func TestSREigensolverSolvesTheResponses(t *testing.T) {
+	testlevel.Long(t, "numerical; no concurrency to race")
 	stoppedShort := 0 // columns looked at but not solved to the tolerance
 	for _, seed := range []uint64{3, 4, 5} {
 		data, _, lap := spectralData(t, 600, 5, 4, 0.05, seed)

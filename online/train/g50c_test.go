@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"streamer/anngraph"
+	"streamer/internal/testlevel"
 	"streamer/online/internal/onlinetest"
 	"streamer/online/linalg"
 	"streamer/online/newton"
@@ -27,9 +28,7 @@ const g50cSeed = 4
 // direction poorly determined, and a strongly regularized transductive
 // objective rewards the direction along which the unlabeled points spread.
 func TestG50C(t *testing.T) {
-	if testing.Short() {
-		t.Skip("numerical; no concurrency to race")
-	}
+	testlevel.Long(t, "numerical; no concurrency to race")
 	xs, ys := synth.G50C(g50cSeed)
 	if bayes := g50cBayesError(); bayes < 0.045 || bayes > 0.055 {
 		t.Fatalf("sample's Bayes error %.4f is not near 5%%", bayes)

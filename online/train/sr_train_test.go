@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"streamer/anngraph"
+	"streamer/internal/testlevel"
 	"streamer/online/internal/onlinetest"
 	"streamer/online/linalg"
 	"streamer/online/model"
@@ -95,9 +96,7 @@ func TestSRWarmStartAfterSlide(t *testing.T) {
 // carry the labels to the unlabeled rows, and SR classifies the unlabeled
 // rows better than the same ridge learner on the labeled rows alone.
 func TestSRBeatsSupervisedOnClusters(t *testing.T) {
-	if testing.Short() {
-		t.Skip("numerical; no concurrency to race")
-	}
+	testlevel.Long(t, "numerical; no concurrency to race")
 	var srAcc, rlsAcc []float64
 	for seed := range uint64(3) {
 		data, truth, _ := srData(t, 1500, 10, 8, 0.005, 40+seed)

@@ -149,13 +149,17 @@ func (c *Consumer) fetchInto(ctx context.Context, r *kafka.Reader, out chan<- ka
 // which alone reads the labels.
 func (c *Consumer) learnRecord(ctx context.Context, m kafka.Message, writer *kafka.Writer) {
 	c.Metrics.Consumed.WithLabelValues(m.Topic).Inc()
+	rec, ok := c.decodeRecord(ctx, m)
+	if !ok {
+		return
+	}
 	c.Backlog.Read(&m)
 	src := pipeline.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
 	t := c.Config.Kafka.Topics
 	if m.Topic == t.Examples {
-		ex, err := c.Pipeline.DecodeExample(m.Value, m.Time)
+		err := rec.err
 		if err == nil {
-			_, err = c.Pipeline.Example(ex, src)
+			_, err = c.Pipeline.Example(rec.ex, src)
 		}
 		if err != nil {
 			c.Pipeline.ExampleRefused(src)
@@ -163,14 +167,13 @@ func (c *Consumer) learnRecord(ctx context.Context, m kafka.Message, writer *kaf
 		}
 		return
 	}
-	l, err := c.Pipeline.DecodeLabel(m.Value)
-	if err == nil {
-		c.Pipeline.Label(l, src)
+	if rec.err == nil {
+		c.Pipeline.Label(rec.label, src)
 		return
 	}
 	c.Pipeline.LabelRefused(src)
 	var b batch
-	c.deadLetter(&b, t.LabelsDLQ, "labels", &m, err)
+	c.deadLetter(&b, t.LabelsDLQ, "labels", &m, rec.err)
 	if err := c.Retry(ctx, "write", func() error { return writer.WriteMessages(ctx, b.out...) }); err != nil && ctx.Err() == nil {
 		c.Log.Error("dead letter not written", "error", err)
 	}

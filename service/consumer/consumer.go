@@ -43,6 +43,9 @@ type Consumer struct {
 	// NewGeneration, when set, is called on the consumer's goroutine
 	// before the first record of each new group generation.
 	NewGeneration func()
+	// Predictions is the encoding of the predictions; the zero value is
+	// JSON.
+	Predictions publish.Format
 }
 
 // Status is what the consumers tell the rest of the service at any time.
@@ -51,6 +54,7 @@ type Status struct {
 	assigned    atomic.Bool
 	deadLetters atomic.Int64
 	stall       atomic.Value // string
+	registry    atomic.Value // string
 }
 
 // Assigned reports whether the consumer has had input partitions
@@ -63,6 +67,13 @@ func (s *Status) DeadLetters() int64 { return s.deadLetters.Load() }
 // Stall says why the input is stalled (WatchLiveness), "" when it is not.
 func (s *Status) Stall() string {
 	r, _ := s.stall.Load().(string)
+	return r
+}
+
+// Registry says why the consumer waits for the schema registry (a record
+// whose schema it cannot fetch), "" when it does not.
+func (s *Status) Registry() string {
+	r, _ := s.registry.Load().(string)
 	return r
 }
 
@@ -86,6 +97,39 @@ func sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	case <-t.C:
 		return true
+	}
+}
+
+// decodeRecord decodes a record of the examples or the labels topic. A
+// record whose schema cannot be fetched from the schema registry is
+// neither refused nor passed over: it waits, and is decoded again after
+// kafka.retry_backoff, doubling up to 30s, while Status.Registry (so
+// /readyz) and the metrics say so. It reports false when ctx ended first:
+// the record is left to be read again.
+func (c *Consumer) decodeRecord(ctx context.Context, m kafka.Message) (record, bool) {
+	backoff := c.Config.Kafka.RetryBackoff
+	for waited := false; ; waited = true {
+		rec := c.decode(ctx, m)
+		if !errors.Is(rec.err, ingest.ErrSchemaUnavailable) {
+			if waited {
+				c.Status.registry.Store("")
+				c.Metrics.RegistryWaiting.Set(0)
+				c.Log.Info("schema registry answers again", "topic", m.Topic, "partition", m.Partition, "offset", m.Offset)
+			}
+			return rec, true
+		}
+		if ctx.Err() != nil {
+			return rec, false
+		}
+		c.Status.registry.Store("waiting for the schema registry: " + rec.err.Error())
+		c.Metrics.RegistryWaiting.Set(1)
+		c.Metrics.RegistryRetries.Inc()
+		c.Log.Warn("schema registry unavailable; the record waits", "topic", m.Topic, "partition", m.Partition,
+			"offset", m.Offset, "error", rec.err, "backoff", backoff.String())
+		if !sleep(ctx, backoff) {
+			return rec, false
+		}
+		backoff = min(2*backoff, 30*time.Second)
 	}
 }
 

@@ -165,6 +165,7 @@ type batch struct {
 	last        []kafka.Message
 	out         []kafka.Message
 	predictions int
+	reviews     int              // of the predictions, those routed to review
 	enc         *publish.Encoder // out's keys and values
 	// spare takes the buffers of the batch back once it is published, for
 	// the consumer to reuse; nil when they are not to be reused.
@@ -187,13 +188,13 @@ func (b *batch) release() {
 
 // nextBatch returns an empty batch, with the buffers of a published one
 // when there is one to reuse.
-func nextBatch(spare chan batch, size int) batch {
+func nextBatch(spare chan batch, size int, f publish.Format) batch {
 	select {
 	case b := <-spare:
 		b.spare = spare
 		return b
 	default:
-		return batch{out: make([]kafka.Message, 0, size), enc: publish.NewEncoder(0), spare: spare}
+		return batch{out: make([]kafka.Message, 0, size), enc: publish.NewEncoderOf(0, f), spare: spare}
 	}
 }
 
@@ -244,7 +245,7 @@ func (c *Consumer) consumeLoop(ctx, drain context.Context, gens *generations, ou
 				c.NewGeneration()
 			}
 		}
-		b := nextBatch(spare, len(run))
+		b := nextBatch(spare, len(run), c.Predictions)
 		for i := range run {
 			if ctx.Err() != nil {
 				break // hand over the records handled so far
@@ -321,7 +322,11 @@ func (c *Consumer) fetchLoop(ctx, drain context.Context, r *kafka.Reader, runs c
 			}
 			due.start(ctx, c.Config.Kafka.BatchTimeout)
 		}
-		run = append(run, c.decode(m))
+		rec, ok := c.decodeRecord(ctx, m)
+		if !ok {
+			return
+		}
+		run = append(run, rec)
 		if len(run) >= c.Config.Kafka.BatchSize && !handOn() {
 			return
 		}
@@ -346,13 +351,13 @@ func (d *runDeadline) stop() {
 }
 
 // decode decodes a record of the examples or the labels topic.
-func (c *Consumer) decode(m kafka.Message) record {
+func (c *Consumer) decode(ctx context.Context, m kafka.Message) record {
 	rec := record{msg: m}
 	switch m.Topic {
 	case c.Config.Kafka.Topics.Examples:
-		rec.ex, rec.err = c.Pipeline.DecodeExample(m.Value, m.Time)
+		rec.ex, rec.err = c.Pipeline.DecodeExampleRecord(ctx, m.Key, m.Value, m.Time)
 	case c.Config.Kafka.Topics.Labels:
-		rec.label, rec.err = c.Pipeline.DecodeLabel(m.Value)
+		rec.label, rec.err = c.Pipeline.DecodeLabelRecord(ctx, m.Key, m.Value)
 	}
 	return rec
 }
@@ -395,6 +400,11 @@ func (c *Consumer) handleExample(rec *record, src pipeline.Source, b *batch) {
 	}
 	b.out = append(b.out, out)
 	b.predictions++
+	if pred.Review {
+		// The same key and value: both stay valid as long as out does.
+		b.out = append(b.out, kafka.Message{Topic: t.Review, Key: out.Key, Value: out.Value})
+		b.reviews++
+	}
 }
 
 // publishLoop writes each batch's records and waits for the brokers to
@@ -416,6 +426,7 @@ func (c *Consumer) publishLoop(drain context.Context, r *kafka.Reader, w *kafka.
 				return
 			}
 			c.Metrics.Published.Add(float64(b.predictions))
+			c.Metrics.Reviews.Add(float64(b.reviews))
 		}
 		published.add(b.last)
 		b.release()

@@ -162,7 +162,9 @@ func (c *Consumer) WatchLiveness(ctx context.Context, restart chan<- string) {
 		}
 		reason := "stalled: " + strings.Join(reasons, "; ")
 		c.Status.stall.Store(reason)
-		if now.Sub(asked) < c.Config.Kafka.StallTimeout {
+		// A reader waiting for the schema registry is not helped by a new
+		// one, which would wait as well.
+		if now.Sub(asked) < c.Config.Kafka.StallTimeout || c.Status.Registry() != "" {
 			continue
 		}
 		asked = now

@@ -9,8 +9,11 @@ import (
 
 // Metrics are the consumers' Prometheus metrics.
 type Metrics struct {
-	Consumed    *prometheus.CounterVec
-	Published   prometheus.Counter
+	Consumed  *prometheus.CounterVec
+	Published prometheus.Counter
+	// Reviews counts the published predictions that were also routed to
+	// review: the share decided automatically is 1 - Reviews/Published.
+	Reviews     prometheus.Counter
 	DeadLetters *prometheus.CounterVec
 	// Lag, LastProgress, Stalled, Restarts and Unreachable are the
 	// liveness watch's (liveness.go).
@@ -24,6 +27,10 @@ type Metrics struct {
 	// Retries counts the broker operations retried, the consumers' and
 	// the rest of the service's (Retry).
 	Retries *prometheus.CounterVec
+	// RegistryWaiting and RegistryRetries say how the consumers wait for
+	// the schema registry (Consumer.decodeRecord).
+	RegistryWaiting prometheus.Gauge
+	RegistryRetries prometheus.Counter
 }
 
 // NewMetrics registers the consumers' metrics on reg.
@@ -37,6 +44,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Published: f.NewCounter(prometheus.CounterOpts{
 			Name: "streamer_predictions_published_total",
 			Help: "Predictions written to the predictions topic and acknowledged by the brokers.",
+		}),
+		Reviews: f.NewCounter(prometheus.CounterOpts{
+			Name: "streamer_predictions_reviewed_total",
+			Help: "Predictions routed to review (below their class's review threshold), written to the review topic and acknowledged; the share decided automatically is 1 - this / streamer_predictions_published_total.",
 		}),
 		DeadLetters: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "streamer_dead_letters_total",
@@ -71,6 +82,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Broker operations that failed and were retried, by operation.",
 		}, []string{"op"}),
 	}
+	m.RegistryWaiting = f.NewGauge(prometheus.GaugeOpts{
+		Name: "streamer_schema_registry_waiting",
+		Help: "1 while the consumer waits for the schema registry: an Avro record whose schema it cannot fetch (the registry is away or fails) is retried, neither refused nor passed over; else 0.",
+	})
+	m.RegistryRetries = f.NewCounter(prometheus.CounterOpts{
+		Name: "streamer_schema_registry_retries_total",
+		Help: "Records decoded again because their schema could not be fetched from the schema registry.",
+	})
 	m.Restarts.WithLabelValues("stall")
 	for _, r := range pipeline.RefusalReasons() {
 		m.DeadLetters.WithLabelValues("examples", r)

@@ -36,7 +36,36 @@ const (
 	reasonMethodNotAllowed = "method_not_allowed"
 	reasonNoModel          = "no_model"
 	reasonUnreadableBody   = "unreadable_body"
+	reasonBadParameter     = "bad_parameter"
 )
+
+// DefaultExplain is the number of terms and neighbours of an explanation
+// asked for by explain=true, when predictions.explain asks for fewer.
+const DefaultExplain = 5
+
+// maxExplain bounds explain=K.
+const maxExplain = 100
+
+// explain returns the number of terms and neighbours the request's
+// explain parameter asks for: true (DefaultExplain, or the configured
+// number if larger), false or 0 (none), or a number; absent, the
+// configured number.
+func (s *Server) explain(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("explain")
+	switch v {
+	case "":
+		return s.cfg.Explain, nil
+	case "true":
+		return max(s.cfg.Explain, DefaultExplain), nil
+	case "false":
+		return 0, nil
+	}
+	k, err := strconv.Atoi(v)
+	if err != nil || k < 0 || k > maxExplain {
+		return 0, fmt.Errorf("explain=%s: want true, false or a number of terms in [0, %d]", v, maxExplain)
+	}
+	return k, nil
+}
 
 // requestError is one entry of the body of a refused request.
 type requestError struct {
@@ -86,15 +115,19 @@ func (s *Server) servePredict(w http.ResponseWriter, r *http.Request, received t
 		}
 		return refuse(w, http.StatusBadRequest, requestError{Reason: reasonUnreadableBody, Error: err.Error()}), 0
 	}
+	explain, err := s.explain(r)
+	if err != nil {
+		return refuse(w, http.StatusBadRequest, requestError{Reason: reasonBadParameter, Field: "explain", Error: err.Error()}), 0
+	}
 	raws, batch, bad := s.splitBatch(body)
 	if bad != nil {
 		return refuse(w, http.StatusBadRequest, *bad), 0
 	}
-	exs, bads := s.decodeExamples(raws, batch, received)
+	exs, bads := s.decodeExamples(raws, batch, received, explain > 0)
 	if len(bads) > 0 {
 		return refuse(w, http.StatusBadRequest, bads...), 0
 	}
-	preds, err := s.svc.Score(exs, source)
+	preds, err := s.svc.Score(exs, source, explain)
 	if err != nil {
 		return refuse(w, http.StatusServiceUnavailable, requestError{Reason: reasonNoModel, Error: err.Error()}), 0
 	}
@@ -135,11 +168,11 @@ func (s *Server) splitBatch(body []byte) (raws []json.RawMessage, batch bool, ba
 // decodeExamples decodes every example as the consumer would, and checks
 // that the window could take it; an example without a time takes the
 // request's. It returns the reason of each bad one.
-func (s *Server) decodeExamples(raws []json.RawMessage, batch bool, received time.Time) ([]ingest.Example, []requestError) {
+func (s *Server) decodeExamples(raws []json.RawMessage, batch bool, received time.Time, named bool) ([]ingest.Example, []requestError) {
 	exs := make([]ingest.Example, 0, len(raws))
 	var bads []requestError
 	for i, raw := range raws {
-		ex, err := s.svc.DecodeExample(raw, received)
+		ex, err := s.svc.DecodeExample(raw, received, named)
 		if err == nil {
 			exs = append(exs, ex)
 			continue

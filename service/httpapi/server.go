@@ -23,11 +23,13 @@ type Service interface {
 	Readiness() Readiness
 	// DecodeExample decodes an example of a request as the consumer
 	// decodes a record of the examples topic, and checks that the model
-	// can take it; an example without a time takes received.
-	DecodeExample(raw []byte, received time.Time) (ingest.Example, error)
+	// can take it; an example without a time takes received. named also
+	// names its hashed features, for an explanation.
+	DecodeExample(raw []byte, received time.Time, named bool) (ingest.Example, error)
 	// Score scores the examples with the model in force, the same one for
-	// all; it fails when there is no model yet.
-	Score(exs []ingest.Example, src pipeline.Source) ([]pipeline.Prediction, error)
+	// all, each explained by explain terms and neighbours (none for 0); it
+	// fails when there is no model yet.
+	Score(exs []ingest.Example, src pipeline.Source, explain int) ([]pipeline.Prediction, error)
 }
 
 // Readiness is what /readyz answers.
@@ -53,6 +55,10 @@ type Config struct {
 	MaxRequestBytes int
 	// MaxBatchExamples bounds the examples of a request to /v1/predict.
 	MaxBatchExamples int
+	// Explain is the number of terms and neighbours that explain a
+	// prediction of /v1/predict without an explain parameter, and at
+	// least DefaultExplain with explain=true.
+	Explain int
 	// ShutdownTimeout bounds the wait for the requests in flight when
 	// Serve's context ends; their connections are closed then, and Serve
 	// still waits for their handlers to return.

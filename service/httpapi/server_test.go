@@ -31,11 +31,11 @@ func newHeldService() *heldService {
 
 func (h *heldService) Readiness() Readiness { return Readiness{} }
 
-func (h *heldService) DecodeExample(raw []byte, received time.Time) (ingest.Example, error) {
+func (h *heldService) DecodeExample(raw []byte, received time.Time, _ bool) (ingest.Example, error) {
 	return ingest.Example{ID: string(raw), TS: received}, nil
 }
 
-func (h *heldService) Score(exs []ingest.Example, src pipeline.Source) ([]pipeline.Prediction, error) {
+func (h *heldService) Score(exs []ingest.Example, src pipeline.Source, _ int) ([]pipeline.Prediction, error) {
 	h.enteredOnce.Do(func() { close(h.entered) })
 	<-h.release
 	return make([]pipeline.Prediction, len(exs)), nil

@@ -1,0 +1,92 @@
+package offline
+
+import (
+	"cmp"
+	"slices"
+)
+
+// ReviewScores score review routing over every example of a run (eval's
+// ReviewPrecision): the share of examples decided automatically (not
+// routed to review, with a model in force) and how often those were
+// right against the file's labels, revealed or not.
+type ReviewScores struct {
+	TargetPrecision float64 `json:"target_precision"`
+	// Decided is the share of the examples decided automatically;
+	// Precision the share of those whose label was right (null when none
+	// was decided).
+	Decided   float64  `json:"decided"`
+	Precision *float64 `json:"precision"`
+	// Routed counts the predictions routed to review.
+	Routed int `json:"routed"`
+	// Curve is the coverage and precision of every cut of the
+	// predictions' probabilities over the whole run, highest first: what
+	// one threshold for all classes, chosen in hindsight, would have
+	// decided. It is drawn beside the point the routing reached.
+	Curve []CoveragePoint `json:"curve,omitempty"`
+}
+
+// CoveragePoint is a share of the examples decided automatically and the
+// precision reached on them.
+type CoveragePoint struct {
+	Coverage  float64 `json:"coverage"`
+	Precision float64 `json:"precision"`
+}
+
+// reviewTally counts review routing over a run.
+type reviewTally struct {
+	examples, decided, right, routed int
+	graded                           []gradedArrival
+}
+
+// gradedArrival is a prediction at arrival: its probability and whether
+// the file's label agreed.
+type gradedArrival struct {
+	prob    float64
+	correct bool
+}
+
+// add counts one labeled example's prediction: made (a model was in
+// force), routed to review or not, and right or not.
+func (t *reviewTally) add(made, review bool, prob float64, correct bool) {
+	t.examples++
+	if !made {
+		return
+	}
+	t.graded = append(t.graded, gradedArrival{prob, correct})
+	if review {
+		t.routed++
+		return
+	}
+	t.decided++
+	if correct {
+		t.right++
+	}
+}
+
+// coverageSteps is the number of points of a coverage curve.
+const coverageSteps = 100
+
+// scores returns the run's figures.
+func (t *reviewTally) scores(target float64) ReviewScores {
+	s := ReviewScores{TargetPrecision: target, Routed: t.routed}
+	if t.examples > 0 {
+		s.Decided = float64(t.decided) / float64(t.examples)
+	}
+	if t.decided > 0 {
+		p := float64(t.right) / float64(t.decided)
+		s.Precision = &p
+	}
+	g := slices.Clone(t.graded)
+	slices.SortStableFunc(g, func(a, b gradedArrival) int { return cmp.Compare(b.prob, a.prob) })
+	right, next := 0, 1
+	for i, a := range g {
+		if a.correct {
+			right++
+		}
+		if float64(i+1) >= float64(next)*float64(t.examples)/coverageSteps || i == len(g)-1 {
+			s.Curve = append(s.Curve, CoveragePoint{Coverage: float64(i+1) / float64(t.examples), Precision: float64(right) / float64(i+1)})
+			next++
+		}
+	}
+	return s
+}
