@@ -148,6 +148,23 @@ func (w *Window) Insert(key uint64, ts time.Time, v vector.Vector) (evicted []ui
 	return evicted, nil
 }
 
+// EvictOldest evicts the oldest points, in insertion order, while
+// evict(key) holds, and returns their keys, oldest first: a window that
+// forgets what came before a change. Each eviction repairs the kNN lists
+// it shortens, as a slide does.
+func (w *Window) EvictOldest(evict func(key uint64) bool) []uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	start := time.Now()
+	var keys []uint64
+	for w.head >= 0 && evict(w.keys[w.head]) {
+		keys = append(keys, w.keys[w.head])
+		w.evict(w.head)
+	}
+	w.stats.EvictTime += time.Since(start)
+	return keys
+}
+
 // makeRoom evicts what a point of time ts pushes out, as Insert says,
 // appending the keys to evicted. It reports false, with key appended, when
 // the point is itself too old to enter.

@@ -566,3 +566,51 @@ func TestSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestEvictOldest: a window told to forget what came before a key evicts
+// its oldest points up to it, in order, leaves no reference to them, and
+// goes on inserting and sliding as before.
+func TestEvictOldest(t *testing.T) {
+	for _, cfg := range []Config{
+		{MaxExamples: 300, K: 5, M: 4, Metric: Euclidean},
+		{MaxExamples: 300, K: 5, Exhaustive: true},
+	} {
+		w, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := streamedItems(denseData(600, 8, 21))
+		gone := map[uint64]bool{}
+		insert := func(from, to int) {
+			for _, it := range items[from:to] {
+				ev, err := w.Insert(it.Key, it.Time, it.Vec)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, k := range ev {
+					gone[k] = true
+				}
+			}
+		}
+		insert(0, 250)
+		got := w.EvictOldest(func(key uint64) bool { return key < 180 })
+		if len(got) != 180 || got[0] != 0 || got[179] != 179 {
+			t.Fatalf("exhaustive %v: evicted %d keys, %v…%v; want 0…179", cfg.Exhaustive, len(got), got[0], got[len(got)-1])
+		}
+		for _, k := range got {
+			gone[k] = true
+		}
+		checkInvariants(t, w, gone)
+		if w.Len() != 70 || w.Snapshot().Key(0) != 180 {
+			t.Fatalf("exhaustive %v: %d points left, the oldest %d; want 70 from 180", cfg.Exhaustive, w.Len(), w.Snapshot().Key(0))
+		}
+		if none := w.EvictOldest(func(uint64) bool { return false }); len(none) != 0 {
+			t.Fatalf("evicted %v when told to evict none", none)
+		}
+		insert(250, 600)
+		checkInvariants(t, w, gone)
+		if w.Len() != 300 {
+			t.Fatalf("%d points after the slide, want 300", w.Len())
+		}
+	}
+}

@@ -34,6 +34,7 @@ type Config struct {
 	HTTP        HTTPConfig        `mapstructure:"http"`
 	Log         LogConfig         `mapstructure:"log"`
 	Shutdown    ShutdownConfig    `mapstructure:"shutdown"`
+	Drift       DriftConfig       `mapstructure:"drift"`
 }
 
 // The roles a process can take (key role).
@@ -87,6 +88,7 @@ type TopicsConfig struct {
 	ExamplesDLQ string `mapstructure:"examples_dlq"`
 	LabelsDLQ   string `mapstructure:"labels_dlq"`
 	Lease       string `mapstructure:"lease"`
+	Events      string `mapstructure:"events"`
 	// Versions holds the announcement of every model version, written
 	// before the version scores (snapshot.Announcement).
 	Versions string `mapstructure:"versions"`

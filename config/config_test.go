@@ -80,6 +80,16 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"kafka.topics.versions=model-snapshots", "kafka.topics.versions"},
 		{"kafka.topics.versions=predictions", "kafka.topics.versions"},
 		{"kafka.topics.versions=", "kafka.topics"},
+		{"kafka.topics.events=model-snapshots", "kafka.topics.events"},
+		{"drift.detectors=labels,ages", "drift.detectors"},
+		{"drift.react=retrain", "drift.react"},
+		{"drift.labels.rise=1.5", "drift.labels.rise"},
+		{"drift.labels.reference=5", "drift.labels.reference"},
+		{"drift.neighbours.sample=0", "drift.neighbours.sample"},
+		{"drift.scores.delta=2", "drift.scores.delta"},
+		{"drift.spacing=0", "drift.spacing"},
+		{"drift.forget=everything", "drift.forget"},
+		{"drift.quicken_factor=0", "drift.quicken_factor"},
 	}
 	for _, tt := range tests {
 		_, err := Load("", []string{tt.set})
@@ -93,6 +103,30 @@ func TestBadValuesNameTheKey(t *testing.T) {
 // configuration is given to refuse (anngraph's bounds, online's
 // combinations, ingest's classes): Load refuses them and names the
 // key, not the Go field.
+// TestDriftLists: the list keys take a comma-separated --set, and none
+// turns the watch or the reactions off.
+func TestDriftLists(t *testing.T) {
+	c, err := Load("", []string{"drift.detectors=labels,scores", "drift.react=none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := c.Pipeline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := pc.Drift
+	if d.Off || !d.Detectors.Off["neighbours"] || d.Detectors.Off["labels"] || d.Detectors.Off["scores"] || d.Forget || d.Quicken {
+		t.Errorf("drift %+v", d)
+	}
+	c, err = Load("", []string{"drift.detectors=none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc, _ := c.Pipeline(); !pc.Drift.Off {
+		t.Error("drift.detectors=none: the watch runs")
+	}
+}
+
 func TestLowerLayerErrorsNameTheKey(t *testing.T) {
 	tests := []struct {
 		set []string

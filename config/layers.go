@@ -125,6 +125,7 @@ func (c Config) Pipeline() (pipeline.Config, error) {
 		Join:     ingest.JoinConfig{PendingLabels: c.Join.PendingLabels, RecentExamples: c.Join.RecentExamples},
 		Baseline: c.Eval.Baseline,
 		Horizon:  c.Eval.Horizon,
+		Drift:    c.Drift.pipeline(),
 		Requests: requests,
 	}, nil
 }

@@ -28,7 +28,7 @@ func (c Config) Validate() error {
 		{c.Kafka.Start == "earliest" || c.Kafka.Start == "latest", "kafka.start", "must be earliest or latest"},
 		{c.Kafka.Topics.Examples != "" && c.Kafka.Topics.Labels != "" && c.Kafka.Topics.Predictions != "" &&
 			c.Kafka.Topics.Snapshots != "" && c.Kafka.Topics.ExamplesDLQ != "" && c.Kafka.Topics.LabelsDLQ != "" &&
-			c.Kafka.Topics.Control != "" && c.Kafka.Topics.Lease != "" && c.Kafka.Topics.Versions != "" && c.Kafka.Topics.Review != "", "kafka.topics", "every topic needs a name"},
+			c.Kafka.Topics.Control != "" && c.Kafka.Topics.Lease != "" && c.Kafka.Topics.Versions != "" && c.Kafka.Topics.Review != "" && c.Kafka.Topics.Events != "", "kafka.topics", "every topic needs a name"},
 		{!slices.Contains([]string{c.Kafka.Topics.Examples, c.Kafka.Topics.Labels, c.Kafka.Topics.Predictions, c.Kafka.Topics.Snapshots,
 			c.Kafka.Topics.Control, c.Kafka.Topics.Versions, c.Kafka.Topics.LabelRequests}, c.Kafka.Topics.Review), "kafka.topics.review", "must be a topic of its own"},
 		{c.Predictions.Explain >= 0 && c.Predictions.Explain <= maxExplain, "predictions.explain", fmt.Sprintf("must be in [0, %d]", maxExplain)},
@@ -87,6 +87,8 @@ func (c Config) Validate() error {
 		{c.Active.Budget == "" || c.Active.Budget == "0" || c.Kafka.Topics.LabelRequests != "", "kafka.topics.label_requests", "must name a topic when active.budget makes requests"},
 		{!slices.Contains([]string{c.Kafka.Topics.Examples, c.Kafka.Topics.Labels, c.Kafka.Topics.Predictions, c.Kafka.Topics.Snapshots,
 			c.Kafka.Topics.Control, c.Kafka.Topics.Versions}, c.Kafka.Topics.LabelRequests), "kafka.topics.label_requests", "must be a topic of its own"},
+		{!slices.Contains([]string{c.Kafka.Topics.Snapshots, c.Snapshot.HistoryTopic, c.Kafka.Topics.Control, c.Kafka.Topics.Predictions,
+			c.Kafka.Topics.Versions, c.Kafka.Topics.Examples, c.Kafka.Topics.Labels, c.Kafka.Topics.LabelRequests, c.Kafka.Topics.Review}, c.Kafka.Topics.Events), "kafka.topics.events", "must be a topic of its own"},
 		{c.Join.PendingLabels > 0, "join.pending_labels", "must be > 0"},
 		{c.Join.RecentExamples > 0, "join.recent_examples", "must be > 0"},
 		{c.Eval.Horizon > 0, "eval.horizon", "must be > 0"},
@@ -110,6 +112,9 @@ func (c Config) Validate() error {
 		}
 	}
 	if err := c.Brokers().Validate(); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	if err := c.Drift.validate(); err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
 	if _, err := c.Window.sample(); err != nil {

@@ -329,6 +329,10 @@ func (e *evalRun) finish() {
 	r.Curve, r.BaselineCurve = e.pipe.Curves()
 	r.AllCurve, r.SupervisedAllCurve = e.ssl.curve, e.supervised.curve
 	r.Tenths = e.tenths()
+	r.Alarms = []AlarmRecord{}
+	for _, a := range e.pipe.Alarms() {
+		r.Alarms = append(r.Alarms, AlarmRecord{Examples: a.Examples, Detector: a.Detector, Statistic: a.Statistic, Threshold: a.Threshold, Reactions: a.Reactions})
+	}
 	e.spent()
 	r.SpentCurve = e.spentCurve
 	if st, ok := e.pipe.RequestStats(); ok {

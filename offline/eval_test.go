@@ -19,6 +19,7 @@ import (
 	"streamer/online/kernel"
 	"streamer/online/train"
 	"streamer/pipeline"
+	"streamer/snapshot"
 	"streamer/synth"
 )
 
@@ -542,5 +543,29 @@ func TestEvalReviewPrecision(t *testing.T) {
 	var svg bytes.Buffer
 	if err := WriteEvalPlot(&svg, "t", rep); err != nil || !bytes.Contains(svg.Bytes(), []byte("Review routing")) {
 		t.Fatalf("plot without the review panel (error %v)", err)
+	}
+}
+
+// TestEvalPlotMarksAlarms: each drift alarm is a vertical line at its
+// example, a color by detector, each detector named once in the legend.
+func TestEvalPlotMarksAlarms(t *testing.T) {
+	curve := []snapshot.CurvePoint{{Examples: 0, Accuracy: 0.5, RecentAccuracy: 0.5}, {Examples: 1000, Accuracy: 0.9, RecentAccuracy: 0.9}}
+	rep := EvalReport{Curve: curve, BaselineCurve: curve, Seeds: []uint64{1}, PerSeed: []SeedReport{{Alarms: []AlarmRecord{
+		{Examples: 200, Detector: "labels"}, {Examples: 600, Detector: "labels"}, {Examples: 400, Detector: "neighbours"},
+	}}}}
+	var svg bytes.Buffer
+	if err := WriteEvalPlot(&svg, "test", rep); err != nil {
+		t.Fatal(err)
+	}
+	s := svg.String()
+	for _, want := range []string{
+		`<line x1="196.0" x2="196.0"`, `<line x1="468.0" x2="468.0"`, `<line x1="332.0" x2="332.0"`,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no mark %s in\n%s", want, s)
+		}
+	}
+	if strings.Count(s, ">drift alarm: labels<") != 1 || strings.Count(s, ">drift alarm: neighbours<") != 1 {
+		t.Errorf("legend:\n%s", s)
 	}
 }

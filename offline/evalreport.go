@@ -71,6 +71,16 @@ type SolveRecord struct {
 	Seconds       float64 `json:"seconds"`
 }
 
+// AlarmRecord is a drift alarm in a run.
+type AlarmRecord struct {
+	Examples  int64   `json:"examples"` // examples seen when it fired
+	Detector  string  `json:"detector"`
+	Statistic float64 `json:"statistic"`
+	Threshold float64 `json:"threshold"`
+	// Reactions are what the learner was told (pipeline.Alarm).
+	Reactions []string `json:"reactions,omitempty"`
+}
+
 // SeedReport is the result of one run, with one label seed.
 type SeedReport struct {
 	Seed           uint64  `json:"seed"`
@@ -97,6 +107,8 @@ type SeedReport struct {
 	// Tenths score the stream tenth by tenth; SolveLog has every solve.
 	Tenths   []Tenth       `json:"tenths,omitempty"`
 	SolveLog []SolveRecord `json:"solve_log,omitempty"`
+	// Alarms are the drift alarms of the run (configuration key drift).
+	Alarms []AlarmRecord `json:"alarms"`
 	// SpentCurve is every-example accuracy against the labels spent;
 	// Requests counts the label requests of an active run.
 	SpentCurve []SpentPoint   `json:"spent_curve,omitempty"`

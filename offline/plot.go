@@ -32,11 +32,20 @@ type band struct {
 	lo, hi []point
 }
 
+// mark is a vertical line at x, named in the legend by name: a drift
+// alarm.
+type mark struct {
+	x     float64
+	name  string
+	color string
+}
+
 // panel is one chart: lines against the number of examples.
 type panel struct {
 	title string
 	lines []series
 	bands []band
+	marks []mark
 	// xLabel names the x axis; "" means examples.
 	xLabel string
 }
@@ -58,7 +67,8 @@ func WritePlot(w io.Writer, title string, ssl, supervised []snapshot.CurvePoint)
 
 // WriteEvalPlot draws an eval report: the accuracy over the stream as
 // WritePlot draws it, with the accuracy over every example's prediction at
-// arrival (dotted), and, with a test file checked during the stream, a
+// arrival (dotted), the drift alarms of every seed (vertical lines, a
+// color by detector), and, with a test file checked during the stream, a
 // second chart of the test accuracy of the models in force (the mean over
 // the seeds, shaded ± one standard deviation).
 func WriteEvalPlot(w io.Writer, title string, rep EvalReport) error {
@@ -66,6 +76,7 @@ func WriteEvalPlot(w io.Writer, title string, rep EvalReport) error {
 	if len(rep.Seeds) > 1 {
 		panels[0] = seedsPanel(title, rep)
 	}
+	panels[0].marks = alarmMarks(rep)
 	if len(rep.TestCurve) > 0 {
 		panels = append(panels, testPanel(rep))
 	}
@@ -76,6 +87,24 @@ func WriteEvalPlot(w io.Writer, title string, rep EvalReport) error {
 		panels = append(panels, spentPanel(rep))
 	}
 	return writePanels(w, panels)
+}
+
+// driftColors colors the alarms by detector (package drift's names).
+var driftColors = map[string]string{"labels": "#2ca02c", "neighbours": "#9467bd", "scores": "#ff7f0e"}
+
+// alarmMarks returns the drift alarms of every seed of rep.
+func alarmMarks(rep EvalReport) []mark {
+	var out []mark
+	for _, s := range rep.PerSeed {
+		for _, a := range s.Alarms {
+			color, ok := driftColors[a.Detector]
+			if !ok {
+				color = "#7f7f7f"
+			}
+			out = append(out, mark{x: float64(a.Examples), name: "drift alarm: " + a.Detector, color: color})
+		}
+	}
+	return out
 }
 
 // reviewPanel draws the precision of the predictions decided
@@ -281,6 +310,25 @@ func (pn panel) draw(b *strings.Builder, offset float64) {
 		lx, ly := plotWidth-plotRight+15, top+10+18*float64(k)
 		fmt.Fprintf(b, `<line x1="%g" x2="%g" y1="%g" y2="%g" stroke="%s" stroke-width="2"%s/><text x="%g" y="%g">%s</text>`+"\n",
 			lx, lx+30, ly, ly, l.color, dash, lx+36, ly+4, escape(l.name))
+	}
+	pn.drawMarks(b, x, top, bottom, len(pn.lines))
+}
+
+// drawMarks draws the marks as vertical lines, and names each kind once
+// in the legend, below its first legend rows.
+func (pn panel) drawMarks(b *strings.Builder, x func(float64) float64, top, bottom float64, legendRows int) {
+	named := map[string]bool{}
+	for _, m := range pn.marks {
+		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%g" y2="%g" stroke="%s" stroke-width="1" stroke-opacity="0.7"/>`+"\n",
+			x(m.x), x(m.x), top, bottom, m.color)
+		if named[m.name] {
+			continue
+		}
+		named[m.name] = true
+		lx, ly := plotWidth-plotRight+15, top+10+18*float64(legendRows)
+		legendRows++
+		fmt.Fprintf(b, `<line x1="%g" x2="%g" y1="%g" y2="%g" stroke="%s" stroke-width="2"/><text x="%g" y="%g">%s</text>`+"\n",
+			lx+15, lx+15, ly-7, ly+7, m.color, lx+36, ly+4, escape(m.name))
 	}
 }
 

@@ -56,6 +56,11 @@ type LearnerConfig struct {
 	// Vote blends the model with the vote of an example's nearest window
 	// rows.
 	Vote VoteConfig
+	// KeepView keeps the kNN graph of the window of each solve with the
+	// model (Solved.View) until the next, so that an arrival's nearest
+	// rows can be searched when the vote does not search them (the drift
+	// detector of package pipeline).
+	KeepView bool
 	// BatchInline, while Run is not running, makes Observe collect the
 	// rows of a kNN graph window and insert them by batches of 64
 	// (anngraph.Window.InsertBatch, on Window.InsertWorkers cores)
@@ -182,6 +187,9 @@ type Learner struct {
 	// pending holds the rows observed inline and not inserted yet
 	// (LearnerConfig.BatchInline); guarded by mu.
 	pending []insertion
+	// reaction is what drift made of the schedule and the window
+	// (forget.go); guarded by mu.
+	reaction reaction
 	// grades holds the most recent graded predictions (Grade), a ring
 	// of ReviewConfig.Grades from gradeNext; guarded by mu.
 	grades    []review.Grade
@@ -224,6 +232,10 @@ type Solved struct {
 	// the vote's share. A restored or pinned model has none.
 	Vote       *propagate.Vote
 	VoteWeight float64
+	// View is the kNN graph of the window solved on, kept when
+	// LearnerConfig.KeepView is set, for Score's searches; nil without a
+	// graph.
+	View *anngraph.View
 	// Neighbours, set by a solve over a kNN graph, holds the window's
 	// labeled rows, for explanations.
 	Neighbours *Neighbourhood
@@ -343,6 +355,7 @@ func (l *Learner) admit(id string, key uint64, label string) {
 // it, so the row counts when it lands, not when it was observed. The
 // caller holds mu.
 func (l *Learner) landed() {
+	l.reaction.landed++
 	l.sinceExamples++
 	l.changed = true
 	if l.sinceExamples == l.dueExamples() {
@@ -482,7 +495,7 @@ func (l *Learner) Label(id, class string) bool {
 }
 
 func (l *Learner) setLabel(key uint64, class string) {
-	if l.labels[key] == class {
+	if l.labels[key] == class || key < l.reaction.forgotten {
 		return
 	}
 	l.labels[key] = class
@@ -533,7 +546,7 @@ func (l *Learner) WindowSize() (examples, labeled int) {
 func (l *Learner) Due() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.sinceExamples >= l.dueExamples() || l.sinceLabels >= l.dueLabels()
+	return l.reaction.urgent || l.sinceExamples >= l.dueExamples() || l.sinceLabels >= l.dueLabels()
 }
 
 // earlyExamples is the fewest new examples after which a solve is due
@@ -544,14 +557,14 @@ const earlyExamples = 100
 // tenth of the window, between earlyExamples and SolveExamples. The
 // caller holds mu.
 func (l *Learner) dueExamples() int {
-	return min(l.cfg.SolveExamples, max(earlyExamples, len(l.keyOf)/10))
+	return l.reaction.sooner(min(l.cfg.SolveExamples, max(earlyExamples, len(l.keyOf)/10)))
 }
 
 // dueLabels is the number of new labels that make a solve due: a tenth
 // of the window's labels, between one and SolveLabels. The caller holds
 // mu.
 func (l *Learner) dueLabels() int {
-	return min(l.cfg.SolveLabels, max(1, len(l.labels)/10))
+	return l.reaction.sooner(min(l.cfg.SolveLabels, max(1, len(l.labels)/10)))
 }
 
 // Changed reports whether the model in force may not be the solution of
@@ -734,6 +747,7 @@ func (l *Learner) Solve(ctx context.Context) (SolveReport, error) {
 	if err := l.growGraph(); err != nil {
 		return SolveReport{}, err
 	}
+	l.applyForget()
 	f, ok := l.freeze()
 	if !ok {
 		return SolveReport{}, ErrUnchanged
@@ -865,7 +879,7 @@ func (l *Learner) freeze() (frozen, bool) {
 	if l.cfg.Review.TargetPrecision > 0 {
 		f.grades = slices.Clone(l.grades)
 	}
-	l.changed, l.sinceExamples, l.sinceLabels = false, 0, 0
+	l.changed, l.sinceExamples, l.sinceLabels, l.reaction.urgent = false, 0, 0, false
 	return f, true
 }
 
@@ -942,7 +956,7 @@ func (l *Learner) train(ctx context.Context, f frozen) (SolveReport, error) {
 	solved := &Solved{
 		Model: m, Stamp: model.Stamp{Epoch: l.epoch.Load(), Version: rep.Version},
 		SolvedOn: model.SolvedOn{Window: rep.Window, Labeled: rep.Labeled, Objective: st.Objective},
-		Vote:     vote, VoteWeight: weight,
+		Vote:     vote, VoteWeight: weight, View: l.keptView(view.graph),
 	}
 	if view.graph != nil {
 		solved.Neighbours = newNeighbourhood(l.cfg.Window.Metric, view, f.ids, labels)
@@ -960,6 +974,14 @@ func (l *Learner) train(ctx context.Context, f frozen) (SolveReport, error) {
 		l.pool.Store(l.newPool(view, solved))
 	}
 	return rep, nil
+}
+
+// keptView returns view when LearnerConfig.KeepView says to keep it.
+func (l *Learner) keptView(view *anngraph.View) *anngraph.View {
+	if !l.cfg.KeepView {
+		return nil
+	}
+	return view
 }
 
 // landmarkSeed seeds the choice of landmarks, so that a replay of the same

@@ -80,13 +80,43 @@ func (l *Learner) vote(view *anngraph.View, lap *anngraph.Laplacian, labels []st
 // class is the one of highest blended probability, and Prob that
 // probability.
 func (s Solved) Predict(x vector.Vector) model.Prediction {
+	return s.Score(x, false).Prediction
+}
+
+// Scored is a prediction with the rows of the window solved on nearest
+// the example, when they were searched.
+type Scored struct {
+	model.Prediction
+	// Near holds the nearest rows, nearest first, and Rows the length of
+	// their window (anngraph.View rows: 0 the oldest); nil and 0 when
+	// they were not searched.
+	Near []anngraph.Neighbor
+	Rows int
+}
+
+// Score is Predict, and also returns the rows of the window solved on
+// nearest x: those the vote searched, or, when it did not vote and
+// search is set, as many found by a search of the view
+// (LearnerConfig.KeepView) with as few candidates.
+func (s Solved) Score(x vector.Vector, search bool) Scored {
 	p := s.Model.Predict(x)
-	if s.Vote == nil || s.VoteWeight == 0 {
-		return p
+	var near []anngraph.Neighbor
+	switch {
+	case s.Vote != nil && s.VoteWeight > 0:
+		near = s.Vote.Search(x)
+	case search && s.View != nil:
+		near = s.View.Search(x, nearRows, nearRows)
 	}
-	votes, ok := s.Vote.Distribution(x, nil)
+	out := Scored{Prediction: p, Near: near}
+	if near != nil {
+		out.Rows = s.viewLen()
+	}
+	if s.Vote == nil || s.VoteWeight == 0 {
+		return out
+	}
+	votes, ok := s.Vote.DistributionOf(near, nil)
 	if !ok {
-		return p
+		return out
 	}
 	blend := s.Model.Distribution(p.Scores)
 	best := 0
@@ -96,6 +126,18 @@ func (s Solved) Predict(x vector.Vector) model.Prediction {
 			best = k
 		}
 	}
-	p.Class, p.Prob = best, blend[best]
-	return p
+	out.Class, out.Prob = best, blend[best]
+	return out
+}
+
+// nearRows is the number of window rows Score searches for when the vote
+// does not, and its candidates: the vote's default neighbours, and a
+// search as cheap as one can be.
+const nearRows = 10
+
+func (s Solved) viewLen() int {
+	if s.View != nil {
+		return s.View.Len()
+	}
+	return s.Vote.View().Len()
 }

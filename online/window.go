@@ -19,6 +19,9 @@ type rowWindow interface {
 	InsertBatch(items []anngraph.Item) (evicted []uint64, err error)
 	Len() int
 	Contains(key uint64) bool
+	// EvictOldest evicts the oldest rows while evict holds for their
+	// keys, and returns those keys.
+	EvictOldest(evict func(key uint64) bool) []uint64
 	// TooOldCount counts the rows refused on arrival for an event time more
 	// than the age window before the newest seen.
 	TooOldCount() uint64
@@ -146,6 +149,14 @@ func (w *plainWindow) evictOldest() uint64 {
 		w.head = 0
 	}
 	return key
+}
+
+func (w *plainWindow) EvictOldest(evict func(key uint64) bool) []uint64 {
+	var keys []uint64
+	for w.Len() > 0 && evict(w.keys[w.head]) {
+		keys = append(keys, w.evictOldest())
+	}
+	return keys
 }
 
 func (w *plainWindow) Len() int { return len(w.keys) - w.head }

@@ -10,6 +10,7 @@ import (
 	"streamer/ingest"
 	"streamer/online"
 	"streamer/online/active"
+	"streamer/online/drift"
 	"streamer/online/newton"
 	"streamer/online/review"
 	"streamer/online/train"
@@ -32,6 +33,9 @@ type Config struct {
 	// prequential curves; 0 means 100.
 	Horizon   int
 	CurveStep int
+	// Drift says how the stream is watched for drift, and how the learner
+	// reacts (drift.go).
+	Drift DriftConfig
 	// Requests, with a budget, has the learner choose label requests from
 	// its window (Requests); the zero value makes none.
 	Requests active.Config
@@ -54,6 +58,9 @@ type Pipeline struct {
 	learner  *online.Learner
 	baseline *online.Learner
 	join     *ingest.Join
+	watch    *watch // nil with Drift.Off
+	// arrivals counts the calls of Arrival; only its goroutine reads it.
+	arrivals int64
 
 	mu           sync.Mutex // guards the fields below
 	ssl, base    *Prequential
@@ -75,6 +82,11 @@ func New(cfg Config) (*Pipeline, error) {
 	if err := cfg.Decoder.Validate(); err != nil {
 		return nil, err
 	}
+	watch, err := newWatch(cfg.Drift)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Learner.KeepView = cfg.Learner.KeepView || cfg.Drift.searches()
 	cfg.Learner.Requests = !cfg.Requests.Budget.Zero()
 	if err := cfg.Review.Validate(); err != nil {
 		return nil, fmt.Errorf("review: %w", err)
@@ -95,6 +107,7 @@ func New(cfg Config) (*Pipeline, error) {
 		cfg:     cfg,
 		learner: learner,
 		join:    join,
+		watch:   watch,
 		ssl:     NewPrequential(cfg.Horizon, cfg.CurveStep),
 		base:    NewPrequential(cfg.Horizon, cfg.CurveStep),
 	}
@@ -179,7 +192,8 @@ func (p *Pipeline) Example(ex ingest.Example, src Source) (Prediction, error) {
 // the join keeps them to score later: the learner's class and the
 // baseline's ("" where there was no model yet).
 func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Prediction, error) {
-	out, stored := p.predict(ex, src)
+	p.arrivals++
+	out, stored, scored, kind, ok := p.predict(ex, src, p.watch.search(p.arrivals))
 	if err := p.learner.Compatible(ex.Vector); err != nil {
 		return out, stored, fmt.Errorf("example %q: %w", ex.ID, err)
 	}
@@ -198,8 +212,11 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 			return out, stored, fmt.Errorf("example %q: baseline: %w", ex.ID, err)
 		}
 	}
+	var position uint64
+	if p.watch != nil && truth != "" && stored.Class != "" {
+		position, _ = p.learner.Admitted(ex.ID)
+	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.examples++
 	p.predictions++
 	if !ex.Labeled && early {
@@ -214,20 +231,32 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 		p.base.Add(stored.Baseline, truth, int(p.examples))
 		p.learner.Grade(review.Grade{Class: stored.Class, Prob: stored.Prob, Correct: stored.Class == truth})
 	}
+	found := p.watch.arrival(scored, kind, ok, ex.TS, p.examples)
+	if truth != "" && stored.Class != "" {
+		found = append(found, p.watch.outcome(stored.Class != truth, position, p.examples)...)
+	}
+	p.mu.Unlock()
+	p.react(found)
 	return out, stored, nil
 }
 
-// predict scores ex with both learners.
-func (p *Pipeline) predict(ex ingest.Example, src Source) (Prediction, ingest.Prediction) {
+// predict scores ex with both learners; search asks for the nearest
+// window rows where the vote does not search them (online.Solved.Score).
+// It reports the kind of the model that scored, and whether the learner had
+// one.
+func (p *Pipeline) predict(ex ingest.Example, src Source, search bool) (Prediction, ingest.Prediction, online.Scored, modelKind, bool) {
 	stored := ingest.Prediction{At: ex.TS}
 	s := p.learner.Scoring()
 	st := s.Stamp
 	stored.ModelVersion = st.Version
 	var out Prediction
-	if s.Model.Ready() {
-		pred := s.Predict(ex.Vector)
-		out = p.newPrediction(ex, src, s, pred, p.cfg.Explain)
-		stored.Class, stored.Score, stored.Prob = *out.Label, pred.Scores[pred.Class], pred.Prob
+	var scored online.Scored
+	var kind modelKind
+	ok := s.Model.Ready()
+	if ok {
+		scored, kind = s.Score(ex.Vector, search), kindOf(s)
+		out = p.newPrediction(ex, src, s, scored.Prediction, p.cfg.Explain)
+		stored.Class, stored.Score, stored.Prob = *out.Label, scored.Scores[scored.Class], scored.Prob
 	} else {
 		out = Prediction{ID: ex.ID, TS: ex.TS, Source: src, Scores: map[string]float64{}, ModelVersion: st.Version, ModelEpoch: st.Epoch, Reason: p.noModelReason()}
 	}
@@ -236,7 +265,7 @@ func (p *Pipeline) predict(ex ingest.Example, src Source) (Prediction, ingest.Pr
 			stored.Baseline = bm.Classes[bp.Class]
 		}
 	}
-	return out, stored
+	return out, stored, scored, kind, ok
 }
 
 func (p *Pipeline) noModelReason() string { return p.noModel().Error() }
@@ -297,8 +326,12 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	if p.requests != nil {
 		p.requests.selector.Labeled(l.ID, l.Label, p.cfg.Clock())
 	}
+	var position uint64
+	watched := p.watch != nil && seen && first && stored.Class != ""
+	if watched {
+		position, _ = p.learner.Admitted(l.ID)
+	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.labels++
 	if seen {
 		p.joined++
@@ -309,6 +342,12 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 		p.base.Add(stored.Baseline, l.Label, int(p.examples))
 		p.learner.Grade(review.Grade{Class: stored.Class, Prob: stored.Prob, Correct: stored.Class == l.Label})
 	}
+	var found []drift.Alarm
+	if watched {
+		found = p.watch.outcome(stored.Class != l.Label, position, p.examples)
+	}
+	p.mu.Unlock()
+	p.react(found)
 	return seen
 }
 

@@ -115,6 +115,9 @@ func TestPredictionAvroSchemaDocumented(t *testing.T) {
 	_, output, _ := strings.Cut(string(conf), "\noutput:\n")
 	var schema strings.Builder
 	for _, line := range strings.Split(output, "\n") {
+		if line != "" && line[0] != ' ' && line[0] != '#' {
+			break // the next section
+		}
 		if s, ok := strings.CutPrefix(line, "  #   "); ok {
 			schema.WriteString(s)
 		}

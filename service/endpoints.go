@@ -36,7 +36,8 @@ type endpoints struct{ s *Service }
 // Readiness is ready once a model is in force and the consumer has its
 // partitions, not before, nor while the consumer waits for the schema
 // registry or an input partition is stalled
-// (consumer.Consumer.WatchLiveness). A pinned model (pin.go) is said.
+// (consumer.Consumer.WatchLiveness). A pinned model (pin.go) and the
+// drift watch's alarms (drift.go) are said; an alarm leaves it ready.
 func (e endpoints) Readiness() httpapi.Readiness {
 	s := e.s
 	r := httpapi.Readiness{NotReady: s.notReady()}
@@ -45,6 +46,7 @@ func (e endpoints) Readiness() httpapi.Readiness {
 		return r
 	}
 	r.Pin = s.pinStatus()
+	r.Drift = s.driftLine()
 	return r
 }
 

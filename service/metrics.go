@@ -5,6 +5,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
+	"streamer/online/drift"
 	"streamer/pipeline"
 	"streamer/service/consumer"
 )
@@ -30,6 +31,9 @@ type Metrics struct {
 	SnapshotsIgnored prometheus.Counter
 	CatchUps         prometheus.Counter
 	LeaseHeld        prometheus.Gauge
+	// DriftEventsLost counts drift alarms not written to the events
+	// topic (drift.go).
+	DriftEventsLost prometheus.Counter
 }
 
 func newMetrics(pipe *pipeline.Pipeline) *Metrics {
@@ -73,7 +77,12 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 			Name: "streamer_lease_held",
 			Help: "1 while this learner holds the lease, else 0.",
 		}),
+		DriftEventsLost: f.NewCounter(prometheus.CounterOpts{
+			Name: "streamer_drift_events_lost_total",
+			Help: "Drift alarms whose record was not written to kafka.topics.events: the queue to its writer was full, or the write failed (logged). The alarm itself was counted and reacted to.",
+		}),
 	}
+	registerDrift(f, pipe)
 	f.NewCounterFunc(prometheus.CounterOpts{
 		Name: "streamer_labels_joined_total",
 		Help: "Labels consumed that met their example: a label arriving after its example (while the example is remembered, join.recent_examples), or before it and waiting (join.pending_labels) until the example arrived.",
@@ -116,4 +125,24 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 	}, func() float64 { return pipe.Learner().Sampling().Paused.Seconds() })
 	registerRequestMetrics(reg, pipe)
 	return m
+}
+
+// registerDrift registers the drift watch's metrics, per detector; they
+// read the pipeline when scraped, and stay 0 for a detector that is off.
+func registerDrift(f promauto.Factory, pipe *pipeline.Pipeline) {
+	for _, name := range drift.Detectors {
+		labels := prometheus.Labels{"detector": name}
+		f.NewCounterFunc(prometheus.CounterOpts{
+			Name: "streamer_drift_alarms_total", ConstLabels: labels,
+			Help: "Drift alarms by detector (drift.detectors): labels (a rise of the prequential error rate), neighbours (arrivals whose nearest window rows are the newest), scores (a rise of the predictions' uncertainty).",
+		}, func() float64 { return float64(driftStatus(pipe, name).Alarms) })
+		f.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "streamer_drift_statistic", ConstLabels: labels,
+			Help: "A drift detector's statistic now; it alarms when the statistic exceeds streamer_drift_threshold, and starts again from 0.",
+		}, func() float64 { return driftStatus(pipe, name).Statistic })
+		f.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "streamer_drift_threshold", ConstLabels: labels,
+			Help: "The statistic above which a drift detector alarms (drift.labels.threshold, drift.neighbours.threshold; scores: ADWIN's cut bound of its window now).",
+		}, func() float64 { return driftStatus(pipe, name).Threshold })
+	}
 }

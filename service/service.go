@@ -57,6 +57,8 @@ type Service struct {
 	// in role scorer. lastAnnounce is how long the last announcement took.
 	versions     *publish.AnnouncementWriter
 	lastAnnounce atomic.Int64 // time.Duration
+	// driftAlarms queues the drift alarms for the events topic (drift.go).
+	driftAlarms chan pipeline.Alarm
 
 	// registry is the schema registry's client; nil when no record is
 	// Avro.
@@ -69,6 +71,8 @@ func New(cfg config.Config, log *slog.Logger) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	var s *Service
+	pcfg.Drift.OnAlarm = func(a pipeline.Alarm) { s.onDriftAlarm(a) }
 	var registry *schemaregistry.Client
 	if cfg.UsesSchemaRegistry() {
 		if registry, err = schemaregistry.New(cfg.Registry()); err != nil {
@@ -89,7 +93,10 @@ func New(cfg config.Config, log *slog.Logger) (*Service, error) {
 	// again and again: one line per step of each kind says as much.
 	logs := collapse.NewHandler(log.Handler(), collapse.Options{})
 	log = slog.New(logs)
-	s := &Service{cfg: cfg, log: log, logs: logs, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{}), backlog: consumer.NewBacklog(), registry: registry}
+	s = &Service{
+		cfg: cfg, log: log, logs: logs, metrics: newMetrics(pipe), pipe: pipe, started: make(chan struct{}), backlog: consumer.NewBacklog(), registry: registry,
+		driftAlarms: make(chan pipeline.Alarm, driftQueue),
+	}
 	s.schedule = &consumer.Schedule{Config: cfg, Backlog: s.backlog, Metrics: s.metrics.Metrics, Log: log}
 	s.endpoints = endpoints{s}
 	return s, nil
@@ -273,7 +280,7 @@ func (s *Service) createTopics(ctx context.Context) error {
 		topics = append(topics, brokers.Topic{Name: t.Lease, Partitions: 1})
 	}
 	if s.learns() {
-		topics = append(topics, s.versionsTopic())
+		topics = append(topics, s.versionsTopic(), brokers.Topic{Name: t.Events, Partitions: 1})
 	}
 	if s.requests() {
 		topics = append(topics, s.requestsTopic())
@@ -345,6 +352,9 @@ func (s *Service) stream(rt *runtime, consume input) error {
 	if s.learns() {
 		rt.GoBackground("solver", func(ctx context.Context) error { return s.solveLoop(ctx, trigger, out) })
 		rt.GoBackground("window hand-off", func(ctx context.Context) error { return s.pipe.Run(ctx, s.schedule.InsertShare) })
+		events := publish.NewEventWriter(s.conn, s.cfg.Kafka.Topics.Events)
+		defer s.closeAll(events)
+		rt.GoBackground("drift events", func(ctx context.Context) error { return s.writeDriftEvents(ctx, events) })
 	}
 	s.followPins(rt)
 	consume(rt, drain, out, trigger)

@@ -77,6 +77,8 @@ type streamWriter struct {
 	delay   int
 	queued  []kafka.Message
 	labels  int // label records written
+	// relabel, when set, changes the labels revealed from now on.
+	relabel func(string) string
 }
 
 // newStreamWriter returns a stream writer to the cluster at addrs; the
@@ -124,7 +126,11 @@ func (s *streamWriter) write(t *testing.T, ctx context.Context, n int) []string 
 		msgs = append(msgs, kafka.Message{Topic: "examples", Key: []byte(d.ID), Value: v})
 		ids = append(ids, d.ID)
 		if s.n%s.rate == 0 {
-			l, _ := json.Marshal(map[string]string{"id": d.ID, "label": d.Label})
+			label := d.Label
+			if s.relabel != nil {
+				label = s.relabel(label)
+			}
+			l, _ := json.Marshal(map[string]string{"id": d.ID, "label": label})
 			s.queued = append(s.queued, kafka.Message{Topic: "labels", Key: []byte(d.ID), Value: l, Time: time.Unix(int64(s.n+s.delay), 0)})
 		}
 		s.n++

@@ -21,7 +21,7 @@ example schema, one {"id", "label", "vector"} a line, every label present
 (eval reveals a fraction of them). The multi-class stream figures of
 docs/RESULTS.md were measured on these.`,
 	}
-	cmd.AddCommand(newGenerateClustersCommand(), newGenerateGlyphsCommand())
+	cmd.AddCommand(newGenerateClustersCommand(), newGenerateGlyphsCommand(), newGenerateDriftCommand())
 	return cmd
 }
 
@@ -85,6 +85,62 @@ manifolds, as in images of handwriting. Labels are g0 to g9.`,
 	f.Float64Var(&cfg.Deform, "deform", 0.8, "scale of the random deformations")
 	f.Uint64Var(&cfg.Seed, "seed", 11, "generator seed")
 	f.StringVar(&out, "out", "", "write here instead of standard output")
+	return cmd
+}
+
+func newGenerateDriftCommand() *cobra.Command {
+	var (
+		cfg  synth.DriftConfig
+		kind string
+		out  string
+	)
+	cmd := &cobra.Command{
+		Use:   "drift",
+		Short: "A stream with a known change: a turning boundary, swapped labels, a new class, moved inputs",
+		Long: `drift draws a stream whose concept changes at a known row (--change, a
+fraction of --rows), to measure how soon drift is noticed and how well the
+service recovers:
+
+  rotate    two classes in --dim dense features; their boundary turns
+            through --degrees from --change (default: the first row) to
+            the end. The classes are two unit Gaussians whose means sit
+            ±1.645 from the boundary (Bayes rate 95%), or, with --noise p,
+            one standard Gaussian labelled by the side of the boundary,
+            each label flipped with probability p (Bayes rate 1 − p).
+  swap      glyph images (generate glyphs) of ten classes; from --change
+            on, g1 and g7, and g3 and g8, swap their labels.
+  newclass  glyph images of nine classes; g9 appears from --change on.
+  shift     two classes in --dim dense features labelled by the side of a
+            fixed boundary, each label flipped with probability --noise
+            (0.05 unless set); from --change on, the inputs move by
+            --shift standard deviations, half along the boundary's normal
+            and half across it.
+
+The first row after the change is printed on standard error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Kind = synth.DriftKind(kind)
+			d, err := synth.DriftStream(cfg)
+			if err != nil {
+				return fmt.Errorf("generate drift: %w", err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "change at row %d\n", d.Change)
+			return writeStream(cmd, out, d.Rows, func(i int) string { return d.Labels[i] })
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kind, "kind", "", "rotate, swap, newclass or shift")
+	f.IntVar(&cfg.Rows, "rows", 20000, "examples")
+	f.Float64Var(&cfg.Change, "change", 0, "fraction of the stream before the change; 0 is 0.5 (rotate: the first row)")
+	f.IntVar(&cfg.Dim, "dim", 20, "values per example (rotate, shift)")
+	f.Float64Var(&cfg.Degrees, "degrees", 360, "angle the boundary turns through (rotate)")
+	f.Float64Var(&cfg.Noise, "noise", 0, "probability that a label is flipped (rotate, shift); see above")
+	f.Float64Var(&cfg.Separation, "separation", 0, "with --noise: two unit Gaussians whose means sit this far from the boundary (rotate, shift)")
+	f.Float64Var(&cfg.Shift, "shift", 2, "how far the inputs move, in standard deviations (shift)")
+	f.Float64Var(&cfg.Deform, "deform", 0.8, "scale of the glyphs' random deformations (swap, newclass)")
+	f.Uint64Var(&cfg.Seed, "seed", 13, "generator seed")
+	f.StringVar(&out, "out", "", "write here instead of standard output")
+	_ = cmd.MarkFlagRequired("kind")
 	return cmd
 }
 

@@ -20,8 +20,10 @@ func TestGenerateWritesStreamsEvalReads(t *testing.T) {
 	for _, args := range [][]string{
 		{"clusters", "--rows", "300", "--classes", "3", "--per-class", "2", "--dim", "5"},
 		{"glyphs", "--rows", "300", "--deform", "0.5"},
+		{"drift", "--kind", "swap", "--rows", "300"},
+		{"drift", "--kind", "rotate", "--rows", "300", "--noise", "0.05"},
 	} {
-		path := filepath.Join(dir, args[0]+".jsonl")
+		path := filepath.Join(dir, strings.Join(args[:min(3, len(args))], "-")+".jsonl")
 		run(t, append([]string{"generate", "--out", path}, args...)...)
 		again := run(t, append([]string{"generate"}, args...)...)
 		data, err := os.ReadFile(path)
@@ -49,6 +51,8 @@ func TestGenerateWritesStreamsEvalReads(t *testing.T) {
 	for _, args := range [][]string{
 		{"generate", "clusters", "--classes", "1"},
 		{"generate", "glyphs", "--deform", "0"},
+		{"generate", "drift", "--kind", "turn"},
+		{"generate", "drift", "--kind", "shift", "--change", "1"},
 	} {
 		if _, err := runErr(args...); err == nil {
 			t.Errorf("streamer %s: no error", strings.Join(args, " "))

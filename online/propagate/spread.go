@@ -186,9 +186,19 @@ func normalizedRows(f []float64, classes int) []float32 {
 // of their class distributions, and returns it (grown when too short),
 // with false when no label reached any of them.
 func (v *Vote) Distribution(x vector.Vector, dst []float64) ([]float64, bool) {
+	return v.DistributionOf(v.Search(x), dst)
+}
+
+// Search returns the window rows nearest x that vote, nearest first.
+func (v *Vote) Search(x vector.Vector) []anngraph.Neighbor {
+	return v.view.Search(x, v.k, v.ef)
+}
+
+// DistributionOf is Distribution over rows that Search found.
+func (v *Vote) DistributionOf(near []anngraph.Neighbor, dst []float64) ([]float64, bool) {
 	dst = grow(dst, v.classes)
 	var sum float64
-	for _, nb := range v.view.Search(x, v.k, v.ef) {
+	for _, nb := range near {
 		for c, s := range v.scores[nb.Row*v.classes : (nb.Row+1)*v.classes] {
 			dst[c] += float64(s)
 			sum += float64(s)
@@ -202,6 +212,9 @@ func (v *Vote) Distribution(x vector.Vector, dst []float64) ([]float64, bool) {
 	}
 	return dst, true
 }
+
+// View returns the window the vote is over.
+func (v *Vote) View() *anngraph.View { return v.view }
 
 // Classes returns the number of classes the vote is over.
 func (v *Vote) Classes() int { return v.classes }

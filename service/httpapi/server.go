@@ -42,6 +42,9 @@ type Readiness struct {
 	// Pin says which model scores while the model is pinned; "" when it is
 	// not.
 	Pin string
+	// Drift says what the drift watch found; "" when it is off. An alarm
+	// does not make the service unready.
+	Drift string
 }
 
 // Config configures the endpoints. Every field is required but Log.
@@ -176,7 +179,7 @@ func (f *inFlight) wait() {
 
 // readyz answers 200 once the service says it is ready, 503 with the
 // reason before, and then also what failed last, if an operation is being
-// retried. A pinned model is said in the body.
+// retried. A pinned model and the drift watch are said in the body.
 func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	r := s.svc.Readiness()
 	if r.NotReady != "" {
@@ -188,7 +191,9 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	fmt.Fprintln(w, "ready")
-	if r.Pin != "" {
-		fmt.Fprintln(w, r.Pin)
+	for _, line := range []string{r.Pin, r.Drift} {
+		if line != "" {
+			fmt.Fprintln(w, line)
+		}
 	}
 }

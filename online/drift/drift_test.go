@@ -1,0 +1,367 @@
+package drift
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestBernoulliCUSUMFalseAlarms: on stationary Bernoulli outcomes, the
+// alarms per outcome stay under the stated e^−h, at error rates from a
+// good model's to a coin's, though p0 is estimated.
+func TestBernoulliCUSUMFalseAlarms(t *testing.T) {
+	const n = 400_000
+	for _, p := range []float64{0.01, 0.05, 0.2, 0.45} {
+		for _, h := range []float64{math.Log(1e3), math.Log(1e4)} {
+			r := rand.New(rand.NewPCG(uint64(p*1000), 1))
+			d := NewBernoulliCUSUM(BernoulliConfig{Threshold: h})
+			alarms := 0
+			for i := range n {
+				if d.Add(r.Float64() < p, int64(i)) {
+					alarms++
+					d.Reset()
+				}
+			}
+			if bound := n * math.Exp(-h); float64(alarms) > bound {
+				t.Errorf("p = %v, h = %.2f: %d false alarms in %d outcomes, bound %.0f", p, h, alarms, n, bound)
+			}
+		}
+	}
+}
+
+// TestBernoulliCUSUMDetectsStep: a model right 98% of the time that
+// starts erring on two classes of ten (two pairs of labels swapped) is
+// found within about twenty labels, and the change is placed within a few
+// outcomes of where it began.
+func TestBernoulliCUSUMDetectsStep(t *testing.T) {
+	const before, runs = 100, 200
+	var delays, misplaced []float64
+	r := rand.New(rand.NewPCG(7, 7))
+	for range runs {
+		d := NewBernoulliCUSUM(BernoulliConfig{})
+		delay, since := math.Inf(1), int64(-1)
+		for i := range before + 200 {
+			p := 0.02
+			if i >= before {
+				p = 0.41
+			}
+			if d.Add(r.Float64() < p, int64(i)) {
+				if i < before {
+					t.Fatalf("false alarm at %d", i)
+				}
+				delay, since = float64(i-before+1), d.Since()
+				break
+			}
+		}
+		delays = append(delays, delay)
+		misplaced = append(misplaced, math.Abs(float64(since-before)))
+	}
+	slices.Sort(delays)
+	slices.Sort(misplaced)
+	if med, p90 := delays[runs/2], delays[runs*9/10]; med > 20 || p90 > 30 {
+		t.Errorf("delay: median %v, 90th percentile %v outcomes; want at most 20 and 30", med, p90)
+	}
+	if med := misplaced[runs/2]; med > 5 {
+		t.Errorf("change placed %v outcomes from where it began (median); want at most 5", med)
+	}
+}
+
+// TestCUSUMFalseAlarms: on independent standard normals, the alarms per
+// value stay under e^−2κh.
+func TestCUSUMFalseAlarms(t *testing.T) {
+	const n = 2_000_000
+	for _, cfg := range []CUSUMConfig{{}, {Allowance: 0.5, Threshold: 8}, {Allowance: 0.25, Threshold: 10}} {
+		r := rand.New(rand.NewPCG(3, 3))
+		d := NewCUSUM(cfg)
+		c := d.cfg
+		alarms := 0
+		for i := range n {
+			if d.Add(r.NormFloat64(), int64(i)) {
+				alarms++
+				d.Reset()
+			}
+		}
+		if bound := n * math.Exp(-2*c.Allowance*c.Threshold); float64(alarms) > bound {
+			t.Errorf("κ = %v, h = %v: %d false alarms in %d values, bound %.1f", c.Allowance, c.Threshold, alarms, n, bound)
+		}
+	}
+}
+
+// TestCUSUMDetectsStep: a rise of the mean by two standard deviations is
+// found within h/(2−κ) values or so, and placed where it began.
+func TestCUSUMDetectsStep(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	d := NewCUSUM(CUSUMConfig{})
+	const before = 10_000
+	for i := range before + 100 {
+		z := r.NormFloat64()
+		if i >= before {
+			z += 2
+		}
+		if d.Add(z, int64(i)) {
+			if i < before {
+				t.Fatalf("false alarm at %d", i)
+			}
+			if delay := i - before + 1; delay > 20 {
+				t.Errorf("found after %d values, want at most 20", delay)
+			}
+			if d.Since() < before-3 || d.Since() > before+3 {
+				t.Errorf("change placed at %d, began at %d", d.Since(), before)
+			}
+			return
+		}
+	}
+	t.Fatal("no alarm")
+}
+
+// TestADWINFalseAlarms: on stationary values in [0, 1] (Bernoulli and
+// uniform), the checks that cut the window stay under δ of the checks;
+// MinChange at its least, every rise that cuts alarms.
+func TestADWINFalseAlarms(t *testing.T) {
+	const n = 1_000_000
+	for _, delta := range []float64{0.05, 0.01} {
+		for name, draw := range map[string]func(*rand.Rand) float64{
+			"bernoulli 0.1": func(r *rand.Rand) float64 { return b2f(r.Float64() < 0.1) },
+			"uniform":       func(r *rand.Rand) float64 { return r.Float64() },
+		} {
+			r := rand.New(rand.NewPCG(11, 11))
+			d := NewADWIN(ADWINConfig{Delta: delta, MinChange: 1e-9})
+			alarms := 0
+			for i := range n {
+				if d.Add(draw(r), int64(i)) {
+					alarms++
+				}
+			}
+			checks := n / d.cfg.Block
+			if bound := delta * float64(checks); float64(alarms) > bound {
+				t.Errorf("%s, δ = %v: %d alarms in %d checks, bound %.0f", name, delta, alarms, checks, bound)
+			}
+		}
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestADWINDetectsStep: the mean of Bernoulli values rising from 0.1 to
+// 0.4 alarms within a few blocks and is placed within a block of where
+// it began; a fall of as much, or a rise below MinChange, does not alarm.
+func TestADWINDetectsStep(t *testing.T) {
+	cases := []struct {
+		name     string
+		from, to float64
+		alarms   bool
+	}{
+		{"rise", 0.1, 0.4, true},
+		{"fall", 0.4, 0.1, false},
+		{"small rise", 0.1, 0.15, false},
+	}
+	for _, c := range cases {
+		r := rand.New(rand.NewPCG(13, 13))
+		d := NewADWIN(ADWINConfig{})
+		const before = 6400
+		found := -1
+		for i := range before + 3200 {
+			p := c.from
+			if i >= before {
+				p = c.to
+			}
+			if d.Add(b2f(r.Float64() < p), int64(i)) {
+				if i < before {
+					t.Fatalf("%s: false alarm at %d", c.name, i)
+				}
+				found = i
+				break
+			}
+		}
+		switch {
+		case c.alarms && found < 0:
+			t.Errorf("%s: no alarm", c.name)
+		case c.alarms && found-before > 320:
+			t.Errorf("%s: found %d values after the change, want at most 320", c.name, found-before)
+		case c.alarms && math.Abs(float64(d.Since()-before)) > 32:
+			t.Errorf("%s: change placed at %d, began at %d", c.name, d.Since(), before)
+		case !c.alarms && found >= 0:
+			t.Errorf("%s: alarm at %d", c.name, found)
+		}
+	}
+}
+
+// TestRecencyNull: k rows drawn at random from a window (the stationary
+// stream) give a Recency of mean 0 and variance 1; the newest rows give
+// several units.
+func TestRecencyNull(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 17))
+	for _, c := range []struct{ n, k int }{{20000, 10}, {500, 10}, {50, 5}} {
+		var sum, sq float64
+		const draws = 20000
+		for range draws {
+			rows := distinct(r, c.n, c.k)
+			z, ok := Recency(rows, c.n)
+			if !ok {
+				t.Fatalf("n %d, k %d: not ok", c.n, c.k)
+			}
+			sum, sq = sum+z, sq+z*z
+		}
+		mean, variance := sum/draws, sq/draws-(sum/draws)*(sum/draws)
+		if math.Abs(mean) > 0.03 || math.Abs(variance-1) > 0.05 {
+			t.Errorf("n %d, k %d: mean %.3f, variance %.3f; want 0 and 1", c.n, c.k, mean, variance)
+		}
+	}
+	newest := []int{19999, 19998, 19990, 19950, 19900, 19800, 19700, 19600, 19500, 19000}
+	if z, _ := Recency(newest, 20000); z < 5 {
+		t.Errorf("the newest rows give %.2f, want at least 5", z)
+	}
+	if _, ok := Recency([]int{1}, 100); ok {
+		t.Error("one row: ok")
+	}
+}
+
+// distinct draws k distinct integers in [0, n) at random (Floyd's
+// algorithm: k draws, where a permutation of n would cost n).
+func distinct(r *rand.Rand, n, k int) []int {
+	seen := make(map[int]bool, k)
+	out := make([]int, 0, k)
+	for j := n - k; j < n; j++ {
+		v := r.IntN(j + 1)
+		if seen[v] {
+			v = j
+		}
+		seen[v] = true
+		out = append(out, v)
+	}
+	return out
+}
+
+// TestMonitorSpacing: a detector that alarmed is deaf until the spacing
+// has passed, then alarms again; a detector turned off never alarms.
+func TestMonitorSpacing(t *testing.T) {
+	m, err := NewMonitor(Config{Spacing: 1000, Off: map[string]bool{Scores: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at []int64
+	for now := int64(0); now < 3000; now++ {
+		// A level 10 higher every thousand: after each alarm a rise above
+		// the level it measured.
+		if a, ok := m.Recency(10*float64(now/1000+1), now); ok {
+			if a.Detector != Neighbours || a.Statistic <= a.Threshold {
+				t.Fatalf("alarm %+v", a)
+			}
+			at = append(at, a.At)
+		}
+		if _, ok := m.Uncertainty(1, now); ok {
+			t.Fatal("scores alarmed while off")
+		}
+	}
+	// 10 − κ a value: three values pass h = 20.
+	if want := []int64{2, 1004, 2006}; !slices.Equal(at, want) {
+		t.Errorf("alarms at %v, want %v", at, want)
+	}
+	for _, st := range m.Status() {
+		if want := map[string]int{Neighbours: 3}[st.Detector]; st.Alarms != want || st.On != (st.Detector != Scores) {
+			t.Errorf("status %+v", st)
+		}
+	}
+	if _, err := NewMonitor(Config{Off: map[string]bool{"ages": true}}); err == nil {
+		t.Error("an unknown detector: no error")
+	}
+}
+
+// TestBernoulliCUSUMForgetsAFall: the errors of a learner's first models
+// (or of a model re-solved after an alarm) leave p0 once the rate has
+// fallen, so a later rise to below the first rate is found soon: 45%
+// errors for 60 outcomes, 5% for 50, then 35%.
+func TestBernoulliCUSUMForgetsAFall(t *testing.T) {
+	const runs, first, rise = 400, 60, 110
+	r := rand.New(rand.NewPCG(11, 11))
+	var delays []int
+	for range runs {
+		d := NewBernoulliCUSUM(BernoulliConfig{})
+		delay := math.MaxInt
+		for i := range 400 {
+			p := 0.45
+			switch {
+			case i >= rise:
+				p = 0.35
+			case i >= first:
+				p = 0.05
+			}
+			if d.Add(r.Float64() < p, int64(i)) {
+				if i >= rise {
+					delay = i - rise + 1
+				}
+				break
+			}
+		}
+		delays = append(delays, delay)
+	}
+	slices.Sort(delays)
+	if med := delays[runs/2]; med > 40 {
+		t.Errorf("median delay %d outcomes, want at most 40", med)
+	}
+}
+
+// TestMonitorRecencyLevel: arrivals that go on finding the newest rows
+// (a class that appeared, until the window turns over) alarm once, not
+// at every spacing; a further rise above that level alarms again.
+func TestMonitorRecencyLevel(t *testing.T) {
+	m, err := NewMonitor(Config{Spacing: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	var at []int64
+	for now := int64(0); now < 20000; now++ {
+		z := r.NormFloat64()
+		switch {
+		case now >= 15000:
+			z += 8
+		case now >= 5000 && now%10 == 0: // one arrival in ten is new
+			z += 6
+		}
+		if a, ok := m.Recency(z, now); ok {
+			at = append(at, a.At)
+		}
+	}
+	if len(at) != 2 || at[0] < 5000 || at[0] > 5200 || at[1] < 15000 || at[1] > 15100 {
+		t.Errorf("alarms at %v; want one soon after 5000 and one soon after 15000", at)
+	}
+}
+
+// TestMonitorRestart: a detector restarted by its caller forgets what it
+// had and ignores what it is given for a spacing, without an alarm.
+func TestMonitorRestart(t *testing.T) {
+	m, err := NewMonitor(Config{Spacing: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for now := int64(0); now < 2; now++ {
+		if _, ok := m.Recency(10, now); ok {
+			t.Fatalf("alarm at %d", now)
+		}
+	}
+	m.Restart(Neighbours, 2)
+	for now := int64(2); now < 102; now++ {
+		if _, ok := m.Recency(10, now); ok {
+			t.Fatalf("alarm at %d, restarted at 2 for 100", now)
+		}
+	}
+	if st := m.Status()[1]; st.Statistic != 0 || st.Alarms != 0 {
+		t.Errorf("status after restart %+v", st)
+	}
+	var at int64 = -1
+	for now := int64(102); now < 110 && at < 0; now++ {
+		if a, ok := m.Recency(10, now); ok {
+			at = a.At
+		}
+	}
+	if at != 104 {
+		t.Errorf("alarm at %d, want 104", at)
+	}
+}

@@ -1,0 +1,272 @@
+package drift
+
+import (
+	"fmt"
+	"math"
+)
+
+// The detectors a Monitor runs, by the name alarms and statistics carry.
+const (
+	// Labels is the BernoulliCUSUM on the prequential errors of the model
+	// in force: a change the labels confirm.
+	Labels = "labels"
+	// Neighbours is the CUSUM on the Recency of arrivals' nearest window
+	// rows: inputs the window has not seen before, without labels.
+	Neighbours = "neighbours"
+	// Scores is ADWIN on the uncertainty of the model's predictions (one
+	// minus the probability of the class predicted), without labels.
+	Scores = "scores"
+)
+
+// Detectors lists the detectors in the order Status reports them.
+var Detectors = []string{Labels, Neighbours, Scores}
+
+// Config describes a Monitor. Zero fields mean the defaults of the types
+// they hold.
+type Config struct {
+	// Off turns detectors off by name (Labels, Neighbours, Scores).
+	Off        map[string]bool
+	Labels     BernoulliConfig
+	Neighbours CUSUMConfig
+	Scores     ADWINConfig
+	// Spacing is the fewest stream positions between two alarms of one
+	// detector; 0 means 2000. After an alarm the detector starts again
+	// from nothing, and what it is given before the spacing has passed
+	// is ignored: the model the alarm made the learner re-solve is
+	// judged on what comes after.
+	Spacing int64
+}
+
+// Validate names the first bad field.
+func (c Config) Validate() error {
+	for name := range c.Off {
+		if !known(name) {
+			return fmt.Errorf("detectors: unknown detector %q (want labels, neighbours or scores)", name)
+		}
+	}
+	if err := c.Labels.Validate(); err != nil {
+		return fmt.Errorf("labels: %w", err)
+	}
+	if err := c.Neighbours.Validate(); err != nil {
+		return fmt.Errorf("neighbours: %w", err)
+	}
+	if err := c.Scores.Validate(); err != nil {
+		return fmt.Errorf("scores: %w", err)
+	}
+	if c.Spacing < 0 {
+		return fmt.Errorf("spacing must be >= 0, got %d", c.Spacing)
+	}
+	return nil
+}
+
+func known(name string) bool {
+	for _, d := range Detectors {
+		if d == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Alarm is a detector's signal that the stream changed.
+type Alarm struct {
+	Detector string
+	// Statistic is the detector's statistic when it alarmed, Threshold
+	// what it exceeded.
+	Statistic, Threshold float64
+	// At is the stream position given with the observation that alarmed;
+	// Since the position where the detector estimates the change began,
+	// in the positions its observations were given with.
+	At, Since int64
+}
+
+// Status is a detector's state, for metrics.
+type Status struct {
+	Detector             string
+	On                   bool
+	Statistic, Threshold float64
+	Alarms               int
+}
+
+// Monitor runs the detectors that are on, each reset after its alarm and
+// deaf until Spacing positions have passed. It is not safe for
+// concurrent use: its owner feeds it from one goroutine, or under a lock.
+type Monitor struct {
+	cfg        Config
+	labels     *BernoulliCUSUM
+	neighbours *CUSUM
+	scores     *ADWIN
+	// deaf holds, by detector, the position before which it ignores what
+	// it is given; alarms counts each one's alarms.
+	deaf   map[string]int64
+	alarms map[string]int
+	// recency is the level of Recency since the neighbours detector's
+	// last alarm.
+	recency level
+}
+
+// NewMonitor returns a monitor with no observations.
+func NewMonitor(cfg Config) (*Monitor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Spacing == 0 {
+		cfg.Spacing = 2000
+	}
+	return &Monitor{
+		cfg:        cfg,
+		labels:     NewBernoulliCUSUM(cfg.Labels),
+		neighbours: NewCUSUM(cfg.Neighbours),
+		scores:     NewADWIN(cfg.Scores),
+		deaf:       map[string]int64{},
+		alarms:     map[string]int{},
+	}, nil
+}
+
+// On reports whether the detector of that name runs.
+func (m *Monitor) On(detector string) bool { return !m.cfg.Off[detector] }
+
+// listens reports whether detector takes what it is given at position
+// now.
+func (m *Monitor) listens(detector string, now int64) bool {
+	return m.On(detector) && now >= m.deaf[detector]
+}
+
+// Outcome gives the labels detector a prequential outcome: whether the
+// prediction made at the example's arrival was wrong. example is the
+// example's position (what the alarm's Since is told in), now the
+// stream's.
+func (m *Monitor) Outcome(wrong bool, example, now int64) (Alarm, bool) {
+	if !m.listens(Labels, now) || !m.labels.Add(wrong, example) {
+		return Alarm{}, false
+	}
+	a := m.alarm(Labels, m.labels.Statistic(), m.labels.Threshold(), now, m.labels.Since())
+	m.labels.Reset()
+	return a, true
+}
+
+// Recency gives the neighbours detector an arrival's Recency z at
+// position now. After its alarm the detector measures, while it is deaf,
+// the level z stays at, and then watches for a rise above that level:
+// arrivals of a class that appeared keep finding only the rows since it
+// did until the window has turned over, which is the change it alarmed
+// at, not a new one.
+func (m *Monitor) Recency(z float64, now int64) (Alarm, bool) {
+	if !m.On(Neighbours) {
+		return Alarm{}, false
+	}
+	if now < m.deaf[Neighbours] {
+		m.recency.add(z)
+		return Alarm{}, false
+	}
+	m.recency.settle()
+	if !m.neighbours.Add(m.recency.standardize(z), now) {
+		return Alarm{}, false
+	}
+	a := m.alarm(Neighbours, m.neighbours.Statistic(), m.neighbours.Threshold(), now, m.neighbours.Since())
+	m.neighbours.Reset()
+	m.recency.begin()
+	return a, true
+}
+
+// Uncertainty gives the scores detector an arrival's uncertainty, one
+// minus the probability of the class predicted, at position now.
+func (m *Monitor) Uncertainty(u float64, now int64) (Alarm, bool) {
+	if !m.listens(Scores, now) || !m.scores.Add(u, now) {
+		return Alarm{}, false
+	}
+	a := m.alarm(Scores, m.scores.Statistic(), m.scores.Threshold(), now, m.scores.Since())
+	m.scores.Reset()
+	return a, true
+}
+
+// Reset starts the detector again from nothing.
+func (m *Monitor) Reset(detector string) {
+	switch detector {
+	case Labels:
+		m.labels.Reset()
+	case Neighbours:
+		m.neighbours.Reset()
+	case Scores:
+		m.scores.Reset()
+	}
+}
+
+// Restart starts the detector again from nothing, deaf for Spacing
+// positions from now: what it watches is about to change by the
+// caller's doing (a model re-solved on a window that forgot its labels),
+// and that is not an alarm.
+func (m *Monitor) Restart(detector string, now int64) {
+	m.Reset(detector)
+	m.deaf[detector] = now + m.cfg.Spacing
+}
+
+func (m *Monitor) alarm(detector string, stat, threshold float64, now, since int64) Alarm {
+	m.alarms[detector]++
+	m.deaf[detector] = now + m.cfg.Spacing
+	return Alarm{Detector: detector, Statistic: stat, Threshold: threshold, At: now, Since: since}
+}
+
+// Status returns every detector's state, in the order of Detectors.
+func (m *Monitor) Status() []Status {
+	out := make([]Status, 0, len(Detectors))
+	for _, name := range Detectors {
+		st := Status{Detector: name, On: m.On(name), Alarms: m.alarms[name]}
+		switch name {
+		case Labels:
+			st.Statistic, st.Threshold = m.labels.Statistic(), m.labels.Threshold()
+		case Neighbours:
+			st.Statistic, st.Threshold = m.neighbours.Statistic(), m.neighbours.Threshold()
+		case Scores:
+			st.Statistic, st.Threshold = m.scores.Statistic(), m.scores.Threshold()
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// level is the mean and standard deviation of standard values measured
+// over a stretch (after an alarm), by which later values are
+// standardized again; until one is measured, values pass as they are.
+type level struct {
+	measuring bool
+	n         int
+	sum, sq   float64
+	mean, sd  float64
+	set       bool
+}
+
+// minLevel is the fewest values a level is measured from.
+const minLevel = 50
+
+// begin starts measuring a new level.
+func (l *level) begin() { *l = level{measuring: true, mean: l.mean, sd: l.sd, set: l.set} }
+
+func (l *level) add(z float64) {
+	if l.measuring {
+		l.n++
+		l.sum, l.sq = l.sum+z, l.sq+z*z
+	}
+}
+
+// settle ends the measuring: the level measured replaces the last when
+// it had values enough. The sd is at least 1, the values' own under the
+// null: a level is never tighter than a stationary stream's.
+func (l *level) settle() {
+	if !l.measuring {
+		return
+	}
+	l.measuring = false
+	if l.n < minLevel {
+		return
+	}
+	mean := l.sum / float64(l.n)
+	l.mean, l.sd, l.set = mean, math.Sqrt(max(1, l.sq/float64(l.n)-mean*mean)), true
+}
+
+func (l *level) standardize(z float64) float64 {
+	if !l.set {
+		return z
+	}
+	return (z - l.mean) / l.sd
+}

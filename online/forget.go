@@ -1,0 +1,104 @@
+package online
+
+// reaction is what drift made of a learner's window and schedule: a part
+// of the window to forget at the next solve, a solve due at once, solves
+// due sooner for a while. The learner's mu guards it.
+type reaction struct {
+	// forget, when not 0, is the position before which the next solve
+	// forgets the labels, or with rows the rows, of the window.
+	forget uint64
+	rows   bool
+	// forgotten is the position before which labels were forgotten: a
+	// late label of such a row is not taken.
+	forgotten uint64
+	// urgent makes a solve due now, until one freezes the window.
+	urgent bool
+	// While landed (rows that entered the window since the start) is
+	// below quickUntil, solves are due factor times sooner.
+	landed     uint64
+	quickUntil uint64
+	factor     int
+}
+
+// sooner returns the count that makes a solve due, divided by the
+// factor while solves come sooner.
+func (r *reaction) sooner(due int) int {
+	if r.landed >= r.quickUntil || r.factor <= 1 {
+		return due
+	}
+	return max(1, due/r.factor)
+}
+
+// Admitted returns the position of example id in the learner's stream:
+// the number of examples the window admitted before it, which orders its
+// rows. For an example it does not hold (never admitted, or gone), it
+// returns the position the next example would take, and false.
+func (l *Learner) Admitted(id string) (uint64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if key, ok := l.keyOf[id]; ok {
+		return key, true
+	}
+	return l.nextKey, false
+}
+
+// Forget makes the next solve forget what the window admitted before
+// position (Admitted), and makes it due at once; labels that arrive
+// later for rows before position are not taken: with rows, the rows
+// themselves (evicted from the window as a slide evicts them), else only
+// their labels, the rows staying in the window unlabeled. What the drift
+// detectors found the labels to say no longer holds; the inputs may
+// still tell the new labels' story, which is why rows stay by default.
+// The solve does the work, on its own goroutine: Forget itself only
+// records it, so that the caller (the consumer, which scores) never waits
+// for the window.
+func (l *Learner) Forget(position uint64, rows bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reaction.forget = max(l.reaction.forget, position)
+	l.reaction.forgotten = max(l.reaction.forgotten, position)
+	l.reaction.rows = l.reaction.rows || rows
+	l.reaction.urgent = true
+}
+
+// Quicken makes solves due factor times sooner (after a factor-th of the
+// examples and of the labels that make one due) until examples more rows
+// have entered the window: a model that follows the stream more closely
+// while it may be changing.
+func (l *Learner) Quicken(factor, examples int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reaction.factor = factor
+	l.reaction.quickUntil = l.reaction.landed + uint64(max(0, examples))
+}
+
+// applyForget forgets what Forget asked the next solve to. The rows go
+// under the window's lock only, so that Observe keeps handing rows off
+// meanwhile; their bookkeeping goes under mu.
+func (l *Learner) applyForget() {
+	l.mu.Lock()
+	before, rows := l.reaction.forget, l.reaction.rows
+	l.reaction.forget, l.reaction.rows = 0, false
+	if before == 0 {
+		l.mu.Unlock()
+		return
+	}
+	l.changed = true
+	if !rows {
+		for key := range l.labels {
+			if key < before {
+				delete(l.labels, key)
+			}
+		}
+		l.mu.Unlock()
+		return
+	}
+	l.flushPending()
+	l.mu.Unlock()
+	l.winMu.Lock()
+	gone := l.window.EvictOldest(func(key uint64) bool { return key < before })
+	l.winMu.Unlock()
+	l.mu.Lock()
+	l.forget(gone)
+	l.mu.Unlock()
+}

@@ -1,0 +1,124 @@
+package online
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"streamer/online/train"
+)
+
+// TestForget: a learner told to forget what came before the 200th of 300
+// rows solves at once, then holds no label (or, with rows, no row) of the
+// first 200, takes no late label for them, and keeps the rest; on a plain
+// window and on a kNN graph.
+func TestForget(t *testing.T) {
+	for _, algo := range []train.Algorithm{train.SVM, train.LapSVM} {
+		for _, rows := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s rows %v", algo, rows), func(t *testing.T) {
+				l := newTestLearner(t, algo, 1000)
+				data := textRows(300, 2)
+				observeEveryFifth(l, data, func(r labeledRow) string { return r.class })
+				if _, err := l.Solve(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				pos, ok := l.Admitted(data[200].id)
+				if !ok || pos != 200 {
+					t.Fatalf("row 200 admitted at %d (%v)", pos, ok)
+				}
+				if next, ok := l.Admitted("unknown"); ok || next != 300 {
+					t.Fatalf("an unknown id: %d, %v; want 300, false", next, ok)
+				}
+				if l.Due() {
+					t.Fatal("due before Forget")
+				}
+				l.Forget(pos, rows)
+				l.Label(data[1].id, data[1].class) // late, and before the change
+				if !l.Due() {
+					t.Fatal("not due after Forget")
+				}
+				if _, err := l.Solve(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				n, labeled := l.WindowSize()
+				wantN := 300
+				if rows {
+					wantN = 100
+				}
+				if n != wantN || labeled != 20 {
+					t.Errorf("window of %d rows, %d labeled; want %d and 20", n, labeled, wantN)
+				}
+				if l.Contains(data[50].id) == rows || !l.Contains(data[250].id) {
+					t.Errorf("rows 50 and 250 in the window: %v, %v", l.Contains(data[50].id), l.Contains(data[250].id))
+				}
+				if l.Due() {
+					t.Error("still due after the solve")
+				}
+			})
+		}
+	}
+}
+
+// TestQuicken: solves come four times sooner for the next 1,000 rows,
+// then as before.
+func TestQuicken(t *testing.T) {
+	l := newTestLearner(t, train.SVM, 5000)
+	data := textRows(2000, 3)
+	l.Quicken(4, 1000)
+	due := func(from int) int {
+		for i, r := range data[from:] {
+			l.Observe(r.id, time.Time{}, r.v, "")
+			if l.Due() {
+				l.MarkSolved()
+				return i + 1
+			}
+		}
+		return -1
+	}
+	if n := due(0); n != 25 {
+		t.Errorf("quickened: due after %d rows, want 25", n)
+	}
+	for from := 25; from < 975; from += 25 {
+		if n := due(from); n != 25 {
+			t.Fatalf("quickened, from row %d: due after %d rows, want 25", from, n)
+		}
+	}
+	for _, r := range data[975:1000] {
+		l.Observe(r.id, time.Time{}, r.v, "")
+	}
+	l.MarkSolved()
+	if n := due(1000); n != 100 {
+		t.Errorf("after 1000 rows: due after %d rows, want 100", n)
+	}
+}
+
+// TestScoreNear: with KeepView, scoring searches the nearest rows of the
+// window solved on when asked, and only then, where the vote does not;
+// the rows are the view's.
+func TestScoreNear(t *testing.T) {
+	l := newTestLearner(t, train.LapSVM, 1000)
+	l.cfg.KeepView, l.cfg.Vote.Off = true, true
+	data := textRows(400, 4)
+	observeEveryFifth(l, data[:300], func(r labeledRow) string { return r.class })
+	if _, err := l.Solve(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := l.Scoring()
+	if s.View == nil || s.Vote != nil {
+		t.Fatalf("view %v, vote %v; want a view and no vote", s.View != nil, s.Vote != nil)
+	}
+	x := data[350].v
+	if got := s.Score(x, false); got.Near != nil || got.Class != s.Model.Predict(x).Class {
+		t.Errorf("not asked: %d rows searched, class %d", len(got.Near), got.Class)
+	}
+	got := s.Score(x, true)
+	if len(got.Near) != nearRows || got.Rows != 300 {
+		t.Fatalf("asked: %d rows of %d, want %d of 300", len(got.Near), got.Rows, nearRows)
+	}
+	for _, nb := range got.Near {
+		if nb.Row < 0 || nb.Row >= 300 {
+			t.Fatalf("row %d outside the view", nb.Row)
+		}
+	}
+}

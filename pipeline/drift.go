@@ -1,0 +1,277 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"streamer/online"
+	"streamer/online/drift"
+	"streamer/online/model"
+)
+
+// DriftConfig says how the pipeline watches the stream for drift and how
+// the learner reacts to an alarm. Zero fields mean the defaults written
+// beside them, or those of the types they hold.
+type DriftConfig struct {
+	// Off watches nothing.
+	Off bool
+	// Detectors are the detectors' settings (package drift): labels
+	// watches the prequential errors of the model in force, neighbours
+	// the recency of an arrival's nearest window rows, scores the
+	// uncertainty of the predictions.
+	Detectors drift.Config
+	// Sample is the fraction of the arrivals whose nearest window rows
+	// the neighbours detector searches for, when the vote does not search
+	// them anyway (where it votes, every arrival counts, at no cost); 0
+	// means 0.25, every fourth arrival.
+	Sample float64
+	// Forget, at an alarm of the labels detector, makes the learner
+	// forget the labels of what it admitted before the change the
+	// detector estimates (with ForgetRows, the rows themselves) and solve
+	// at once (online.Learner.Forget).
+	Forget, ForgetRows bool
+	// Quicken, at an alarm of a detector without labels, makes solves
+	// come QuickenFactor times sooner (0 means 4) for the next
+	// QuickenExamples examples (0 means 5000): the alarm is not
+	// confirmed, and the labels that would confirm it are learned sooner.
+	Quicken         bool
+	QuickenFactor   int
+	QuickenExamples int
+	// OnAlarm, when set, is called with every alarm, after the learner
+	// was told how to react, on the goroutine that called Example or
+	// Label: it must not block. What would ask for labels where an alarm
+	// without labels fired (a budget of label requests) hooks here.
+	OnAlarm func(Alarm)
+}
+
+func (c DriftConfig) withDefaults() DriftConfig {
+	if c.Sample == 0 {
+		c.Sample = 0.25
+	}
+	if c.QuickenFactor == 0 {
+		c.QuickenFactor = 4
+	}
+	if c.QuickenExamples == 0 {
+		c.QuickenExamples = 5000
+	}
+	return c
+}
+
+// Validate names the first bad field.
+func (c DriftConfig) Validate() error {
+	switch {
+	case c.Sample < 0 || c.Sample > 1:
+		return fmt.Errorf("sample must be in (0, 1], got %v", c.Sample)
+	case c.QuickenFactor < 0 || c.QuickenExamples < 0:
+		return fmt.Errorf("quicken factor and examples must be >= 0, got %d and %d", c.QuickenFactor, c.QuickenExamples)
+	}
+	return c.Detectors.Validate()
+}
+
+// searches reports whether the neighbours detector runs, and so whether
+// the learner keeps its views.
+func (c DriftConfig) searches() bool { return !c.Off && !c.Detectors.Off[drift.Neighbours] }
+
+// Alarm is a detector's alarm as the pipeline saw it.
+type Alarm struct {
+	drift.Alarm
+	// Examples is the number of examples the pipeline had read: the
+	// stream's position. Since, in the Alarm, is in examples for the
+	// detectors without labels, in the learner's positions
+	// (online.Learner.Admitted) for the labels detector.
+	Examples int64
+	// EventTime is the time of the newest example read; Time the clock's.
+	EventTime, Time time.Time
+	// Model is the stamp of the model in force when it fired.
+	Model model.Stamp
+	// Reactions says what the learner was told: forget (the labels
+	// before the change), forget_rows, solve, quicken.
+	Reactions []string
+}
+
+// recentAlarms bounds the alarms a pipeline remembers (Alarms).
+const recentAlarms = 1000
+
+// watch is the pipeline's drift watch; the pipeline's mu guards it, but
+// for cfg and every, which do not change.
+type watch struct {
+	cfg     DriftConfig
+	monitor *drift.Monitor
+	every   int64 // search every every-th arrival for neighbours
+	alarms  []Alarm
+	total   int
+	newest  time.Time
+	kind    modelKind // of the last model that scored
+}
+
+// modelKind is what makes one model's uncertainties comparable with
+// another's: its classes, whether it classifies by centroids (sr), and
+// whether the neighbours' vote blends in.
+type modelKind struct {
+	classes         int
+	centroids, vote bool
+}
+
+func kindOf(s online.Solved) modelKind {
+	return modelKind{classes: len(s.Model.Classes), centroids: s.Model.Centroids != nil, vote: s.Vote != nil && s.VoteWeight > 0}
+}
+
+func newWatch(cfg DriftConfig) (*watch, error) {
+	if cfg.Off {
+		return nil, nil
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("drift: %w", err)
+	}
+	cfg = cfg.withDefaults()
+	m, err := drift.NewMonitor(cfg.Detectors)
+	if err != nil {
+		return nil, fmt.Errorf("drift: %w", err)
+	}
+	return &watch{cfg: cfg, monitor: m, every: max(1, int64(math.Round(1/cfg.Sample)))}, nil
+}
+
+// search reports whether the arrival-th arrival's nearest rows are to be
+// searched for where the vote does not search them.
+func (w *watch) search(arrival int64) bool {
+	return w != nil && w.cfg.searches() && arrival%w.every == 0
+}
+
+// arrival gives the detectors without labels what scoring an example
+// found. The caller holds the pipeline's mu.
+func (w *watch) arrival(s online.Scored, kind modelKind, scored bool, ts time.Time, now int64) []drift.Alarm {
+	if w == nil {
+		return nil
+	}
+	if scored && kind != w.kind {
+		// A model of other classes, or of another kind, is as uncertain
+		// as it is: the stream did not change for that.
+		w.kind = kind
+		w.monitor.Reset(drift.Scores)
+	}
+	if ts.After(w.newest) {
+		w.newest = ts
+	}
+	var out []drift.Alarm
+	if z, ok := drift.Recency(rows(s), s.Rows); ok {
+		if a, ok := w.monitor.Recency(z, now); ok {
+			out = append(out, a)
+		}
+	}
+	if scored && s.Prob > 0 {
+		if a, ok := w.monitor.Uncertainty(1-s.Prob, now); ok {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func rows(s online.Scored) []int {
+	if len(s.Near) == 0 {
+		return nil
+	}
+	out := make([]int, len(s.Near))
+	for i, nb := range s.Near {
+		out[i] = nb.Row
+	}
+	return out
+}
+
+// outcome gives the labels detector a scored label. The caller holds the
+// pipeline's mu.
+func (w *watch) outcome(wrong bool, position uint64, now int64) []drift.Alarm {
+	if w == nil {
+		return nil
+	}
+	if a, ok := w.monitor.Outcome(wrong, int64(position), now); ok {
+		return []drift.Alarm{a}
+	}
+	return nil
+}
+
+// react tells the learners how to react to the alarms, remembers them and
+// hands them to OnAlarm. The caller does not hold the pipeline's mu.
+func (p *Pipeline) react(found []drift.Alarm) {
+	if len(found) == 0 {
+		return
+	}
+	w := p.watch
+	stamp := p.learner.InForce().Stamp
+	for _, a := range found {
+		out := Alarm{Alarm: a, Examples: a.At, Time: time.Now(), Model: stamp}
+		switch {
+		case a.Detector == drift.Labels && w.cfg.Forget:
+			for _, l := range p.learners() {
+				l.Forget(uint64(max(0, a.Since)), w.cfg.ForgetRows)
+			}
+			out.Reactions = []string{"forget", "solve"}
+			if w.cfg.ForgetRows {
+				out.Reactions[0] = "forget_rows"
+			}
+		case a.Detector != drift.Labels && w.cfg.Quicken:
+			for _, l := range p.learners() {
+				l.Quicken(w.cfg.QuickenFactor, w.cfg.QuickenExamples)
+			}
+			out.Reactions = []string{"quicken"}
+		}
+		p.mu.Lock()
+		if a.Detector == drift.Labels && w.cfg.Forget {
+			// The model re-solved without the old labels scores otherwise.
+			w.monitor.Restart(drift.Neighbours, a.At)
+			w.monitor.Restart(drift.Scores, a.At)
+		}
+		out.EventTime = w.newest
+		if len(w.alarms) == recentAlarms {
+			w.alarms = append(w.alarms[:0], w.alarms[1:]...)
+		}
+		w.alarms = append(w.alarms, out)
+		w.total++
+		p.mu.Unlock()
+		if w.cfg.OnAlarm != nil {
+			w.cfg.OnAlarm(out)
+		}
+	}
+}
+
+// learners returns the learner and, when it runs, the baseline, which
+// react alike so that the two stay comparable.
+func (p *Pipeline) learners() []*online.Learner {
+	if p.baseline != nil {
+		return []*online.Learner{p.learner, p.baseline}
+	}
+	return []*online.Learner{p.learner}
+}
+
+// DriftStatus is the drift watch's state: each detector's, the alarms
+// counted and the last one.
+type DriftStatus struct {
+	Detectors []drift.Status
+	Alarms    int
+	Last      *Alarm
+}
+
+// DriftStatus returns the drift watch's state now; zero when it is off.
+func (p *Pipeline) DriftStatus() DriftStatus {
+	if p.watch == nil {
+		return DriftStatus{}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := DriftStatus{Detectors: p.watch.monitor.Status(), Alarms: p.watch.total}
+	if n := len(p.watch.alarms); n > 0 {
+		last := p.watch.alarms[n-1]
+		st.Last = &last
+	}
+	return st
+}
+
+// Alarms returns the alarms so far, oldest first (the last thousand).
+func (p *Pipeline) Alarms() []Alarm {
+	if p.watch == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]Alarm(nil), p.watch.alarms...)
+}

@@ -1,0 +1,218 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"testing"
+
+	"streamer/anngraph"
+	"streamer/ingest"
+	"streamer/online"
+	"streamer/online/drift"
+	"streamer/online/train"
+	"streamer/synth"
+)
+
+func driftPipeline(t *testing.T, d DriftConfig) *Pipeline {
+	t.Helper()
+	p, err := New(Config{
+		Decoder: ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 14}},
+		Learner: online.LearnerConfig{
+			Features:      1 << 14,
+			Window:        anngraph.Config{MaxExamples: 400, K: 5},
+			Params:        train.Params{Algorithm: train.SVM},
+			SolveExamples: 50, SolveLabels: 5,
+		},
+		Drift: d,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// swapStream streams rows examples of two topics, a label for every
+// fifth 20 examples later, the two classes' labels swapped from example
+// 600 on. It returns the accuracy of the predictions of the 200 examples
+// from 700 on.
+func swapStream(t *testing.T, p *Pipeline, rows int) float64 {
+	t.Helper()
+	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 3, Topics: 2})
+	var docs []synth.Document
+	classes := map[string]bool{}
+	swap := func(l string) string {
+		for c := range classes {
+			if c != l {
+				return c
+			}
+		}
+		return l
+	}
+	right, scored := 0, 0
+	for i := range rows {
+		d := gen.Next()
+		classes[d.Label] = true
+		if i >= 600 {
+			d.Label = swap(d.Label)
+		}
+		docs = append(docs, d)
+		pred, err := p.Example(decoded(t, p, d, false), Source{Topic: "examples", Offset: int64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i >= 700 && i < 900 {
+			scored++
+			if pred.Label != nil && *pred.Label == d.Label {
+				right++
+			}
+		}
+		if i >= 20 && i%5 == 0 {
+			late := docs[i-20]
+			p.Label(ingest.Label{ID: late.ID, Label: late.Label}, Source{Topic: "labels", Offset: int64(i)})
+		}
+		if p.Due() {
+			if _, err := p.Solve(context.Background()); err != nil && !IsSkip(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	return float64(right) / float64(max(1, scored))
+}
+
+// TestDriftLabelsAlarmAndForget: labels that turn against the model make
+// the labels detector alarm soon after the swap, and, reacting, the
+// learner forgets the labels before it and learns the new ones; without
+// the reaction the alarm is the same and the model stays wrong longer.
+func TestDriftLabelsAlarmAndForget(t *testing.T) {
+	detectors := drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}
+	var said []Alarm
+	react := driftPipeline(t, DriftConfig{Detectors: detectors, Forget: true, OnAlarm: func(a Alarm) { said = append(said, a) }})
+	reacted := swapStream(t, react, 900)
+	plain := driftPipeline(t, DriftConfig{Detectors: detectors})
+	unreacted := swapStream(t, plain, 900)
+
+	alarms := react.Alarms()
+	if len(alarms) == 0 || len(said) != len(alarms) {
+		t.Fatalf("alarms %+v, said %d", alarms, len(said))
+	}
+	first := alarms[0]
+	if first.Detector != drift.Labels || first.Examples < 600 || first.Examples > 800 || !slices.Equal(first.Reactions, []string{"forget", "solve"}) {
+		t.Errorf("first alarm %+v; want labels between examples 600 and 800, with forget and solve", first)
+	}
+	if first.Model.Version == 0 || first.Time.IsZero() {
+		t.Errorf("alarm without its model or time: %+v", first)
+	}
+	if a := plain.Alarms(); len(a) == 0 || a[0].Examples != first.Examples || len(a[0].Reactions) != 0 {
+		t.Errorf("without reactions: alarms %+v", a)
+	}
+	if reacted < unreacted+0.1 || reacted < 0.8 {
+		t.Errorf("accuracy after the swap: %.3f reacting, %.3f not; want the reaction ahead by 10 points and at 0.8 at least", reacted, unreacted)
+	} else {
+		t.Logf("accuracy after the swap: %.3f reacting, %.3f not; first alarm at %d", reacted, unreacted, first.Examples)
+	}
+	st := react.DriftStatus()
+	if st.Alarms != len(alarms) || st.Last == nil || len(st.Detectors) != 3 || st.Detectors[0].On != true || st.Detectors[1].On {
+		t.Errorf("status %+v", st)
+	}
+}
+
+// TestDriftOff: a pipeline whose watch is off says nothing.
+func TestDriftOff(t *testing.T) {
+	p := driftPipeline(t, DriftConfig{Off: true})
+	swapStream(t, p, 800)
+	if a := p.Alarms(); len(a) != 0 {
+		t.Errorf("alarms %+v", a)
+	}
+	if st := p.DriftStatus(); len(st.Detectors) != 0 || st.Alarms != 0 {
+		t.Errorf("status %+v", st)
+	}
+}
+
+// driftRun streams d through a pipeline of a learner as the service's
+// defaults make it, revealing each label
+// with probability rate 100 examples late; it returns the alarms and the
+// accuracy at arrival of the after examples from d.Change on.
+func driftRun(t *testing.T, d synth.Drift, rate float64, cfg DriftConfig, after int) ([]Alarm, float64) {
+	t.Helper()
+	p, err := New(Config{
+		Learner: online.LearnerConfig{
+			Features:      len(d.Rows[0].Values),
+			Window:        anngraph.Config{MaxExamples: 20000, K: 10},
+			Params:        train.Params{Algorithm: train.Auto, Lambda: 1e-3, LambdaU: 0.1},
+			SolveExamples: 250, SolveLabels: 10,
+		},
+		Drift: cfg,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	const delay = 100
+	right := 0
+	for i, x := range d.Rows {
+		id := strconv.Itoa(i)
+		pred, err := p.Example(ingest.Example{ID: id, Vector: x}, Source{Topic: "examples", Offset: int64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i >= d.Change && i < d.Change+after && pred.Label != nil && *pred.Label == d.Labels[i] {
+			right++
+		}
+		if j := i - delay; j >= 0 && r.Float64() < rate {
+			p.Label(ingest.Label{ID: strconv.Itoa(j), Label: d.Labels[j]}, Source{Topic: "labels", Offset: int64(i)})
+		}
+		if p.Due() {
+			if _, err := p.Solve(context.Background()); err != nil && !IsSkip(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	return p.Alarms(), float64(right) / float64(after)
+}
+
+// TestDriftStreams runs streams with a known change through the
+// pipeline: each change is found soon after it began, by the detector
+// that can see it, and a stream without a change raises no alarm.
+func TestDriftStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 24,000 examples through the learner")
+	}
+	for _, tc := range []struct {
+		kind     synth.DriftKind
+		change   float64
+		rate     float64
+		detector string
+		within   int
+	}{
+		{synth.DriftSwap, 0.5, 0.02, drift.Labels, 2000},
+		{synth.DriftNewClass, 0.5, 0.02, "", 1500},
+		{synth.DriftSwap, 0.999, 0.02, "none", 0},
+	} {
+		d, err := synth.DriftStream(synth.DriftConfig{Kind: tc.kind, Rows: 8000, Change: tc.change, Seed: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		alarms, acc := driftRun(t, d, tc.rate, DriftConfig{}, 1000)
+		var at []string
+		found := false
+		for _, a := range alarms {
+			at = append(at, fmt.Sprintf("%s@%d", a.Detector, a.Examples))
+			if a.Examples > int64(d.Change) && a.Examples <= int64(d.Change+tc.within) && (tc.detector == "" || a.Detector == tc.detector) {
+				found = true
+			}
+		}
+		t.Logf("%s, change at %d: alarms %v, accuracy over the 1000 examples after it %.3f", tc.kind, d.Change, at, acc)
+		if tc.detector == "none" {
+			if len(alarms) > 0 {
+				t.Errorf("%s without a change: alarms %v", tc.kind, at)
+			}
+			continue
+		}
+		if !found {
+			t.Errorf("%s: no alarm within %d examples of the change at %d: %v", tc.kind, tc.within, d.Change, at)
+		}
+	}
+}

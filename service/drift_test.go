@@ -1,0 +1,94 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"streamer/publish"
+)
+
+// TestDriftAlarmIsSaid: once the labels of a stream the model learned
+// start to say the opposite class, the labels detector alarms, and the
+// alarm is counted, said by /readyz (which stays ready) and written to the
+// events topic with the model in force.
+func TestDriftAlarmIsSaid(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams a thousand examples through the service")
+	}
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// A window that keeps the first labels: the model learns the new ones
+	// only once they outnumber the old, however fast it solves.
+	svc, stop := runService(t, testConfig(t, addrs, "drift.spacing=100000", "window.max_examples=2000"))
+	<-svc.Started()
+	base := "http://" + svc.HTTPAddr()
+	stream := newStreamWriter(t, addrs, 5)
+	stream.write(t, ctx, 400)
+	waitFor(t, "ready", 30*time.Second, func() bool { code, _ := get(t, base+"/readyz"); return code == http.StatusOK })
+	if got := metric(t, base, `streamer_drift_alarms_total{detector="labels"}`); got != 0 {
+		t.Fatalf("alarms before the change: %v", got)
+	}
+	// Labels scored against a model that learned: the detector's
+	// reference is the model's error, not that of a first model solved
+	// on a few labels while the backlog was read.
+	stream.write(t, ctx, 400)
+	waitFor(t, "a model solved on the first labels", 30*time.Second, func() bool { return svc.Pipeline().Stats().Solves >= 2 })
+	classes := map[string]bool{}
+	stream.relabel = func(l string) string {
+		classes[l] = true
+		for c := range classes {
+			if c != l {
+				return c
+			}
+		}
+		return l
+	}
+	stream.write(t, ctx, 40) // every class seen
+	stream.write(t, ctx, 800)
+	waitFor(t, "a labels alarm", time.Minute, func() bool {
+		return metric(t, base, `streamer_drift_alarms_total{detector="labels"}`) == 1
+	})
+	code, body := get(t, base+"/readyz")
+	if code != http.StatusOK || !strings.Contains(body, "drift: watching labels") || !strings.Contains(body, "last: labels at example") {
+		t.Errorf("/readyz after the alarm: %d %q", code, body)
+	}
+	if metric(t, base, `streamer_drift_statistic{detector="labels"}`) < 0 || metric(t, base, `streamer_drift_threshold{detector="labels"}`) <= 0 {
+		t.Error("no statistic or threshold of the labels detector on /metrics")
+	}
+	ev := readDriftEvent(t, ctx, addrs, svc.cfg.Kafka.Topics.Events)
+	if ev.Event != "drift_alarm" || ev.Detector != "labels" || ev.Model != svc.cfg.Model.Name || ev.ModelVersion == 0 ||
+		ev.Statistic <= ev.Threshold || ev.Examples < 840 || ev.Time.IsZero() || !strings.Contains(strings.Join(ev.Reactions, ","), "forget") {
+		t.Errorf("event %+v", ev)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readDriftEvent(t *testing.T, ctx context.Context, addrs []string, topic string) publish.DriftEvent {
+	t.Helper()
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: addrs, Topic: topic, Partition: 0, Dialer: &kafka.Dialer{Timeout: 10 * time.Second}})
+	defer r.Close()
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	m, err := r.ReadMessage(rctx)
+	if err != nil {
+		t.Fatalf("read %s: %v", topic, err)
+	}
+	var ev publish.DriftEvent
+	if err := json.Unmarshal(m.Value, &ev); err != nil {
+		t.Fatalf("%s: %q: %v", topic, m.Value, err)
+	}
+	if string(m.Key) != ev.Model {
+		t.Errorf("key %q, model %q", m.Key, ev.Model)
+	}
+	return ev
+}
