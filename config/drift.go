@@ -17,12 +17,14 @@ type DriftConfig struct {
 	Neighbours DriftNeighboursConfig `mapstructure:"neighbours"`
 	Scores     DriftScoresConfig     `mapstructure:"scores"`
 	Spacing    int64                 `mapstructure:"spacing"`
-	// React names the reactions: forget, quicken; none, or an empty
-	// list, reacts with none.
+	// React names the reactions: forget, quicken, ask; none, or an
+	// empty list, reacts with none.
 	React           []string `mapstructure:"react"`
 	Forget          string   `mapstructure:"forget"`
 	QuickenFactor   int      `mapstructure:"quicken_factor"`
 	QuickenExamples int      `mapstructure:"quicken_examples"`
+	AskFactor       float64  `mapstructure:"ask_factor"`
+	AskExamples     int      `mapstructure:"ask_examples"`
 }
 
 // DriftLabelsConfig is drift.labels.
@@ -65,8 +67,8 @@ func (d DriftConfig) validate() error {
 		}
 	}
 	for _, name := range named(d.React) {
-		if name != "forget" && name != "quicken" {
-			return fmt.Errorf("drift.react: unknown reaction %q (want forget, quicken or none)", name)
+		if name != "forget" && name != "quicken" && name != "ask" {
+			return fmt.Errorf("drift.react: unknown reaction %q (want forget, quicken, ask or none)", name)
 		}
 	}
 	checks := []struct {
@@ -86,6 +88,8 @@ func (d DriftConfig) validate() error {
 		{d.Forget == "labels" || d.Forget == "rows", "drift.forget", "must be labels or rows"},
 		{d.QuickenFactor >= 1, "drift.quicken_factor", "must be >= 1"},
 		{d.QuickenExamples > 0, "drift.quicken_examples", "must be > 0"},
+		{d.AskFactor >= 1, "drift.ask_factor", "must be >= 1"},
+		{d.AskExamples > 0, "drift.ask_examples", "must be > 0"},
 	}
 	for _, ch := range checks {
 		if !ch.ok {
@@ -118,5 +122,8 @@ func (d DriftConfig) pipeline() pipeline.DriftConfig {
 		Quicken:         slices.Contains(react, "quicken"),
 		QuickenFactor:   d.QuickenFactor,
 		QuickenExamples: d.QuickenExamples,
+		Ask:             slices.Contains(react, "ask"),
+		AskFactor:       d.AskFactor,
+		AskExamples:     d.AskExamples,
 	}
 }

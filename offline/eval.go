@@ -39,7 +39,8 @@ type EvalConfig struct {
 	// Active plays the labelers of the learner's label requests instead
 	// of revealing labels at random: the budget is LabelRate of the
 	// examples (Pipeline.Requests.Budget is set to it), and each request
-	// is answered LabelDelay examples later. CompareRandom also runs the
+	// is answered LabelDelay examples later; a drift alarm does not raise
+	// that budget (Pipeline.Drift.Ask is off). CompareRandom also runs the
 	// random reveals of every seed, reported as EvalReport.Random.
 	Active        bool
 	CompareRandom bool
@@ -197,6 +198,9 @@ func (e *evalRun) eval(ctx context.Context) (SeedReport, error) {
 	cfg.Pipeline.Requests.Budget = active.Budget{}
 	if cfg.Active {
 		cfg.Pipeline.Requests.Budget = active.Budget{Fraction: cfg.LabelRate}
+		// The labelers answer as many requests as random reveals would
+		// give: an alarm does not raise their budget.
+		cfg.Pipeline.Drift.Ask = false
 		cfg.Pipeline.Requests.Seed = e.seed
 		cfg.Pipeline.Clock = e.clock
 		e.truth = map[string]string{}

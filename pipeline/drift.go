@@ -38,10 +38,16 @@ type DriftConfig struct {
 	Quicken         bool
 	QuickenFactor   int
 	QuickenExamples int
+	// Ask, at an alarm of a detector without labels, makes the budget of
+	// label requests (Config.Requests, when it makes any) accrue AskFactor
+	// times as fast (0 means 3) over the next AskExamples examples (0
+	// means 5000).
+	Ask         bool
+	AskFactor   float64
+	AskExamples int
 	// OnAlarm, when set, is called with every alarm, after the learner
 	// was told how to react, on the goroutine that called Example or
-	// Label: it must not block. What would ask for labels where an alarm
-	// without labels fired (a budget of label requests) hooks here.
+	// Label: it must not block.
 	OnAlarm func(Alarm)
 }
 
@@ -55,6 +61,12 @@ func (c DriftConfig) withDefaults() DriftConfig {
 	if c.QuickenExamples == 0 {
 		c.QuickenExamples = 5000
 	}
+	if c.AskFactor == 0 {
+		c.AskFactor = 3
+	}
+	if c.AskExamples == 0 {
+		c.AskExamples = 5000
+	}
 	return c
 }
 
@@ -65,6 +77,8 @@ func (c DriftConfig) Validate() error {
 		return fmt.Errorf("sample must be in (0, 1], got %v", c.Sample)
 	case c.QuickenFactor < 0 || c.QuickenExamples < 0:
 		return fmt.Errorf("quicken factor and examples must be >= 0, got %d and %d", c.QuickenFactor, c.QuickenExamples)
+	case c.AskFactor < 0 || c.AskExamples < 0:
+		return fmt.Errorf("ask factor and examples must be >= 0, got %v and %d", c.AskFactor, c.AskExamples)
 	}
 	return c.Detectors.Validate()
 }
@@ -86,7 +100,7 @@ type Alarm struct {
 	// Model is the stamp of the model in force when it fired.
 	Model model.Stamp
 	// Reactions says what the learner was told: forget (the labels
-	// before the change), forget_rows, solve, quicken.
+	// before the change), forget_rows, solve, quicken, ask.
 	Reactions []string
 }
 
@@ -209,11 +223,8 @@ func (p *Pipeline) react(found []drift.Alarm) {
 			if w.cfg.ForgetRows {
 				out.Reactions[0] = "forget_rows"
 			}
-		case a.Detector != drift.Labels && w.cfg.Quicken:
-			for _, l := range p.learners() {
-				l.Quicken(w.cfg.QuickenFactor, w.cfg.QuickenExamples)
-			}
-			out.Reactions = []string{"quicken"}
+		case a.Detector != drift.Labels:
+			out.Reactions = p.unconfirmed()
 		}
 		p.mu.Lock()
 		if a.Detector == drift.Labels && w.cfg.Forget {
@@ -232,6 +243,24 @@ func (p *Pipeline) react(found []drift.Alarm) {
 			w.cfg.OnAlarm(out)
 		}
 	}
+}
+
+// unconfirmed reacts to an alarm without labels, as the configuration
+// says, and returns the reactions.
+func (p *Pipeline) unconfirmed() []string {
+	cfg := p.watch.cfg
+	var out []string
+	if cfg.Quicken {
+		for _, l := range p.learners() {
+			l.Quicken(cfg.QuickenFactor, cfg.QuickenExamples)
+		}
+		out = append(out, "quicken")
+	}
+	if cfg.Ask && p.requests != nil {
+		p.requests.selector.Raise(cfg.AskFactor, int64(cfg.AskExamples))
+		out = append(out, "ask")
+	}
+	return out
 }
 
 // learners returns the learner and, when it runs, the baseline, which

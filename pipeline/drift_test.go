@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"streamer/anngraph"
 	"streamer/ingest"
 	"streamer/online"
+	"streamer/online/active"
 	"streamer/online/drift"
 	"streamer/online/train"
 	"streamer/synth"
@@ -116,6 +118,48 @@ func TestDriftLabelsAlarmAndForget(t *testing.T) {
 	st := react.DriftStatus()
 	if st.Alarms != len(alarms) || st.Last == nil || len(st.Detectors) != 3 || st.Detectors[0].On != true || st.Detectors[1].On {
 		t.Errorf("status %+v", st)
+	}
+}
+
+// TestDriftAlarmWithoutLabelsAsks: an alarm of a detector without labels
+// quickens solves and raises the budget of label requests for the
+// examples after it; a pipeline told not to ask keeps its budget.
+func TestDriftAlarmWithoutLabelsAsks(t *testing.T) {
+	requested := func(ask bool) (int, []string) {
+		p, err := New(Config{
+			Decoder: ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 14}},
+			Learner: online.LearnerConfig{
+				Features: 1 << 14, Window: anngraph.Config{MaxExamples: 2000, K: 5},
+				Params: train.Params{Algorithm: train.SVM}, SolveExamples: 1 << 20,
+			},
+			Requests: active.Config{Budget: active.Budget{Fraction: 0.01}, Seed: 1},
+			Drift:    DriftConfig{Quicken: true, Ask: ask, AskFactor: 3, AskExamples: 1000},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 4, Topics: 3})
+		n := 0
+		for i := range 1500 {
+			if i == 500 {
+				p.react([]drift.Alarm{{Detector: drift.Neighbours, At: 500}})
+			}
+			if _, err := p.Example(decoded(t, p, gen.Next(), false), Source{Topic: "examples", Offset: int64(i)}); err != nil {
+				t.Fatal(err)
+			}
+			if i%50 == 49 {
+				n += len(p.Requests(time.Unix(int64(i), 0)))
+			}
+		}
+		return n, p.Alarms()[0].Reactions
+	}
+	asked, reactions := requested(true)
+	if asked != 5+30 || !slices.Equal(reactions, []string{"quicken", "ask"}) {
+		t.Errorf("asking: %d requests for 1,500 examples at 1%%, the last 1,000 raised three times (want 35); reactions %v", asked, reactions)
+	}
+	plain, reactions := requested(false)
+	if plain != 15 || !slices.Equal(reactions, []string{"quicken"}) {
+		t.Errorf("not asking: %d requests for 1,500 examples at 1%% (want 15); reactions %v", plain, reactions)
 	}
 }
 

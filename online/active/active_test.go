@@ -265,3 +265,34 @@ func TestUncertaintyPicksTheLeastMarginTimesDensity(t *testing.T) {
 		}
 	}
 }
+
+func TestSelectorRaiseAccruesFasterForItsExamples(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	s, err := NewSelector(Config{Budget: Budget{Fraction: 0.01}, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetPool(randomPool(rng, 5000, 5, 3, 0))
+	now := time.Unix(0, 0)
+	sent := func(arrivals int) int {
+		n := 0
+		for range arrivals / 100 {
+			s.Arrived(100)
+			n += len(s.Choose(now))
+		}
+		return n
+	}
+	if n := sent(1000); n != 10 {
+		t.Fatalf("%d requests for 1,000 examples at 1%%", n)
+	}
+	s.Raise(4, 1500)
+	if n := sent(1000); n != 40 {
+		t.Errorf("%d requests for 1,000 examples raised four times, want 40", n)
+	}
+	if n := sent(1000); n != 20+5 {
+		t.Errorf("%d requests for 500 raised and 500 plain examples, want 25", n)
+	}
+	if n := sent(1000); n != 10 {
+		t.Errorf("%d requests for 1,000 examples after the raise, want 10", n)
+	}
+}

@@ -105,6 +105,9 @@ type Selector struct {
 	// tokens and randomTokens are the requests owed, chosen and random.
 	tokens, randomTokens float64
 	last                 time.Time
+	// raise multiplies what the next raiseLeft arrivals add to a budget.
+	raise     float64
+	raiseLeft int64
 	rand                 *rand.Rand
 	stats                Stats
 }
@@ -239,7 +242,9 @@ func (s *Selector) owed(now time.Time) (pool *Pool, taken []bool, chosen, random
 		s.tokens, s.randomTokens = 1-s.cfg.RandomShare, s.cfg.RandomShare // requests start at once
 	}
 	s.last = now
-	add := s.cfg.Budget.accrue(max(elapsed, 0), s.arrived.Swap(0))
+	arrived := s.arrived.Swap(0)
+	add := s.cfg.Budget.accrue(max(elapsed, 0), arrived) * s.raised(arrived)
+	s.raiseLeft -= min(arrived, s.raiseLeft)
 	burst := s.cfg.Budget.burst()
 	s.tokens = min(s.tokens+add*(1-s.cfg.RandomShare), burst)
 	s.randomTokens = min(s.randomTokens+add*s.cfg.RandomShare, burst)
@@ -325,6 +330,27 @@ func (s *Selector) Owes(now time.Time) bool {
 	if s.last.IsZero() && s.cfg.Budget.PerMinute > 0 {
 		return true
 	}
-	add := s.cfg.Budget.accrue(max(now.Sub(s.last), 0), s.arrived.Load())
+	arrived := s.arrived.Load()
+	add := s.cfg.Budget.accrue(max(now.Sub(s.last), 0), arrived) * s.raised(arrived)
 	return s.tokens+add*(1-s.cfg.RandomShare) >= 1 || s.randomTokens+add*s.cfg.RandomShare >= 1
+}
+
+// Raise makes the budget accrue factor times as fast over the next
+// examples arrivals (a rate, in proportion to the arrivals it accrues
+// over that fall among them): a change seen without labels asks for the
+// labels that would confirm it sooner. A later Raise replaces an earlier.
+func (s *Selector) Raise(factor float64, examples int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.raise, s.raiseLeft = max(factor, 1), max(examples, 0)
+}
+
+// raised returns the multiplier of what arrived arrivals accrue: factor
+// for those within a Raise, one for the others. The caller holds mu.
+func (s *Selector) raised(arrived int64) float64 {
+	if arrived <= 0 || s.raiseLeft <= 0 {
+		return 1
+	}
+	in := min(arrived, s.raiseLeft)
+	return 1 + (s.raise-1)*float64(in)/float64(arrived)
 }
