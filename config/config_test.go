@@ -90,6 +90,7 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"drift.spacing=0", "drift.spacing"},
 		{"drift.forget=everything", "drift.forget"},
 		{"drift.quicken_factor=0", "drift.quicken_factor"},
+		{"drift.ask_factor=0.5", "drift.ask_factor"},
 	}
 	for _, tt := range tests {
 		_, err := Load("", []string{tt.set})
