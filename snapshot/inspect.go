@@ -3,6 +3,7 @@ package snapshot
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -27,6 +28,7 @@ func Summarize(w io.Writer, s *Snapshot) error {
 			s.Stats.Examples, s.Stats.Labels, s.Stats.Predictions, s.Stats.Solves, s.Stats.WindowSize, s.Stats.Labeled, s.Stats.Objective),
 	}
 	lines = append(lines, modelLines(&s.Model)...)
+	lines = append(lines, reviewLines(s)...)
 	for _, o := range s.Offsets {
 		lines = append(lines, fmt.Sprintf("offset\t%s[%d] window start %d, next %d", o.Topic, o.Partition, o.WindowStart, o.Next))
 	}
@@ -81,4 +83,29 @@ func centroidCount(centroids [][]float64) int {
 		}
 	}
 	return n
+}
+
+// reviewLines says which predictions of each class go to review (those
+// below its probability threshold: all, none or below a value), and the
+// precision the thresholds were chosen for.
+func reviewLines(s *Snapshot) []string {
+	if s.ReviewThresholds == nil {
+		return []string{"review\tno thresholds"}
+	}
+	parts := make([]string, len(s.ReviewThresholds))
+	for c, t := range s.ReviewThresholds {
+		name := fmt.Sprint(c)
+		if c < len(s.Model.Classes) {
+			name = s.Model.Classes[c]
+		}
+		switch {
+		case math.IsInf(t, 1):
+			parts[c] = name + " all"
+		case t == 0:
+			parts[c] = name + " none"
+		default:
+			parts[c] = fmt.Sprintf("%s below %.3g", name, t)
+		}
+	}
+	return []string{fmt.Sprintf("review\tpredictions sent to review, for precision %g: %s", s.ReviewTargetPrecision, strings.Join(parts, ", "))}
 }

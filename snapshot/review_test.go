@@ -25,6 +25,27 @@ func TestReviewThresholdsRoundTrip(t *testing.T) {
 	}
 }
 
+func TestSummarySaysTheReviewThresholds(t *testing.T) {
+	s := testSnapshot(3, 20, 1, 5)
+	var b strings.Builder
+	if err := Summarize(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "review      no thresholds") {
+		t.Errorf("summary of a snapshot without thresholds:\n%s", b.String())
+	}
+	s.ReviewThresholds, s.ReviewTargetPrecision = Thresholds{0.8, math.Inf(1), 0}, 0.95
+	b.Reset()
+	if err := Summarize(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	c := s.Model.Classes
+	want := "review      predictions sent to review, for precision 0.95: " + c[0] + " below 0.8, " + c[1] + " all, " + c[2] + " none"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+}
+
 func TestDecodeRefusesBadReviewThresholds(t *testing.T) {
 	tests := []struct {
 		name       string
