@@ -285,13 +285,15 @@ type SolverConfig struct {
 	Lambda    float64 `mapstructure:"lambda"`
 	LambdaU   float64 `mapstructure:"lambda_u"`
 	LambdaI   float64 `mapstructure:"lambda_i"`
-	R         float64 `mapstructure:"r"`
-	MaxSwitch int     `mapstructure:"max_switch"`
-	CostPos   float64 `mapstructure:"cost_pos"`
-	CostNeg   float64 `mapstructure:"cost_neg"`
-	SRDelta   float64 `mapstructure:"sr_delta"`
-	SRGamma   float64 `mapstructure:"sr_gamma"`
-	SRK       int     `mapstructure:"sr_k"`
+	// LambdaSearch is the decades above lambda a two-class solve tries.
+	LambdaSearch int     `mapstructure:"lambda_search"`
+	R            float64 `mapstructure:"r"`
+	MaxSwitch    int     `mapstructure:"max_switch"`
+	CostPos      float64 `mapstructure:"cost_pos"`
+	CostNeg      float64 `mapstructure:"cost_neg"`
+	SRDelta      float64 `mapstructure:"sr_delta"`
+	SRGamma      float64 `mapstructure:"sr_gamma"`
+	SRK          int     `mapstructure:"sr_k"`
 }
 
 // ScheduleConfig is the schedule section.

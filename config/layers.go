@@ -22,7 +22,7 @@ import (
 func (c Config) solverParams() train.Params {
 	return train.Params{
 		Algorithm: train.Algorithm(c.Solver.Algorithm), Lambda: c.Solver.Lambda, LambdaU: c.Solver.LambdaU,
-		LambdaI: c.Solver.LambdaI, R: c.Solver.R, MaxSwitch: c.Solver.MaxSwitch,
+		LambdaI: c.Solver.LambdaI, LambdaSearch: c.Solver.LambdaSearch, R: c.Solver.R, MaxSwitch: c.Solver.MaxSwitch,
 		PositiveCost: c.Solver.CostPos, NegativeCost: c.Solver.CostNeg,
 		Spectral: spectral.Settings{Delta: c.Solver.SRDelta, Gamma: c.Solver.SRGamma, Neighbours: c.Solver.SRK},
 	}

@@ -55,6 +55,8 @@ type SolveRecord struct {
 	Examples  int    `json:"examples"` // examples seen when it ran
 	Version   uint64 `json:"version"`
 	Algorithm string `json:"algorithm"` // what ran: auto's choice
+	// Lambda is the λ it ran with (solver.lambda_search may raise it).
+	Lambda float64 `json:"lambda,omitempty"`
 	// Rival is the algorithm auto's trial weighed against sr, when it did.
 	Rival string `json:"rival,omitempty"`
 	// KernelRank is the dimension of the kernel map, 0 without one.

@@ -108,8 +108,8 @@ type Selector struct {
 	// raise multiplies what the next raiseLeft arrivals add to a budget.
 	raise     float64
 	raiseLeft int64
-	rand                 *rand.Rand
-	stats                Stats
+	rand      *rand.Rand
+	stats     Stats
 }
 
 // NewSelector returns a Selector without a pool.

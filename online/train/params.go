@@ -77,6 +77,11 @@ type Params struct {
 	Lambda    float64   // λ, weight of ‖w‖²/2, and SR's ridge α; default 1e-3
 	LambdaU   float64   // λ_u, weight of the unlabeled loss (tsvm, da); default 1; Solve scales it by 2/c for the one-versus-rest tsvm problems of c classes
 	LambdaI   float64   // λ_I, weight of the graph term; laprls and lapsvm need it > 0, tsvm and da use the graph when it is > 0
+	// LambdaSearch is the number of decades above Lambda that a solve of
+	// two classes (not sr) also tries, keeping the λ whose supervised fit
+	// on the older labels errs least on the newest (searchLambda); 0 tries
+	// none.
+	LambdaSearch int
 	// R is the fraction of unlabeled rows that are positive (tsvm, da);
 	// 0 means the fraction of positives among the labeled rows. In a
 	// binary Model the positive class is the larger of two numeric
@@ -139,6 +144,9 @@ func (p Params) Validate() error {
 	}
 	if err := b.Validate(); err != nil {
 		return err
+	}
+	if p.LambdaSearch < 0 || p.LambdaSearch > 6 {
+		return fmt.Errorf("lambda_search must be in [0, 6], got %d", p.LambdaSearch)
 	}
 	switch s := p.Spectral; {
 	case s.Delta < 0 || s.Delta > 1:

@@ -44,6 +44,9 @@ type Stats struct {
 	// algorithm; TrialSR and TrialRival are their records (see trainAuto).
 	Rival               Algorithm
 	TrialSR, TrialRival float64
+	// Lambda is the λ the solve ran with: Params.Lambda, or the one
+	// searchLambda chose.
+	Lambda float64
 }
 
 // ErrOneClass is returned while the labels name fewer than two classes.
@@ -62,10 +65,28 @@ func Solve(ctx context.Context, data Window, params Params, prev *model.Model) (
 		return nil, Stats{}, ErrOneClass
 	}
 	params = params.WithDefaults()
-	if params.Algorithm == Auto {
-		return trainAuto(ctx, data, params, classes, labeled, prev)
+	var record []float64
+	if params.Algorithm != SR {
+		params.Lambda, record = searchLambda(ctx, data, params, classes, warmOf(prev).lambdaRecord)
 	}
-	return trainWith(ctx, data, params, classes, labeled, prev)
+	var m *model.Model
+	var st Stats
+	var err error
+	if params.Algorithm == Auto {
+		m, st, err = trainAuto(ctx, data, params, classes, labeled, prev)
+	} else {
+		m, st, err = trainWith(ctx, data, params, classes, labeled, prev)
+	}
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	if record != nil {
+		w := warmOf(m)
+		w.lambdaRecord = record
+		m.Warm = &w
+	}
+	st.Lambda = params.Lambda
+	return m, st, nil
 }
 
 // trainWith solves params.Algorithm (not auto) for classes, warm-started

@@ -13,6 +13,8 @@ type warmState struct {
 	// trial, set by auto when it weighed sr against svm or lapsvm, holds
 	// the candidate not served and their record.
 	trial *autoTrial
+	// lambdaRecord is searchLambda's decayed error of each λ it tries.
+	lambdaRecord []float64
 }
 
 // warmOf returns the state training kept in m: none for nil, or for a
