@@ -96,7 +96,7 @@ func (s *Service) solve(ctx context.Context, lastSkip *string) (rows int, ok boo
 	st := s.pipe.Stats()
 	s.metrics.Solves.WithLabelValues("ok").Inc()
 	s.metrics.SolveTime.Observe(rep.Seconds)
-	attrs := []any{"algorithm", rep.Algorithm, "model_version", rep.Version, "window", rep.Window, "labeled", rep.Labeled,
+	attrs := []any{"algorithm", rep.Algorithm, "lambda", rep.Lambda, "model_version", rep.Version, "window", rep.Window, "labeled", rep.Labeled,
 		"objective", rep.Objective, "newton_steps", rep.NewtonSteps, "cgls_iters", rep.CGLSIters,
 		"seconds", rep.Seconds, "announce_seconds", time.Duration(s.lastAnnounce.Load()).Seconds(), "recent_accuracy", st.SSLRecent.Accuracy()}
 	if rep.Rival != "" { // auto weighed sr against rep.Rival (docs/MATH.md, "Choosing an algorithm")

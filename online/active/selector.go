@@ -335,10 +335,11 @@ func (s *Selector) Owes(now time.Time) bool {
 	return s.tokens+add*(1-s.cfg.RandomShare) >= 1 || s.randomTokens+add*s.cfg.RandomShare >= 1
 }
 
-// Raise makes the budget accrue factor times as fast over the next
-// examples arrivals (a rate, in proportion to the arrivals it accrues
-// over that fall among them): a change seen without labels asks for the
-// labels that would confirm it sooner. A later Raise replaces an earlier.
+// Raise makes the budget accrue factor times as fast while the next
+// examples arrivals come: a change seen without labels asks for the labels
+// that would confirm it sooner. A rate accrues by time, raised in the
+// share of each interval's arrivals that fall among those. A later Raise
+// replaces an earlier.
 func (s *Selector) Raise(factor float64, examples int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

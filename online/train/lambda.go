@@ -22,14 +22,17 @@ const lambdaMemory = 32
 
 // searchLambda returns the λ, among params.Lambda times 1, 10, … up to
 // 10^params.LambdaSearch, whose supervised L2-SVM fitted on the older half
-// of the window's labeled rows errs least on the newest half, those errors decayed over the earlier solves' (record, kept in
-// the model) so that one solve's few newest labels do not swing it; ties
-// go to the smaller λ. The newest rows stand for the stream as it is now:
-// a model that fits old labels too closely, on a stream that moved or
-// with few labels in many directions, errs on them. It returns
-// params.Lambda, and no record, where there is nothing to search: not two
-// classes, LambdaSearch 0, fewer than lambdaSearchMin labeled rows, or a
-// window without its rows.
+// of the window's labeled rows errs least on the newest half. Those
+// errors add to the earlier solves' (record), weighed down by
+// 1 − 1/lambdaMemory at each solve, so that one solve's few newest labels
+// do not swing the choice; ties go to the smaller λ. The record lives in
+// the model: a restored model starts a new one. The newest rows stand for
+// the stream as it is now: a model that fits old labels too closely, on a
+// stream that moved or with few labels in many directions, errs on them.
+// It returns params.Lambda, and no record, where there is nothing to
+// search: not two classes, LambdaSearch 0 or a window without its rows;
+// and params.Lambda with record as it was below lambdaSearchMin labeled
+// rows.
 func searchLambda(ctx context.Context, data Window, params Params, classes []string, record []float64) (float64, []float64) {
 	lambda := params.Lambda
 	if params.LambdaSearch <= 0 || len(classes) != 2 || data.Rows == nil || data.Keys == nil {
