@@ -47,6 +47,14 @@ type cglsResult struct {
 func (s *newton) cgls(sys cglsSystem, w, o, bo []float64, stop cglsStop, maxIter int) cglsResult {
 	ws := &s.work
 	m := len(sys.cost)
+	if m == 0 && s.lap == nil {
+		// No active row: the normal equations are λw = 0. Iterating
+		// would measure the residual against ‖g‖ = 0, a test that only an
+		// exact zero meets, and rounding leaves a residual whose next step
+		// divides zero by zero.
+		clear(w)
+		return cglsResult{converged: true}
+	}
 	z := linalg.Grow(&ws.z, m)
 	zSum, zSq := s.reduce(m, func(lo, hi int) (sum, sq float64) {
 		for k := lo; k < hi; k++ {

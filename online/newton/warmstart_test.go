@@ -8,6 +8,7 @@ import (
 
 	"streamer/online/linalg"
 	"streamer/online/model"
+	"streamer/synth"
 	"streamer/vector"
 )
 
@@ -82,6 +83,42 @@ func TestTSVMStartsAfreshWhenLabelsGrew(t *testing.T) {
 		}
 		if want := map[bool]int{true: tc.labeled, false: 4}[tc.grew]; sol.LabeledAtStart != want {
 			t.Errorf("%d rows labeled: the solution says %d at its start, want %d", tc.labeled, sol.LabeledAtStart, want)
+		}
+	}
+}
+
+// TestWarmStartOnFewLabelsBeyondTheMargin: a wide sparse problem (solved
+// by CGLS, not a factorization) warm-started from a model of many labels
+// where the few labels left all lie beyond its margin, as after drift
+// forgot the older labels: the first Newton system has no active row, and
+// the solve reaches the cold solve's objective in a few steps, finite.
+func TestWarmStartOnFewLabelsBeyondTheMargin(t *testing.T) {
+	d := synth.GenerateSparseText(synth.SparseTextConfig{Rows: 3000, Dim: 1 << 16, NNZ: 30, Topics: 4, TopicWords: 300, Seed: 9})
+	x := linalg.NewMatrix(d.Rows, 1<<16)
+	many := make([]float64, len(d.Rows))
+	for i := 0; i < 1000; i += 5 {
+		many[i] = d.Labels[i]
+	}
+	prev, err := Solve(context.Background(), Problem{X: x, Y: many}, Params{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 3, 10} {
+		few := make([]float64, len(d.Rows))
+		for k := range n {
+			few[1000+10*k] = d.Labels[1000+10*k]
+		}
+		warm, err := Solve(context.Background(), Problem{X: x, Y: few}, Params{}, prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cold, err := Solve(context.Background(), Problem{X: x, Y: few}, Params{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := warm.Stats.Objective, cold.Stats.Objective
+		if math.IsNaN(got) || math.Abs(got-want) > 1e-6*want || warm.Stats.NewtonSteps > 10 {
+			t.Errorf("%d labels: warm objective %.10g in %d Newton steps, cold %.10g", n, got, warm.Stats.NewtonSteps, want)
 		}
 	}
 }
