@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 
 	"streamer/online/kernel"
@@ -264,4 +265,35 @@ func (m *Model) CentroidScores(z, dst []float64) {
 			dst[c] = worst - 1
 		}
 	}
+}
+
+// Finite returns an error naming the first problem whose weights, or the
+// first class whose calibration or centroid, holds a value that is not a
+// finite number: such a model must not score.
+func (m *Model) Finite() error {
+	for k, p := range m.Problems {
+		if !allFinite(p.W) {
+			return fmt.Errorf("problem %d: weights not finite", k)
+		}
+	}
+	for k, c := range m.Calibration {
+		if !allFinite([]float64{c.A, c.B}) {
+			return fmt.Errorf("problem %d: calibration not finite", k)
+		}
+	}
+	for c, z := range m.Centroids {
+		if !allFinite(z) {
+			return fmt.Errorf("class %d: centroid not finite", c)
+		}
+	}
+	return nil
+}
+
+func allFinite(xs []float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package model_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"streamer/online/internal/modeltest"
@@ -77,5 +78,32 @@ func TestPredictLabelIsArgmaxOfProbabilities(t *testing.T) {
 				t.Fatalf("class %d prob %v, probabilities %v", p.Class, p.Prob, probs)
 			}
 		})
+	}
+}
+
+func TestFiniteNamesTheBadPart(t *testing.T) {
+	good := func() *model.Model {
+		return &model.Model{Classes: []string{"a", "b", "c"}, Dim: 2,
+			Problems:    []model.Solution{{W: []float64{1, 2, 0}}, {W: []float64{0, 1, 1}}, {W: []float64{-1, 0, 0}}},
+			Calibration: []model.Platt{{A: -1}, {A: -1}, {A: -1}},
+			Centroids:   [][]float64{{0}, {1}, {2}}}
+	}
+	if err := good().Finite(); err != nil {
+		t.Fatalf("a finite model: %v", err)
+	}
+	for _, tc := range []struct {
+		spoil func(m *model.Model)
+		want  string
+	}{
+		{func(m *model.Model) { m.Problems[1].W[0] = math.NaN() }, "problem 1: weights"},
+		{func(m *model.Model) { m.Problems[2].W[2] = math.Inf(1) }, "problem 2: weights"},
+		{func(m *model.Model) { m.Calibration[0].B = math.NaN() }, "problem 0: calibration"},
+		{func(m *model.Model) { m.Centroids[2][0] = math.Inf(-1) }, "class 2: centroid"},
+	} {
+		m := good()
+		tc.spoil(m)
+		if err := m.Finite(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("err %v, want it to name %q", err, tc.want)
+		}
 	}
 }

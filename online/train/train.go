@@ -49,6 +49,10 @@ type Stats struct {
 	Lambda float64
 }
 
+// ErrNotFinite is returned for a solve whose model holds a value that is
+// not a finite number: it is not put in force.
+var ErrNotFinite = errors.New("solve gave a model that is not finite")
+
 // ErrOneClass is returned while the labels name fewer than two classes.
 var ErrOneClass = spectral.ErrOneClass
 
@@ -79,6 +83,9 @@ func Solve(ctx context.Context, data Window, params Params, prev *model.Model) (
 	}
 	if err != nil {
 		return nil, Stats{}, err
+	}
+	if err := m.Finite(); err != nil {
+		return nil, Stats{}, fmt.Errorf("%w: %w", ErrNotFinite, err)
 	}
 	if record != nil {
 		w := warmOf(m)
