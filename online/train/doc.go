@@ -3,8 +3,11 @@
 // objectives (package newton) for several classes, Spectral Regression
 // (package spectral) over every class at once, or auto, which chooses
 // between them from the window's kNN graph and the labels that arrive
-// (auto.go, autotrial.go); it calibrates the result (Platt) and keeps in it
-// the state of the next warm start. Params composes the methods' settings.
+// (auto.go, autotrial.go). A two-class solve first chooses its λ by how
+// well supervised fits on the older labels predict the newest (lambda.go).
+// It calibrates the result (Platt), refuses a model that is not finite,
+// and keeps in it the state of the next warm start. Params composes the
+// methods' settings.
 //
 // It knows nothing of streams, windows that slide, or Kafka: the learner
 // hands it a frozen window.
