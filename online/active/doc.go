@@ -12,8 +12,9 @@
 // that the answers to those requests estimate accuracy without the bias
 // of hard examples.
 //
-// A Selector keeps the budget, the requests it made (never an id twice,
-// never a labeled one) and their expiry, and counts the answers. It knows
+// A Selector keeps the budget (raised for a while when drift is seen
+// without labels), the requests it made (never an id twice, never a
+// labeled one) and their expiry, and counts the answers. It knows
 // the window only as a Pool of rows (ids, labels, neighbour lists, class
 // distributions, densities); it knows nothing of models, solvers, vectors
 // or Kafka.
