@@ -114,15 +114,13 @@ func (d *ADWIN) Add(x float64, position int64) bool {
 // check tests every split between blocks, cuts the window where the
 // means differ, and reports an alarm.
 func (d *ADWIN) check() bool {
-	alarm := false
 	d.stat, d.threshold = 0, 0
 	for {
 		cut, rise := d.split()
 		if cut == 0 {
-			return alarm
+			return false
 		}
 		if rise {
-			alarm = true
 			d.since = d.blocks[cut].since
 			d.blocks = append(d.blocks[:0], d.blocks[cut:]...)
 			return true

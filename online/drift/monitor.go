@@ -3,6 +3,7 @@ package drift
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // The detectors a Monitor runs, by the name alarms and statistics carry.
@@ -40,7 +41,7 @@ type Config struct {
 // Validate names the first bad field.
 func (c Config) Validate() error {
 	for name := range c.Off {
-		if !known(name) {
+		if !slices.Contains(Detectors, name) {
 			return fmt.Errorf("detectors: unknown detector %q (want labels, neighbours or scores)", name)
 		}
 	}
@@ -57,15 +58,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("spacing must be >= 0, got %d", c.Spacing)
 	}
 	return nil
-}
-
-func known(name string) bool {
-	for _, d := range Detectors {
-		if d == name {
-			return true
-		}
-	}
-	return false
 }
 
 // Alarm is a detector's signal that the stream changed.
@@ -124,12 +116,12 @@ func NewMonitor(cfg Config) (*Monitor, error) {
 }
 
 // On reports whether the detector of that name runs.
-func (m *Monitor) On(detector string) bool { return !m.cfg.Off[detector] }
+func (m *Monitor) On(name string) bool { return !m.cfg.Off[name] }
 
-// listens reports whether detector takes what it is given at position
-// now.
-func (m *Monitor) listens(detector string, now int64) bool {
-	return m.On(detector) && now >= m.deaf[detector]
+// listens reports whether the named detector takes what it is given at
+// position now.
+func (m *Monitor) listens(name string, now int64) bool {
+	return m.On(name) && now >= m.deaf[name]
 }
 
 // Outcome gives the labels detector a prequential outcome: whether the
@@ -140,9 +132,7 @@ func (m *Monitor) Outcome(wrong bool, example, now int64) (Alarm, bool) {
 	if !m.listens(Labels, now) || !m.labels.Add(wrong, example) {
 		return Alarm{}, false
 	}
-	a := m.alarm(Labels, m.labels.Statistic(), m.labels.Threshold(), now, m.labels.Since())
-	m.labels.Reset()
-	return a, true
+	return m.fire(Labels, now), true
 }
 
 // Recency gives the neighbours detector an arrival's Recency z at
@@ -163,8 +153,7 @@ func (m *Monitor) Recency(z float64, now int64) (Alarm, bool) {
 	if !m.neighbours.Add(m.recency.standardize(z), now) {
 		return Alarm{}, false
 	}
-	a := m.alarm(Neighbours, m.neighbours.Statistic(), m.neighbours.Threshold(), now, m.neighbours.Since())
-	m.neighbours.Reset()
+	a := m.fire(Neighbours, now)
 	m.recency.begin()
 	return a, true
 }
@@ -175,20 +164,34 @@ func (m *Monitor) Uncertainty(u float64, now int64) (Alarm, bool) {
 	if !m.listens(Scores, now) || !m.scores.Add(u, now) {
 		return Alarm{}, false
 	}
-	a := m.alarm(Scores, m.scores.Statistic(), m.scores.Threshold(), now, m.scores.Since())
-	m.scores.Reset()
-	return a, true
+	return m.fire(Scores, now), true
+}
+
+// detector is what a Monitor reads of each of its detectors.
+type detector interface {
+	Statistic() float64
+	Threshold() float64
+	Since() int64
+	Reset()
+}
+
+// detector returns the detector of that name, nil for an unknown name.
+func (m *Monitor) detector(name string) detector {
+	switch name {
+	case Labels:
+		return m.labels
+	case Neighbours:
+		return m.neighbours
+	case Scores:
+		return m.scores
+	}
+	return nil
 }
 
 // Reset starts the detector again from nothing.
-func (m *Monitor) Reset(detector string) {
-	switch detector {
-	case Labels:
-		m.labels.Reset()
-	case Neighbours:
-		m.neighbours.Reset()
-	case Scores:
-		m.scores.Reset()
+func (m *Monitor) Reset(name string) {
+	if d := m.detector(name); d != nil {
+		d.Reset()
 	}
 }
 
@@ -196,31 +199,28 @@ func (m *Monitor) Reset(detector string) {
 // positions from now: what it watches is about to change by the
 // caller's doing (a model re-solved on a window that forgot its labels),
 // and that is not an alarm.
-func (m *Monitor) Restart(detector string, now int64) {
-	m.Reset(detector)
-	m.deaf[detector] = now + m.cfg.Spacing
+func (m *Monitor) Restart(name string, now int64) {
+	m.Reset(name)
+	m.deaf[name] = now + m.cfg.Spacing
 }
 
-func (m *Monitor) alarm(detector string, stat, threshold float64, now, since int64) Alarm {
-	m.alarms[detector]++
-	m.deaf[detector] = now + m.cfg.Spacing
-	return Alarm{Detector: detector, Statistic: stat, Threshold: threshold, At: now, Since: since}
+// fire returns the alarm of the named detector at position now, counts
+// it, starts the detector again and makes it deaf for Spacing positions.
+func (m *Monitor) fire(name string, now int64) Alarm {
+	d := m.detector(name)
+	a := Alarm{Detector: name, Statistic: d.Statistic(), Threshold: d.Threshold(), At: now, Since: d.Since()}
+	d.Reset()
+	m.alarms[name]++
+	m.deaf[name] = now + m.cfg.Spacing
+	return a
 }
 
 // Status returns every detector's state, in the order of Detectors.
 func (m *Monitor) Status() []Status {
 	out := make([]Status, 0, len(Detectors))
 	for _, name := range Detectors {
-		st := Status{Detector: name, On: m.On(name), Alarms: m.alarms[name]}
-		switch name {
-		case Labels:
-			st.Statistic, st.Threshold = m.labels.Statistic(), m.labels.Threshold()
-		case Neighbours:
-			st.Statistic, st.Threshold = m.neighbours.Statistic(), m.neighbours.Threshold()
-		case Scores:
-			st.Statistic, st.Threshold = m.scores.Statistic(), m.scores.Threshold()
-		}
-		out = append(out, st)
+		d := m.detector(name)
+		out = append(out, Status{Detector: name, On: m.On(name), Alarms: m.alarms[name], Statistic: d.Statistic(), Threshold: d.Threshold()})
 	}
 	return out
 }
