@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -567,5 +568,44 @@ func TestEvalPlotMarksAlarms(t *testing.T) {
 	}
 	if strings.Count(s, ">drift alarm: labels<") != 1 || strings.Count(s, ">drift alarm: neighbours<") != 1 {
 		t.Errorf("legend:\n%s", s)
+	}
+}
+
+// TestEvalReportsAlarms: on a stream whose two classes swap their labels
+// halfway, the report lists the labels detector's alarm soon after the
+// swap, with the learner's reactions, and none before it.
+func TestEvalReportsAlarms(t *testing.T) {
+	const n = 1200
+	r := rand.New(rand.NewPCG(4, 1))
+	var b bytes.Buffer
+	for i := range n {
+		class, x := "a", 3.0
+		if i%2 == 1 {
+			class, x = "b", -3.0
+		}
+		if i >= n/2 {
+			class = map[string]string{"a": "b", "b": "a"}[class]
+		}
+		line, _ := json.Marshal(map[string]any{"id": fmt.Sprint(i), "label": class, "vector": []float64{x + 0.3*r.NormFloat64(), 0.3 * r.NormFloat64(), 1}})
+		b.Write(append(line, '\n'))
+	}
+	path := filepath.Join(t.TempDir(), "swap.jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := separableConfig(path)
+	cfg.LabelRate, cfg.LabelDelay = 0.2, 5
+	cfg.Pipeline.Drift.Forget = true
+	rep, err := Eval(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alarms := rep.PerSeed[0].Alarms
+	if len(alarms) == 0 {
+		t.Fatal("no alarm in the report")
+	}
+	a := alarms[0]
+	if a.Detector != "labels" || a.Examples <= n/2 || a.Examples > n/2+150 || !slices.Equal(a.Reactions, []string{"forget", "solve"}) || a.Statistic <= a.Threshold {
+		t.Errorf("first alarm %+v; want the labels detector's within 150 examples of the swap at %d, reacting with forget and solve", a, n/2)
 	}
 }
