@@ -15,8 +15,8 @@ import (
 
 // TestDriftAlarmIsSaid: once the labels of a stream the model learned
 // start to say the opposite class, the labels detector alarms, and the
-// alarm is counted, said by /readyz (which stays ready) and written to the
-// events topic with the model in force.
+// alarm is counted, logged, said by /readyz (which stays ready) and
+// written to the events topic with the model in force.
 func TestDriftAlarmIsSaid(t *testing.T) {
 	if testing.Short() {
 		t.Skip("streams a thousand examples through the service")
@@ -27,7 +27,9 @@ func TestDriftAlarmIsSaid(t *testing.T) {
 	defer cancel()
 	// A window that keeps the first labels: the model learns the new ones
 	// only once they outnumber the old, however fast it solves.
-	svc, stop := runService(t, testConfig(t, addrs, "drift.spacing=100000", "window.max_examples=2000"))
+	var logs lockedBuffer
+	run := startService(t, testConfig(t, addrs, "drift.spacing=100000", "window.max_examples=2000"), newTextLogger(&logs))
+	svc, stop := run.svc, run.stop
 	<-svc.Started()
 	base := "http://" + svc.HTTPAddr()
 	stream := newStreamWriter(t, addrs, 5)
@@ -62,6 +64,9 @@ func TestDriftAlarmIsSaid(t *testing.T) {
 	}
 	if metric(t, base, `streamer_drift_statistic{detector="labels"}`) < 0 || metric(t, base, `streamer_drift_threshold{detector="labels"}`) <= 0 {
 		t.Error("no statistic or threshold of the labels detector on /metrics")
+	}
+	if l := logs.String(); !strings.Contains(l, `msg="drift alarm" detector=labels`) || !strings.Contains(l, "reactions=") {
+		t.Errorf("no log line of the alarm with its detector and reactions:\n%s", l)
 	}
 	ev := readDriftEvent(t, ctx, addrs, svc.cfg.Kafka.Topics.Events)
 	if ev.Event != "drift_alarm" || ev.Detector != "labels" || ev.Model != svc.cfg.Model.Name || ev.ModelVersion == 0 ||
