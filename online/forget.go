@@ -88,6 +88,7 @@ func (l *Learner) applyForget() {
 		for key := range l.labels {
 			if key < before {
 				delete(l.labels, key)
+				delete(l.chosen, key)
 			}
 		}
 		l.mu.Unlock()

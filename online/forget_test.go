@@ -33,6 +33,8 @@ func TestForget(t *testing.T) {
 				if l.Due() {
 					t.Fatal("due before Forget")
 				}
+				l.Chosen(data[0].id)
+				l.Chosen(data[250].id)
 				l.Forget(pos, rows)
 				l.Label(data[1].id, data[1].class) // late, and before the change
 				if !l.Due() {
@@ -54,6 +56,10 @@ func TestForget(t *testing.T) {
 				}
 				if l.Due() {
 					t.Error("still due after the solve")
+				}
+				if l.IsChosen(data[0].id) || !l.IsChosen(data[250].id) || len(l.chosen) != 1 {
+					t.Errorf("chosen marks of rows 0 and 250: %v, %v, %d in all; want the forgotten one gone",
+						l.IsChosen(data[0].id), l.IsChosen(data[250].id), len(l.chosen))
 				}
 			})
 		}

@@ -179,6 +179,9 @@ type Learner struct {
 	// classes holds every class labeled so far; with auto, the window
 	// grows its kNN graph once it holds three.
 	classes map[string]bool
+	// chosen holds the labeled rows whose labels answered requests chosen
+	// for what they would teach (Chosen).
+	chosen map[uint64]bool
 	// batch is Run's scratch for a batch of rows it inserts.
 	batch []insertion
 	// tookHook, set by tests before Run starts, is told each batch Run
@@ -256,7 +259,7 @@ func NewLearner(cfg LearnerConfig) (*Learner, error) {
 	}
 	cfg = cfg.withDefaults()
 	l := &Learner{
-		cfg: cfg, keyOf: map[string]uint64{}, idOf: map[uint64]string{}, labels: map[uint64]string{}, classes: map[string]bool{},
+		cfg: cfg, keyOf: map[string]uint64{}, idOf: map[uint64]string{}, labels: map[uint64]string{}, chosen: map[uint64]bool{}, classes: map[string]bool{},
 		landedDue: make(chan struct{}, 1),
 	}
 	if cfg.Params.Algorithm.UsesGraph(cfg.Params.LambdaI) {
@@ -492,6 +495,28 @@ func (l *Learner) Label(id, class string) bool {
 		l.setLabel(key, class)
 	}
 	return ok
+}
+
+// Chosen records that the label of example id answered a request chosen
+// for what the label would teach, not drawn at random: the classes of such
+// labels are no sample of the stream's, and while the window holds them,
+// two-class solves take the unlabeled rows' class shares from a supervised
+// fit instead (train.Window.Chosen).
+func (l *Learner) Chosen(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if key, ok := l.keyOf[id]; ok {
+		l.chosen[key] = true
+	}
+}
+
+// IsChosen reports whether the label of example id, in the window, was
+// marked by Chosen.
+func (l *Learner) IsChosen(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key, ok := l.keyOf[id]
+	return ok && l.chosen[key]
 }
 
 func (l *Learner) setLabel(key uint64, class string) {
@@ -853,6 +878,7 @@ func (l *Learner) forget(keys []uint64) []string {
 		delete(l.keyOf, l.idOf[k])
 		delete(l.idOf, k)
 		delete(l.labels, k)
+		delete(l.chosen, k)
 	}
 	return ids
 }
@@ -875,6 +901,12 @@ func (l *Learner) freeze() (frozen, bool) {
 		if f.labels[i] != "" {
 			f.ids[i] = l.idOf[k]
 		}
+		if f.labels[i] != "" && l.chosen[k] {
+			if f.chosen == nil {
+				f.chosen = make([]bool, len(view.keys))
+			}
+			f.chosen[i] = true
+		}
 	}
 	if l.cfg.Review.TargetPrecision > 0 {
 		f.grades = slices.Clone(l.grades)
@@ -884,12 +916,14 @@ func (l *Learner) freeze() (frozen, bool) {
 }
 
 // frozen is what a solve works on: the view of the window, each row's
-// label ("" for none) and, for the labeled rows, id, and the graded
-// predictions the review thresholds are chosen on.
+// label ("" for none) and, for the labeled rows, id and whether the label
+// was chosen (nil when none was), and the graded predictions the review
+// thresholds are chosen on.
 type frozen struct {
 	view   windowView
 	labels []string
 	ids    []string
+	chosen []bool
 	grades []review.Grade
 }
 
@@ -940,7 +974,7 @@ func (l *Learner) train(ctx context.Context, f frozen) (SolveReport, error) {
 		rep.KernelRank = km.Dim()
 	}
 	rep.Classes = train.ClassCount(labels)
-	data := train.Window{X: linalg.NewMatrix(rows, features), Labels: labels, Keys: view.keys, Rows: rows}
+	data := train.Window{X: linalg.NewMatrix(rows, features), Labels: labels, Chosen: f.chosen, Keys: view.keys, Rows: rows}
 	if lap != nil { // a nil *anngraph.Laplacian must not become a non-nil interface
 		data.Laplacian, data.Graph = lap, lap
 	}

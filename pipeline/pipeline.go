@@ -324,7 +324,10 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	}
 	stored, seen, first := p.join.Label(l.ID, l.Label)
 	if p.requests != nil {
-		p.requests.selector.Labeled(l.ID, l.Label, p.cfg.Clock())
+		req, answers, _ := p.requests.selector.Labeled(l.ID, l.Label, p.cfg.Clock())
+		if answers && req.Reason.Strategy != active.StrategyRandom {
+			p.learner.Chosen(l.ID)
+		}
 	}
 	var position uint64
 	watched := p.watch != nil && seen && first && stored.Class != ""

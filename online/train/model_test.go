@@ -153,3 +153,103 @@ func TestBinaryPositiveClass(t *testing.T) {
 		}
 	}
 }
+
+// chosenWindow returns a window whose unlabeled rows are four-fifths
+// positive, labeled by 40 rows chosen half from each class (as requests
+// near the boundary come) and 40 drawn as the stream came, and every
+// row's true class.
+func chosenWindow() (Window, []string) {
+	all, ys := synth.Gaussians(12, 2000, 5, 1.5)
+	var xs []vector.Vector
+	var truth []string
+	for i, x := range all {
+		if ys[i] < 0 && i%4 != 0 {
+			continue // a quarter of the negatives stay: 80% positive
+		}
+		xs = append(xs, x)
+		truth = append(truth, map[bool]string{true: "pos", false: "neg"}[ys[i] > 0])
+	}
+	w := Window{X: linalg.NewVectorRows(xs, 5, 1), Rows: xs, Labels: make([]string, len(xs)), Chosen: make([]bool, len(xs))}
+	var drawn, pos, neg int
+	for i := range xs {
+		switch {
+		case drawn < 40:
+			w.Labels[i], drawn = truth[i], drawn+1
+		case truth[i] == "pos" && pos < 20:
+			w.Labels[i], w.Chosen[i], pos = truth[i], true, pos+1
+		case truth[i] == "neg" && neg < 20:
+			w.Labels[i], w.Chosen[i], neg = truth[i], true, neg+1
+		}
+	}
+	return w, truth
+}
+
+func TestUnlabeledSharesComeFromASupervisedFit(t *testing.T) {
+	w, truth := chosenWindow()
+	var unlabeled, positive, labeled, labeledPositive float64
+	for i, l := range w.Labels {
+		switch {
+		case l == "":
+			unlabeled++
+			if truth[i] == "pos" {
+				positive++
+			}
+		default:
+			labeled++
+			if l == "pos" {
+				labeledPositive++
+			}
+		}
+	}
+	want, ofLabels := positive/unlabeled, labeledPositive/labeled
+	ctx := context.Background()
+	shares, err := unlabeledShares(ctx, w, Params{Lambda: 0.1}, []string{"pos", "neg"}, int(labeled))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("share of positives among the unlabeled rows %.3f, among the labels %.3f, estimated %.3f", want, ofLabels, shares["pos"])
+	if math.Abs(shares["pos"]-want) >= math.Abs(ofLabels-want)/2 || math.Abs(shares["pos"]+shares["neg"]-1) > 1e-9 {
+		t.Fatalf("shares %v; the unlabeled rows hold %.3f positive, the labels %.3f", shares, want, ofLabels)
+	}
+	w.Chosen = nil
+	if shares, err := unlabeledShares(ctx, w, Params{Lambda: 0.1}, []string{"pos", "neg"}, int(labeled)); shares != nil || err != nil {
+		t.Fatalf("no label chosen: shares %v, %v; want none (the labels' own share holds)", shares, err)
+	}
+}
+
+// TestChosenLabelsDoNotSetTheUnlabeledShare: told which labels were
+// chosen, TSVM holds a share of positives nearer the truth and errs less
+// on the unlabeled rows.
+func TestChosenLabelsDoNotSetTheUnlabeledShare(t *testing.T) {
+	w, truth := chosenWindow()
+	solve := func(chosen []bool) (share, acc float64) {
+		w.Chosen = chosen
+		m, _, err := Solve(context.Background(), w, Params{Algorithm: TSVM, Lambda: 0.1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var unlabeled, positive, right float64
+		for i, v := range w.Rows {
+			if w.Labels[i] != "" {
+				continue
+			}
+			c := m.Classes[m.Predict(v).Class]
+			unlabeled++
+			if c == "pos" {
+				positive++
+			}
+			if c == truth[i] {
+				right++
+			}
+		}
+		return positive / unlabeled, right / unlabeled
+	}
+	chosen := w.Chosen
+	shareAll, accAll := solve(nil)
+	shareDrawn, accDrawn := solve(chosen)
+	t.Logf("unlabeled predicted positive: %.3f from the labels' share, %.3f told which were chosen (accuracy %.3f, %.3f)", shareAll, shareDrawn, accAll, accDrawn)
+	if math.Abs(shareDrawn-0.8) >= math.Abs(shareAll-0.8) || accDrawn <= accAll {
+		t.Fatalf("told which labels were chosen: share %.3f, accuracy %.3f; from the labels' share: %.3f, accuracy %.3f",
+			shareDrawn, accDrawn, shareAll, accAll)
+	}
+}

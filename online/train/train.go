@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -21,6 +22,12 @@ type Window struct {
 	X linalg.Matrix
 	// Labels holds each row's class name, "" for an unlabeled row.
 	Labels []string
+	// Chosen, when set, marks the labeled rows whose labels were chosen
+	// for what they would teach (label requests) rather than drawn as the
+	// stream came. TSVM and DA hold a share of the unlabeled rows to each
+	// class; on two classes with chosen labels it is estimated by a
+	// supervised fit (unlabeledShares), not taken from the labels.
+	Chosen []bool
 	// Keys identify rows across windows for warm starts (see Problem.Keys).
 	Keys []uint64
 	// Rows, when set, are the vectors X was built from, in order; a warm
@@ -31,6 +38,9 @@ type Window struct {
 	Laplacian newton.Laplacian
 	// Graph is the kNN graph over X's rows; Spectral Regression needs it.
 	Graph spectral.WeightedGraph
+
+	// shares is unlabeledShares's estimate, set by Solve.
+	shares map[string]float64
 }
 
 // Stats describes a multi-class solve: the sums over its problems.
@@ -72,6 +82,13 @@ func Solve(ctx context.Context, data Window, params Params, prev *model.Model) (
 	var record []float64
 	if params.Algorithm != SR {
 		params.Lambda, record = searchLambda(ctx, data, params, classes, warmOf(prev).lambdaRecord)
+	}
+	if len(classes) == 2 && params.R == 0 && usesShares(params.Algorithm) {
+		shares, err := unlabeledShares(ctx, data, params, classes, labeled)
+		if err != nil {
+			return nil, Stats{}, err
+		}
+		data.shares = shares
 	}
 	var m *model.Model
 	var st Stats
@@ -207,8 +224,57 @@ func solveClass(ctx context.Context, data Window, params Params, m *model.Model,
 	case mirrored(m):
 		binary = mirror(binary)
 	}
+	if share, ok := data.shares[pos]; ok && binary.R == 0 {
+		binary.R = share
+	}
 	prob := newton.Problem{X: data.X, Y: y, Keys: data.Keys, Laplacian: data.Laplacian, GraphGram: graph}
 	return newton.Solve(ctx, prob, binary, warmFor(prev, m, k))
+}
+
+// usesShares reports whether algorithm a may solve TSVM or DA, which
+// hold a share of the unlabeled rows to each class. Solve estimates the
+// shares (unlabeledShares) for two classes only: one versus rest over
+// many classes of short text lost more with them than it gained
+// (docs/RESULTS.md, "Label requests").
+func usesShares(a Algorithm) bool {
+	return a == TSVM || a == DA || a == Auto
+}
+
+// unlabeledShares estimates each class's share of data's unlabeled rows
+// when some labels were chosen (Window.Chosen): the mean calibrated
+// probability of the class over those rows, as a supervised svm fitted on
+// every label gives it. Labels drawn as the stream came hold the classes
+// in the stream's shares, and TSVM and DA take the share of the labels;
+// labels chosen near the boundary hold them nearer even. It returns nil
+// when no label was chosen, or without data.Rows to score.
+func unlabeledShares(ctx context.Context, data Window, params Params, classes []string, labeled int) (map[string]float64, error) {
+	if !slices.Contains(data.Chosen, true) || data.Rows == nil {
+		return nil, nil
+	}
+	params.Algorithm = SVM
+	m, _, err := trainWith(ctx, data, params, classes, labeled, nil)
+	if err != nil {
+		return nil, fmt.Errorf("the supervised fit that estimates the classes' shares: %w", err)
+	}
+	sum := make([]float64, len(classes))
+	var n float64
+	for i, l := range data.Labels {
+		if l != "" {
+			continue
+		}
+		for k, p := range m.Distribution(m.Scores(data.Rows[i], nil)) {
+			sum[k] += p
+		}
+		n++
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	shares := make(map[string]float64, len(classes))
+	for k, c := range m.Classes {
+		shares[c] = min(0.99, max(0.01, sum[k]/n))
+	}
+	return shares, nil
 }
 
 // ovrLambdaU returns λ_u for each one-versus-rest TSVM problem among c classes:
