@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -49,12 +50,13 @@ func searchLambda(ctx context.Context, data Window, params Params, classes []str
 	}
 	x := linalg.NewMatrix(fitRows, linalg.NewColumnSpace(data.X).Features)
 	next := make([]float64, params.LambdaSearch+1)
+	bp := params.Binary()
+	bp.Objective = newton.SVM
 	for d := range next {
 		if d < len(record) {
 			next[d] = record[d] * (1 - 1.0/lambdaMemory)
 		}
-		bp := params.Binary()
-		bp.Objective, bp.Lambda = newton.SVM, lambda*math.Pow(10, float64(d))
+		bp.Lambda = lambda * math.Pow(10, float64(d))
 		sol, err := newton.Solve(ctx, newton.Problem{X: x, Y: y}, bp, nil)
 		if err != nil {
 			return lambda, record
@@ -85,15 +87,7 @@ func splitNewest(data Window) (older, newest []int) {
 			labeled = append(labeled, i)
 		}
 	}
-	slices.SortFunc(labeled, func(a, b int) int {
-		switch {
-		case data.Keys[a] < data.Keys[b]:
-			return -1
-		case data.Keys[a] > data.Keys[b]:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(labeled, func(a, b int) int { return cmp.Compare(data.Keys[a], data.Keys[b]) })
 	cut := len(labeled) - len(labeled)/2
 	return labeled[:cut], labeled[cut:]
 }

@@ -25,8 +25,8 @@ type Window struct {
 	// Chosen, when set, marks the labeled rows whose labels were chosen
 	// for what they would teach (label requests) rather than drawn as the
 	// stream came. TSVM and DA hold a share of the unlabeled rows to each
-	// class; on two classes with chosen labels it is estimated by a
-	// supervised fit (unlabeledShares), not taken from the labels.
+	// class (Params.R); on two classes with chosen labels Solve estimates
+	// it by a supervised fit (unlabeledShares), not from the labels.
 	Chosen []bool
 	// Keys identify rows across windows for warm starts (see Problem.Keys).
 	Keys []uint64
@@ -38,9 +38,6 @@ type Window struct {
 	Laplacian newton.Laplacian
 	// Graph is the kNN graph over X's rows; Spectral Regression needs it.
 	Graph spectral.WeightedGraph
-
-	// shares is unlabeledShares's estimate, set by Solve.
-	shares map[string]float64
 }
 
 // Stats describes a multi-class solve: the sums over its problems.
@@ -88,7 +85,9 @@ func Solve(ctx context.Context, data Window, params Params, prev *model.Model) (
 		if err != nil {
 			return nil, Stats{}, err
 		}
-		data.shares = shares
+		if share, ok := shares[paramsPositive(classes)]; ok {
+			params.R = share
+		}
 	}
 	var m *model.Model
 	var st Stats
@@ -224,9 +223,6 @@ func solveClass(ctx context.Context, data Window, params Params, m *model.Model,
 	case mirrored(m):
 		binary = mirror(binary)
 	}
-	if share, ok := data.shares[pos]; ok && binary.R == 0 {
-		binary.R = share
-	}
 	prob := newton.Problem{X: data.X, Y: y, Keys: data.Keys, Laplacian: data.Laplacian, GraphGram: graph}
 	return newton.Solve(ctx, prob, binary, warmFor(prev, m, k))
 }
@@ -285,6 +281,16 @@ func unlabeledShares(ctx context.Context, data Window, params Params, classes []
 // (TestOneVersusRestLambdaU, TestMultiClassStreamTSVMNotBelowSupervised).
 func ovrLambdaU(p Params, c int) float64 {
 	return p.WithDefaults().LambdaU * 2 / float64(c)
+}
+
+// paramsPositive returns the class of a binary model of classes that
+// Params call positive (R, PositiveCost).
+func paramsPositive(classes []string) string {
+	m := &model.Model{Classes: classes}
+	if mirrored(m) {
+		return classes[0]
+	}
+	return classes[m.ProblemClass(0)]
 }
 
 // mirrored reports whether the binary problem of m has as its positive
