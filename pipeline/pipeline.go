@@ -323,14 +323,14 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 		p.baseline.Label(l.ID, l.Label)
 	}
 	stored, seen, first := p.join.Label(l.ID, l.Label)
-	if p.requests != nil {
-		req, answers, _ := p.requests.selector.Labeled(l.ID, l.Label, p.cfg.Clock())
-		if answers && req.Reason.Strategy != active.StrategyRandom {
-			p.learner.Chosen(l.ID)
-		}
+	chosen := p.answersChosen(l)
+	if chosen {
+		p.learner.Chosen(l.ID)
 	}
 	var position uint64
-	watched := p.watch != nil && seen && first && stored.Class != ""
+	// An answer to a chosen request is a hard example by design: its
+	// error says nothing of a change in the stream.
+	watched := p.watch != nil && seen && first && stored.Class != "" && !chosen
 	if watched {
 		position, _ = p.learner.Admitted(l.ID)
 	}
@@ -352,6 +352,17 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	p.mu.Unlock()
 	p.react(found)
 	return seen
+}
+
+// answersChosen tells the label requests that l came, and reports whether
+// it answers a request chosen for what it teaches (not one drawn at
+// random).
+func (p *Pipeline) answersChosen(l ingest.Label) bool {
+	if p.requests == nil {
+		return false
+	}
+	req, answers, _ := p.requests.selector.Labeled(l.ID, l.Label, p.cfg.Clock())
+	return answers && req.Reason.Strategy != active.StrategyRandom
 }
 
 // Restore replays an example that was read and predicted before a restart:

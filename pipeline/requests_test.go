@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"streamer/ingest"
 	"streamer/online"
 	"streamer/online/active"
+	"streamer/online/drift"
 	"streamer/online/train"
 	"streamer/synth"
 )
@@ -65,4 +67,89 @@ func TestAnswersToChosenRequestsAreMarked(t *testing.T) {
 		}
 		break
 	}
+}
+
+// TestChosenAnswersDoNotFeedTheLabelsDetector: answers to chosen requests
+// are hard examples by design, so the labels detector does not watch
+// them. Here the labelers contradict the model on every chosen request:
+// a pipeline that got the same labels unasked alarms, the one that asked
+// for them does not.
+func TestChosenAnswersDoNotFeedTheLabelsDetector(t *testing.T) {
+	newPipeline := func(requests active.Config) *Pipeline {
+		p, err := New(Config{
+			Decoder: ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 14}},
+			Learner: online.LearnerConfig{
+				Features: 1 << 14, Window: anngraph.Config{MaxExamples: 2000, K: 5},
+				Params: train.Params{Algorithm: train.SVM}, SolveExamples: 50, SolveLabels: 5,
+			},
+			Requests: requests,
+			Drift:    DriftConfig{Detectors: drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	asking := newPipeline(active.Config{Budget: active.Budget{Fraction: 0.1}, RandomShare: 0.2, Seed: 1})
+	unasked := newPipeline(active.Config{})
+	both := []*Pipeline{asking, unasked}
+
+	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 5, Topics: 2})
+	var docs []synth.Document
+	byID := map[string]synth.Document{}
+	classes := map[string]bool{}
+	other := func(l string) string {
+		for c := range classes {
+			if c != l {
+				return c
+			}
+		}
+		return l
+	}
+	label := func(l ingest.Label, offset int) {
+		for _, p := range both {
+			p.Label(l, Source{Topic: "labels", Offset: int64(offset)})
+		}
+	}
+	contradicted := 0
+	for i := range 2000 {
+		d := gen.Next()
+		docs, byID[d.ID], classes[d.Label] = append(docs, d), d, true
+		for _, p := range both {
+			if _, err := p.Example(decoded(t, p, d, false), Source{Topic: "examples", Offset: int64(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		switch {
+		case i < 600 && i >= 20 && i%5 == 0: // unasked labels, right, build the detector's reference
+			late := docs[i-20]
+			label(ingest.Label{ID: late.ID, Label: late.Label}, i)
+		case i >= 600 && i%50 == 0:
+			for _, r := range asking.Requests(time.Unix(int64(i), 0)) {
+				answer := byID[r.ID].Label
+				if r.Reason.Strategy != active.StrategyRandom {
+					answer = other(answer)
+					contradicted++
+				}
+				label(ingest.Label{ID: r.ID, Label: answer}, i)
+			}
+		}
+		for _, p := range both {
+			if p.Due() {
+				if _, err := p.Solve(context.Background()); err != nil && !IsSkip(err) {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if contradicted < 50 {
+		t.Fatalf("%d chosen requests answered: the test needs more", contradicted)
+	}
+	if a := unasked.Alarms(); len(a) == 0 {
+		t.Fatalf("the same %d wrong labels, unasked, raised no alarm: the test shows nothing", contradicted)
+	}
+	if a := asking.Alarms(); len(a) > 0 {
+		t.Errorf("answers to chosen requests raised alarms %+v", a)
+	}
+	t.Logf("%d chosen requests contradicted; unasked alarms %d, asking alarms %d", contradicted, len(unasked.Alarms()), len(asking.Alarms()))
 }
