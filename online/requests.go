@@ -49,7 +49,7 @@ func (l *Learner) newPool(view windowView, solved *Solved) *active.Pool {
 	modelled := solved != nil && solved.Model.Ready()
 	switch {
 	case modelled && !graphCarriesLabels(view):
-		pool.Uncertainty, pool.Density = true, density(view.vecs, l.cfg.Features)
+		pool.Uncertainty, pool.Density, pool.Likeness = true, density(view.vecs, l.cfg.Features), cosines(view.vecs)
 	case view.graph != nil:
 		for i := range n {
 			if pool.IDs[i] == "" {
@@ -177,4 +177,19 @@ func density(vecs []vector.Vector, dim int) []float64 {
 		}
 	}
 	return out
+}
+
+// cosines returns the cosine of two rows of vecs, clamped at 0: how alike
+// they are.
+func cosines(vecs []vector.Vector) func(i, j int) float64 {
+	norms := make([]float64, len(vecs))
+	for i, x := range vecs {
+		norms[i] = x.Norm()
+	}
+	return func(i, j int) float64 {
+		if norms[i] == 0 || norms[j] == 0 {
+			return 0
+		}
+		return max(0, vector.Dot(vecs[i], vecs[j])/(norms[i]*norms[j]))
+	}
 }

@@ -266,6 +266,110 @@ func TestUncertaintyPicksTheLeastMarginTimesDensity(t *testing.T) {
 	}
 }
 
+// TestBestLikenedIsTheHighestScore: with a likeness, the best row is the
+// one of highest margin × density × (1 − likeness to the nearest taken
+// row), as a search over every row finds it, through requests taken one
+// by one.
+func TestBestLikenedIsTheHighestScore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for trial := range 50 {
+		p := randomPool(rng, 5+rng.IntN(60), 0, 3, 0.1)
+		n := p.Len()
+		like := make([][]float64, n)
+		for i := range like {
+			like[i] = make([]float64, n)
+		}
+		for i := range n {
+			for j := range i {
+				like[i][j] = rng.Float64()
+				like[j][i] = like[i][j]
+			}
+		}
+		p.Uncertainty, p.Density = true, make([]float64, n)
+		p.Likeness = func(i, j int) float64 { return like[i][j] }
+		for i := range p.IDs {
+			p.Density[i] = rng.Float64()
+		}
+		taken := make([]bool, n)
+		for i, l := range p.Labels {
+			taken[i] = l != ""
+		}
+		r := newRanker(p, append([]bool(nil), taken...))
+		for request := range 3 {
+			i, rs := r.best()
+			want, wantScore := -1, -1.0
+			for j := range n {
+				if taken[j] {
+					continue
+				}
+				best, margin := topTwo(p.Probs[j])
+				s := (1 - margin) * p.Density[j]
+				if r.perClass[best] <= 2 {
+					s *= 2
+				}
+				near := 0.0
+				for k := range n {
+					if taken[k] {
+						near = max(near, like[j][k])
+					}
+				}
+				if s *= 1 - near; s > wantScore {
+					want, wantScore = j, s
+				}
+			}
+			if want < 0 {
+				break
+			}
+			if i != want || math.Abs(rs.Score-wantScore) > 1e-12 || rs.Likeness == nil {
+				t.Fatalf("trial %d, request %d: best row %d (%+v), want %d (%v)", trial, request, i, rs, want, wantScore)
+			}
+			r.take(i)
+			taken[i] = true
+		}
+	}
+}
+
+// TestLikenessSpreadsRequests: ten alike rows the model is least sure of
+// draw every request without a likeness; with one, the second request
+// goes to a row unlike the first.
+func TestLikenessSpreadsRequests(t *testing.T) {
+	const n = 22 // two kinds of ten unlabeled rows, and two labeled rows
+	p := &Pool{IDs: make([]string, n), Labels: make([]string, n), Neighbours: make([][]int32, n), Probs: make([][]float64, n),
+		Classes: []string{"a", "b"}, Uncertainty: true, Density: make([]float64, n)}
+	kind := func(i int) int { return i / 10 }
+	for i := range n {
+		p.IDs[i], p.Density[i], p.Probs[i] = fmt.Sprint("x", i), 1, []float64{0.55, 0.45}
+		if kind(i) == 1 { // the model is surer of the second kind
+			p.Probs[i] = []float64{0.7, 0.3}
+		}
+	}
+	p.Labels[20], p.Labels[21] = "a", "b"
+	choose := func() []int {
+		taken := make([]bool, n)
+		taken[20], taken[21] = true, true
+		r := newRanker(p, taken)
+		var rows []int
+		for range 2 {
+			i, _ := r.best()
+			r.take(i)
+			rows = append(rows, i)
+		}
+		return rows
+	}
+	if rows := choose(); kind(rows[0]) != 0 || kind(rows[1]) != 0 {
+		t.Fatalf("without a likeness the requests are %v, want two of the least sure kind", rows)
+	}
+	p.Likeness = func(i, j int) float64 {
+		if kind(i) == kind(j) {
+			return 0.9
+		}
+		return 0.1
+	}
+	if rows := choose(); kind(rows[0]) != 0 || kind(rows[1]) != 1 {
+		t.Errorf("with a likeness the requests are %v, want one of each kind, the least sure first", rows)
+	}
+}
+
 func TestSelectorRaiseAccruesFasterForItsExamples(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	s, err := NewSelector(Config{Budget: Budget{Fraction: 0.01}, Seed: 1})

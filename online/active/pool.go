@@ -32,6 +32,12 @@ type Pool struct {
 	// pool ranked by uncertainty, so that outliers are not asked about;
 	// nil weighs every row alike.
 	Density []float64
+	// Likeness, when set, returns how alike rows i and j are, in [0, 1]:
+	// a pool ranked by uncertainty weighs a row's score by one minus its
+	// likeness to the nearest labeled or requested row, so that the
+	// requests spread over the window instead of asking many times about
+	// one kind of example.
+	Likeness func(i, j int) float64
 }
 
 // Len returns the number of rows.

@@ -1,6 +1,10 @@
 package active
 
-import "math"
+import (
+	"cmp"
+	"math"
+	"slices"
+)
 
 // farHops is the number of kNN edges from the nearest labeled or requested
 // row at which a row counts as far from every label: a label reaches the
@@ -36,6 +40,9 @@ type Reason struct {
 	// RareClass is set when the predicted class has at most two labels in
 	// the window.
 	RareClass bool `json:"rare_class,omitempty"`
+	// Likeness is the row's likeness to the most alike labeled or
+	// requested row (pools ranked by uncertainty).
+	Likeness *float64 `json:"likeness,omitempty"`
 }
 
 // ranker scores the rows of a pool for a request and keeps the scores up
@@ -47,6 +54,12 @@ type ranker struct {
 	hops  []int
 	// perClass counts the labeled rows of each class of pool.Classes.
 	perClass []int
+	// sources lists the taken rows, in the order taken; near holds each
+	// row's likeness to the most alike of the first folded[i] of them
+	// (pools with a Likeness, filled as rows are scored).
+	sources []int
+	near    []float64
+	folded  []int
 }
 
 // newRanker returns a ranker over pool with the rows of taken (labeled or
@@ -63,6 +76,9 @@ func newRanker(pool *Pool, taken []bool) *ranker {
 		}
 	}
 	r.lower(sources)
+	if pool.Uncertainty && pool.Likeness != nil {
+		r.sources, r.near, r.folded = sources, make([]float64, pool.Len()), make([]int, pool.Len())
+	}
 	index := make(map[string]int, len(pool.Classes))
 	for k, c := range pool.Classes {
 		index[c] = k
@@ -103,6 +119,9 @@ func (r *ranker) lower(sources []int) {
 func (r *ranker) take(i int) {
 	r.taken[i] = true
 	r.lower([]int{i})
+	if r.near != nil {
+		r.sources = append(r.sources, i)
+	}
 }
 
 // eligible reports whether row i may be requested.
@@ -144,8 +163,21 @@ func (r *ranker) reason(i int) Reason {
 // uncertainty scores row i of a pool ranked by the model alone: one
 // minus the margin times the row's density, twice for a predicted class
 // of at most two labels (margin sampling weighted by information density,
-// rare classes first).
+// rare classes first), times one minus its likeness to the most alike
+// labeled or requested row where the pool has a Likeness.
 func (r *ranker) uncertainty(i int) Reason {
+	rs := r.unlikened(i)
+	if r.near != nil {
+		like := r.likeness(i)
+		rs.Likeness = &like
+		rs.Score *= 1 - like
+	}
+	return rs
+}
+
+// unlikened is uncertainty without the likeness, which can only lower
+// the score: a bound on it.
+func (r *ranker) unlikened(i int) Reason {
 	best, margin := topTwo(r.probs(i))
 	rs := Reason{Strategy: StrategyInformative, Margin: &margin, Hops: r.hops[i], Score: 1 - margin}
 	if r.pool.Density != nil {
@@ -156,6 +188,16 @@ func (r *ranker) uncertainty(i int) Reason {
 		rs.Score *= 2
 	}
 	return rs
+}
+
+// likeness returns row i's likeness to the most alike taken row, folding
+// in the rows taken since it was last asked.
+func (r *ranker) likeness(i int) float64 {
+	for _, s := range r.sources[r.folded[i]:] {
+		r.near[i] = max(r.near[i], r.pool.Likeness(i, s))
+	}
+	r.folded[i] = len(r.sources)
+	return r.near[i]
 }
 
 func (r *ranker) probs(i int) []float64 {
@@ -184,6 +226,9 @@ func topTwo(p []float64) (best int, margin float64) {
 
 // best returns the eligible row of highest score and its reason, or -1.
 func (r *ranker) best() (int, Reason) {
+	if r.near != nil {
+		return r.bestLikened()
+	}
 	bi, br := -1, Reason{}
 	for i := range r.taken {
 		if !r.eligible(i) {
@@ -191,6 +236,34 @@ func (r *ranker) best() (int, Reason) {
 		}
 		if rs := r.reason(i); bi < 0 || rs.Score > br.Score {
 			bi, br = i, rs
+		}
+	}
+	return bi, br
+}
+
+// bestLikened is best for a pool whose scores are weighed by likeness,
+// which costs a comparison with every taken row: it scores the rows in
+// the order of their scores without it, and stops at the first whose
+// score without it cannot beat the best found.
+func (r *ranker) bestLikened() (int, Reason) {
+	type bound struct {
+		row   int
+		score float64
+	}
+	var rows []bound
+	for i := range r.taken {
+		if r.eligible(i) {
+			rows = append(rows, bound{i, r.unlikened(i).Score})
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b bound) int { return cmp.Compare(b.score, a.score) })
+	bi, br := -1, Reason{}
+	for _, b := range rows {
+		if bi >= 0 && b.score <= br.Score {
+			break
+		}
+		if rs := r.uncertainty(b.row); bi < 0 || rs.Score > br.Score {
+			bi, br = b.row, rs
 		}
 	}
 	return bi, br
