@@ -49,7 +49,8 @@ func (l *Learner) newPool(view windowView, solved *Solved) *active.Pool {
 	modelled := solved != nil && solved.Model.Ready()
 	switch {
 	case modelled && !graphCarriesLabels(view):
-		pool.Uncertainty, pool.Density, pool.Likeness = true, density(view.vecs, l.cfg.Features), cosines(view.vecs)
+		like := cosines(view.vecs)
+		pool.Uncertainty, pool.Density, pool.Likeness = true, density(view, like, l.cfg.Features), like
 	case view.graph != nil:
 		for i := range n {
 			if pool.IDs[i] == "" {
@@ -159,9 +160,33 @@ func sampleDistance(a, b vector.Vector, na, nb float64) float64 {
 	return 1 - vector.Dot(a, b)/(na*nb)
 }
 
-// density returns the cosine of each row of vecs (of dim features) and
-// the rows' mean direction: how typical of the window each row is.
-func density(vecs []vector.Vector, dim int) []float64 {
+// density returns how typical of the window each row of view is: where
+// the window has a kNN graph, the row's mean likeness to its neighbours
+// in it (a row among many like it, not one that merely shares the
+// window's common terms); else, and for a row without neighbours, its
+// cosine with the rows' mean direction (vectors of dim features).
+func density(view windowView, like func(i, j int) float64, dim int) []float64 {
+	out := meanDirectionCosines(view.vecs, dim)
+	if view.graph == nil {
+		return out
+	}
+	for i := range out {
+		nbrs := view.graph.Neighbors(i)
+		if len(nbrs) == 0 {
+			continue
+		}
+		sum := 0.0
+		for _, nb := range nbrs {
+			sum += like(i, nb.Row)
+		}
+		out[i] = sum / float64(len(nbrs))
+	}
+	return out
+}
+
+// meanDirectionCosines returns the cosine of each row of vecs (of dim
+// features) and the rows' mean direction.
+func meanDirectionCosines(vecs []vector.Vector, dim int) []float64 {
 	mean := make([]float64, dim)
 	norms := make([]float64, len(vecs))
 	for i, x := range vecs {

@@ -4,11 +4,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
+	"streamer/anngraph"
 	"streamer/vector"
 )
 
-func TestDensityIsTheCosineToTheMeanDirection(t *testing.T) {
+func TestDensityWithoutAGraphIsTheCosineToTheMeanDirection(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const dim = 12
 	for trial := range 20 {
@@ -31,7 +33,7 @@ func TestDensityIsTheCosineToTheMeanDirection(t *testing.T) {
 				}
 			}
 		}
-		got := density(vecs, dim)
+		got := density(windowView{vecs: vecs}, cosines(vecs), dim)
 		for i, x := range vecs {
 			var dot, xx, mm float64
 			dense := make([]float64, dim)
@@ -59,10 +61,75 @@ func TestDensityRanksAClusterAboveAnOutlier(t *testing.T) {
 		vector.Sparse([]int32{0, 1, 2}, []float64{1, 1, 0.1}),
 		vector.Sparse([]int32{5}, []float64{3}),
 	}
-	d := density(vecs, 6)
+	d := density(windowView{vecs: vecs}, cosines(vecs), 6)
 	for i := range 3 {
 		if d[i] <= d[3] {
 			t.Errorf("row %d of the cluster has density %v, the outlier %v", i, d[i], d[3])
+		}
+	}
+}
+
+// TestDensityWithAGraphIsTheMeanLikenessToTheNeighbours: in a window with
+// a kNN graph a row's density is its mean cosine with its neighbours, so
+// that a row of a tight cluster ranks above one that shares the window's
+// common terms and has no close neighbour, which the mean direction
+// ranks first.
+func TestDensityWithAGraphIsTheMeanLikenessToTheNeighbours(t *testing.T) {
+	var vecs []vector.Vector
+	for i := range 5 { // two clusters of near-copies sharing term 0
+		jitter := 0.01 * float64(i)
+		vecs = append(vecs,
+			vector.Sparse([]int32{0, 1}, []float64{1, 3 + jitter}),
+			vector.Sparse([]int32{0, 2}, []float64{1, 3 - jitter}))
+	}
+	generic := len(vecs)
+	vecs = append(vecs, vector.Sparse([]int32{0, 1, 2}, []float64{1, 1, 1}))
+	w, err := anngraph.New(anngraph.Config{MaxExamples: 100, K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vecs {
+		if _, err := w.Insert(uint64(i+1), time.Unix(int64(i), 0), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	view := graphWindow{w}.snapshot()
+	like := cosines(view.vecs)
+	got := density(view, like, 3)
+	for i := range view.vecs {
+		nbrs := view.graph.Neighbors(i)
+		if len(nbrs) == 0 {
+			t.Fatalf("row %d has no neighbours", i)
+		}
+		want := 0.0
+		for _, nb := range nbrs {
+			if nb.Row == i {
+				t.Fatalf("row %d lists itself", i)
+			}
+			want += like(i, nb.Row) / float64(len(nbrs))
+		}
+		if math.Abs(got[i]-want) > 1e-12 {
+			t.Errorf("row %d: density %v, want its mean cosine with its neighbours %v", i, got[i], want)
+		}
+	}
+	byDirection := meanDirectionCosines(view.vecs, 3)
+	row := func(key uint64) int {
+		for i, k := range view.keys {
+			if k == key {
+				return i
+			}
+		}
+		t.Fatalf("key %d is not in the window", key)
+		return -1
+	}
+	g := row(uint64(generic + 1))
+	for key := range uint64(generic) {
+		i := row(key + 1)
+		if byDirection[i] >= byDirection[g] {
+			t.Fatalf("the mean direction ranks row %d (%v) above the generic row (%v): the test shows nothing", i, byDirection[i], byDirection[g])
+		}
+		if got[i] <= got[g] {
+			t.Errorf("clustered row %d has density %v, the generic row %v", i, got[i], got[g])
 		}
 	}
 }

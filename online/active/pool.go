@@ -27,10 +27,10 @@ type Pool struct {
 	// graph does not carry the labels (sparse rows: text), where a
 	// label teaches only the row it is given to.
 	Uncertainty bool
-	// Density holds each row's likeness to the window (the cosine of the
-	// row and the window's mean direction), which weighs the margin of a
-	// pool ranked by uncertainty, so that outliers are not asked about;
-	// nil weighs every row alike.
+	// Density holds how typical of the window each row is (its mean
+	// likeness to its nearest rows), which weighs the margin of a pool
+	// ranked by uncertainty, so that outliers are not asked about; nil
+	// weighs every row alike.
 	Density []float64
 	// Likeness, when set, returns how alike rows i and j are, in [0, 1]:
 	// a pool ranked by uncertainty weighs a row's score by one minus its
