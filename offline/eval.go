@@ -40,9 +40,12 @@ type EvalConfig struct {
 	// of revealing labels at random: the budget is LabelRate of the
 	// examples (Pipeline.Requests.Budget is set to it), and each request
 	// is answered LabelDelay examples later; a drift alarm does not raise
-	// that budget (Pipeline.Drift.Ask is off). CompareRandom also runs the
-	// random reveals of every seed, reported as EvalReport.Random.
+	// that budget (Pipeline.Drift.Ask is off) unless AskOnAlarm is set,
+	// when the run spends the extra labels the ask reaction asks for.
+	// CompareRandom also runs the random reveals of every seed, reported
+	// as EvalReport.Random.
 	Active        bool
+	AskOnAlarm    bool
 	CompareRandom bool
 	// ReviewPrecision, when positive, routes predictions to review for
 	// that target precision (online.ReviewConfig) and reports the share
@@ -199,8 +202,8 @@ func (e *evalRun) eval(ctx context.Context) (SeedReport, error) {
 	if cfg.Active {
 		cfg.Pipeline.Requests.Budget = active.Budget{Fraction: cfg.LabelRate}
 		// The labelers answer as many requests as random reveals would
-		// give: an alarm does not raise their budget.
-		cfg.Pipeline.Drift.Ask = false
+		// give: an alarm raises their budget only when asked to.
+		cfg.Pipeline.Drift.Ask = cfg.Pipeline.Drift.Ask && cfg.AskOnAlarm
 		cfg.Pipeline.Requests.Seed = e.seed
 		cfg.Pipeline.Clock = e.clock
 		e.truth = map[string]string{}

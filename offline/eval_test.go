@@ -609,3 +609,56 @@ func TestEvalReportsAlarms(t *testing.T) {
 		t.Errorf("first alarm %+v; want the labels detector's within 150 examples of the swap at %d, reacting with forget and solve", a, n/2)
 	}
 }
+
+// TestEvalAskOnAlarm: with --ask-on-alarm, the alarm a new class raises
+// without labels raises the labelers' budget, and the run spends more
+// labels than the rate gives; without it, the run spends the rate's.
+func TestEvalAskOnAlarm(t *testing.T) {
+	testlevel.Long(t, "evaluates 8,000 glyph images twice")
+	d, err := synth.DriftStream(synth.DriftConfig{Kind: synth.DriftNewClass, Rows: 8000, Change: 0.5, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	for i, x := range d.Rows {
+		line, _ := json.Marshal(map[string]any{"id": fmt.Sprint(i), "label": d.Labels[i], "vector": x.Values})
+		b.Write(append(line, '\n'))
+	}
+	path := filepath.Join(t.TempDir(), "newclass.jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(ask bool) SeedReport {
+		cfg := EvalConfig{
+			Data: path, Seed: 1, LabelRate: 0.02, LabelDelay: 50, Active: true, AskOnAlarm: ask,
+			Pipeline: pipeline.Config{
+				Learner: online.LearnerConfig{
+					Features: len(d.Rows[0].Values), Window: anngraph.Config{MaxExamples: 20000, K: 10},
+					Params:        train.Params{Algorithm: train.Auto, Lambda: 1e-3, LambdaU: 0.1},
+					SolveExamples: 250, SolveLabels: 10,
+				},
+				Drift: pipeline.DriftConfig{Quicken: true, Ask: true},
+			},
+		}
+		rep, err := Eval(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep.PerSeed[0]
+	}
+	asked, plain := run(true), run(false)
+	reacted := false
+	for _, a := range asked.Alarms {
+		reacted = reacted || a.Detector != "labels" && slices.Contains(a.Reactions, "ask")
+	}
+	if !reacted {
+		t.Fatalf("alarms %+v: none without labels asked for more", asked.Alarms)
+	}
+	if want := int(0.02 * 8000); plain.LabelsRevealed != want {
+		t.Errorf("without --ask-on-alarm: %d labels, want the rate's %d", plain.LabelsRevealed, want)
+	}
+	if asked.LabelsRevealed <= plain.LabelsRevealed {
+		t.Errorf("with --ask-on-alarm: %d labels, no more than the rate's %d", asked.LabelsRevealed, plain.LabelsRevealed)
+	}
+	t.Logf("labels %d asking, %d not; alarms %+v", asked.LabelsRevealed, plain.LabelsRevealed, asked.Alarms)
+}

@@ -81,8 +81,8 @@ terminal, a line every 5 seconds otherwise (--quiet: neither).`,
 			if cfg.TestEvery < 0 || cfg.Seeds < 0 {
 				return fmt.Errorf("--test-every and --seeds must not be negative")
 			}
-			if cfg.CompareRandom && !cfg.Active {
-				return fmt.Errorf("--compare-random needs --active")
+			if (cfg.CompareRandom || cfg.AskOnAlarm) && !cfg.Active {
+				return fmt.Errorf("--compare-random and --ask-on-alarm need --active")
 			}
 			if cfg.TestEvery > 0 && cfg.Test == "" {
 				return fmt.Errorf("--test-every needs --test FILE")
@@ -122,6 +122,7 @@ terminal, a line every 5 seconds otherwise (--quiet: neither).`,
 	f.BoolVar(&quiet, "quiet", false, "no progress bar or progress lines")
 	f.BoolVar(&cfg.Active, "active", false, "reveal the labels the learner requests (active.*), as many as --label-rate would reveal, each --label-delay examples after its request")
 	f.BoolVar(&cfg.CompareRandom, "compare-random", false, "with --active, also run the random reveals of every seed and report both")
+	f.BoolVar(&cfg.AskOnAlarm, "ask-on-alarm", false, "with --active, let a drift alarm without labels raise the budget as drift.react's ask says (more labels than --label-rate)")
 	addUnlabeledLabelFlag(f, &unlabeled)
 	conf.register(f)
 	_ = cmd.MarkFlagRequired("data")
