@@ -329,7 +329,8 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	}
 	var position uint64
 	// An answer to a chosen request is a hard example by design: its
-	// error says nothing of a change in the stream.
+	// error says nothing of a change in the stream, nor of how often the
+	// predictions above a review threshold are right.
 	watched := p.watch != nil && seen && first && stored.Class != "" && !chosen
 	if watched {
 		position, _ = p.learner.Admitted(l.ID)
@@ -343,7 +344,9 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	if seen && first {
 		p.ssl.Add(stored.Class, l.Label, int(p.examples))
 		p.base.Add(stored.Baseline, l.Label, int(p.examples))
-		p.learner.Grade(review.Grade{Class: stored.Class, Prob: stored.Prob, Correct: stored.Class == l.Label})
+		if !chosen {
+			p.learner.Grade(review.Grade{Class: stored.Class, Prob: stored.Prob, Correct: stored.Class == l.Label})
+		}
 	}
 	var found []drift.Alarm
 	if watched {

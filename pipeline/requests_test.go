@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"streamer/online"
 	"streamer/online/active"
 	"streamer/online/drift"
+	"streamer/online/review"
 	"streamer/online/train"
 	"streamer/synth"
 )
@@ -69,18 +71,20 @@ func TestAnswersToChosenRequestsAreMarked(t *testing.T) {
 	}
 }
 
-// TestChosenAnswersDoNotFeedTheLabelsDetector: answers to chosen requests
-// are hard examples by design, so the labels detector does not watch
-// them. Here the labelers contradict the model on every chosen request:
-// a pipeline that got the same labels unasked alarms, the one that asked
-// for them does not.
-func TestChosenAnswersDoNotFeedTheLabelsDetector(t *testing.T) {
+// TestChosenAnswersFeedNeitherDriftNorReview: answers to chosen requests
+// are hard examples by design, so neither the labels detector nor the
+// choice of review thresholds counts them. Here the labelers contradict
+// the model on every chosen request: a pipeline that got the same labels
+// unasked alarms and sends every prediction to review; the one that
+// asked for them does neither.
+func TestChosenAnswersFeedNeitherDriftNorReview(t *testing.T) {
 	newPipeline := func(requests active.Config) *Pipeline {
 		p, err := New(Config{
 			Decoder: ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 14}},
 			Learner: online.LearnerConfig{
 				Features: 1 << 14, Window: anngraph.Config{MaxExamples: 2000, K: 5},
 				Params: train.Params{Algorithm: train.SVM}, SolveExamples: 50, SolveLabels: 5,
+				Review: online.ReviewConfig{TargetPrecision: 0.9},
 			},
 			Requests: requests,
 			Drift:    DriftConfig{Detectors: drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}},
@@ -151,5 +155,13 @@ func TestChosenAnswersDoNotFeedTheLabelsDetector(t *testing.T) {
 	if a := asking.Alarms(); len(a) > 0 {
 		t.Errorf("answers to chosen requests raised alarms %+v", a)
 	}
-	t.Logf("%d chosen requests contradicted; unasked alarms %d, asking alarms %d", contradicted, len(unasked.Alarms()), len(asking.Alarms()))
+	askingTh, unaskedTh := asking.Learner().InForce().Thresholds, unasked.Learner().InForce().Thresholds
+	if !slices.Contains(unaskedTh, review.ReviewAll) {
+		t.Fatalf("the same wrong labels, unasked, left thresholds %v that decide every class: the test shows nothing", unaskedTh)
+	}
+	if slices.Contains(askingTh, review.ReviewAll) {
+		t.Errorf("answers to chosen requests send every prediction of a class to review: thresholds %v", askingTh)
+	}
+	t.Logf("%d chosen requests contradicted; unasked: %d alarms, thresholds %v; asking: %d alarms, thresholds %v",
+		contradicted, len(unasked.Alarms()), unaskedTh, len(asking.Alarms()), askingTh)
 }
