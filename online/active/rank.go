@@ -193,11 +193,23 @@ func (r *ranker) unlikened(i int) Reason {
 // likeness returns row i's likeness to the most alike taken row, folding
 // in the rows taken since it was last asked.
 func (r *ranker) likeness(i int) float64 {
-	for _, s := range r.sources[r.folded[i]:] {
-		r.near[i] = max(r.near[i], r.pool.Likeness(i, s))
+	like, _ := r.likenessBelow(i, math.Inf(1))
+	return like
+}
+
+// likenessBelow is likeness, but stops folding, and reports false, once
+// the likeness reaches limit: row i's score can then no longer beat the
+// one it is compared with. What was folded is kept for the next call.
+func (r *ranker) likenessBelow(i int, limit float64) (float64, bool) {
+	for k := r.folded[i]; k < len(r.sources); k++ {
+		r.near[i] = max(r.near[i], r.pool.Likeness(i, r.sources[k]))
+		if r.near[i] >= limit {
+			r.folded[i] = k + 1
+			return r.near[i], false
+		}
 	}
 	r.folded[i] = len(r.sources)
-	return r.near[i]
+	return r.near[i], r.near[i] < limit
 }
 
 func (r *ranker) probs(i int) []float64 {
@@ -243,8 +255,9 @@ func (r *ranker) best() (int, Reason) {
 
 // bestLikened is best for a pool whose scores are weighed by likeness,
 // which costs a comparison with every taken row: it scores the rows in
-// the order of their scores without it, and stops at the first whose
-// score without it cannot beat the best found.
+// the order of their scores without it, stops at the first whose score
+// without it cannot beat the best found, and stops comparing a row with
+// the taken ones once its likeness shows that it cannot either.
 func (r *ranker) bestLikened() (int, Reason) {
 	type bound struct {
 		row   int
@@ -256,11 +269,20 @@ func (r *ranker) bestLikened() (int, Reason) {
 			rows = append(rows, bound{i, r.unlikened(i).Score})
 		}
 	}
-	slices.SortStableFunc(rows, func(a, b bound) int { return cmp.Compare(b.score, a.score) })
+	slices.SortFunc(rows, func(a, b bound) int {
+		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.row, b.row))
+	})
 	bi, br := -1, Reason{}
 	for _, b := range rows {
 		if bi >= 0 && b.score <= br.Score {
 			break
+		}
+		limit := math.Inf(1)
+		if bi >= 0 {
+			limit = 1 - br.Score/b.score // a likeness at least this leaves no more than the best
+		}
+		if _, below := r.likenessBelow(b.row, limit); !below {
+			continue
 		}
 		if rs := r.uncertainty(b.row); bi < 0 || rs.Score > br.Score {
 			bi, br = b.row, rs

@@ -1,0 +1,84 @@
+package active
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// sparseRow is a bag of words: sorted term indices and their weights.
+type sparseRow struct {
+	idx []int
+	val []float64
+}
+
+func (a sparseRow) dot(b sparseRow) float64 {
+	s, i, j := 0.0, 0, 0
+	for i < len(a.idx) && j < len(b.idx) {
+		switch {
+		case a.idx[i] < b.idx[j]:
+			i++
+		case a.idx[i] > b.idx[j]:
+			j++
+		default:
+			s += a.val[i] * b.val[j]
+			i, j = i+1, j+1
+		}
+	}
+	return s
+}
+
+// textPool returns a pool ranked by uncertainty of n short texts (20
+// terms of a vocabulary of 5,000, unit length), a share labeled, with
+// the rows' cosine as their likeness.
+func textPool(rng *rand.Rand, n int, labeled float64) *Pool {
+	p := randomPool(rng, n, 0, 13, labeled)
+	rows := make([]sparseRow, n)
+	for i := range rows {
+		seen := map[int]bool{}
+		for len(seen) < 20 {
+			seen[rng.IntN(5000)] = true
+		}
+		for t := range seen {
+			rows[i].idx = append(rows[i].idx, t)
+		}
+		slices.Sort(rows[i].idx)
+		for range rows[i].idx {
+			rows[i].val = append(rows[i].val, 1/math.Sqrt(20))
+		}
+	}
+	p.Uncertainty, p.Density = true, make([]float64, n)
+	for i := range p.Density {
+		p.Density[i] = rng.Float64()
+	}
+	p.Likeness = func(i, j int) float64 { return rows[i].dot(rows[j]) }
+	return p
+}
+
+// BenchmarkChooseText chooses 10 requests, one by one, from a window of
+// 20,000 short texts of which 5% are labeled, with and without weighing
+// the scores by likeness to the labeled and requested rows.
+func BenchmarkChooseText(b *testing.B) {
+	for _, likeness := range []bool{false, true} {
+		b.Run(fmt.Sprintf("likeness=%v", likeness), func(b *testing.B) {
+			p := textPool(rand.New(rand.NewPCG(1, 2)), 20000, 0.05)
+			if !likeness {
+				p.Likeness = nil
+			}
+			taken := make([]bool, p.Len())
+			for i, l := range p.Labels {
+				taken[i] = l != ""
+			}
+			b.ResetTimer()
+			for range b.N {
+				r := newRanker(p, slices.Clone(taken))
+				for range 10 {
+					i, _ := r.best()
+					r.take(i)
+				}
+			}
+		})
+	}
+}
