@@ -154,7 +154,16 @@ func TestRunEndsWhenTheHandOffStops(t *testing.T) {
 	}
 	other, stopOther := context.WithCancel(context.Background())
 	handedOff := make(chan error, 1)
-	go func() { handedOff <- svc.Pipeline().Learner().Run(other, nil) }()
+	go func() {
+		for {
+			// A probe below may hold the hand-off for a moment: start
+			// again until this one holds it.
+			if err := svc.Pipeline().Learner().Run(other, nil); !errors.Is(err, online.ErrRunning) {
+				handedOff <- err
+				return
+			}
+		}
+	}()
 	defer func() { stopOther(); <-handedOff }()
 	ended, end := context.WithCancel(context.Background())
 	end() // a hand-off that starts on it stops at once
