@@ -2,58 +2,38 @@ package active
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"streamer/vector"
 )
-
-// sparseRow is a bag of words: sorted term indices and their weights.
-type sparseRow struct {
-	idx []int
-	val []float64
-}
-
-func (a sparseRow) dot(b sparseRow) float64 {
-	s, i, j := 0.0, 0, 0
-	for i < len(a.idx) && j < len(b.idx) {
-		switch {
-		case a.idx[i] < b.idx[j]:
-			i++
-		case a.idx[i] > b.idx[j]:
-			j++
-		default:
-			s += a.val[i] * b.val[j]
-			i, j = i+1, j+1
-		}
-	}
-	return s
-}
 
 // textPool returns a pool ranked by uncertainty of n short texts (20
 // terms of a vocabulary of 5,000, unit length), a share labeled, with
 // the rows' cosine as their likeness.
 func textPool(rng *rand.Rand, n int, labeled float64) *Pool {
 	p := randomPool(rng, n, 0, 13, labeled)
-	rows := make([]sparseRow, n)
+	rows := make([]vector.Vector, n)
 	for i := range rows {
-		seen := map[int]bool{}
+		seen := map[int32]bool{}
 		for len(seen) < 20 {
-			seen[rng.IntN(5000)] = true
+			seen[int32(rng.IntN(5000))] = true
 		}
-		for t := range seen {
-			rows[i].idx = append(rows[i].idx, t)
+		idx := slices.Sorted(maps.Keys(seen))
+		val := make([]float64, len(idx))
+		for k := range val {
+			val[k] = 1 / math.Sqrt(20)
 		}
-		slices.Sort(rows[i].idx)
-		for range rows[i].idx {
-			rows[i].val = append(rows[i].val, 1/math.Sqrt(20))
-		}
+		rows[i] = vector.Sparse(idx, val)
 	}
 	p.Uncertainty, p.Density = true, make([]float64, n)
 	for i := range p.Density {
 		p.Density[i] = rng.Float64()
 	}
-	p.Likeness = func(i, j int) float64 { return rows[i].dot(rows[j]) }
+	p.Likeness = func(i, j int) float64 { return vector.Dot(rows[i], rows[j]) }
 	return p
 }
 
