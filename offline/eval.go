@@ -338,7 +338,7 @@ func (e *evalRun) finish() {
 	r.Tenths = e.tenths()
 	r.Alarms = []AlarmRecord{}
 	for _, a := range e.pipe.Alarms() {
-		r.Alarms = append(r.Alarms, AlarmRecord{Examples: a.Examples, Detector: a.Detector, Statistic: a.Statistic, Threshold: a.Threshold, Reactions: a.Reactions})
+		r.Alarms = append(r.Alarms, AlarmRecord{Examples: a.Examples, Detector: a.Detector, Statistic: a.Statistic, Threshold: a.Threshold, Reactions: a.Reactions, Classes: a.Classes})
 	}
 	e.spent()
 	r.SpentCurve = e.spentCurve

@@ -81,6 +81,9 @@ type AlarmRecord struct {
 	Threshold float64 `json:"threshold"`
 	// Reactions are what the learner was told (pipeline.Alarm).
 	Reactions []string `json:"reactions,omitempty"`
+	// Classes are those of the errors since the change, for an alarm of
+	// the labels (pipeline.Alarm).
+	Classes []string `json:"classes,omitempty"`
 }
 
 // SeedReport is the result of one run, with one label seed.

@@ -5,12 +5,17 @@ package online
 // due sooner for a while. The learner's mu guards it.
 type reaction struct {
 	// forget, when not 0, is the position before which the next solve
-	// forgets the labels, or with rows the rows, of the window.
-	forget uint64
-	rows   bool
-	// forgotten is the position before which labels were forgotten: a
-	// late label of such a row is not taken.
-	forgotten uint64
+	// forgets the labels, or with rows the rows, of the window; classes
+	// holds, for some classes, the position before which it forgets the
+	// labels of that class.
+	forget  uint64
+	rows    bool
+	classes map[string]uint64
+	// forgotten is the position before which labels were forgotten, and
+	// forgottenClass the same for one class's labels: a late label of
+	// such a row is not taken.
+	forgotten      uint64
+	forgottenClass map[string]uint64
 	// urgent makes a solve due now, until one freezes the window.
 	urgent bool
 	// While landed (rows that entered the window since the start) is
@@ -61,6 +66,33 @@ func (l *Learner) Forget(position uint64, rows bool) {
 	l.reaction.urgent = true
 }
 
+// ForgetClasses is Forget for the labels of some classes only: the next
+// solve forgets the labels of those classes on what the window admitted
+// before position, and is due at once; a later label of one of those
+// classes for such a row is not taken. The other classes' labels stay:
+// a change of what one class means leaves what the others mean.
+func (l *Learner) ForgetClasses(position uint64, classes []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.reaction.classes == nil {
+		l.reaction.classes = map[string]uint64{}
+	}
+	if l.reaction.forgottenClass == nil {
+		l.reaction.forgottenClass = map[string]uint64{}
+	}
+	for _, c := range classes {
+		l.reaction.classes[c] = max(l.reaction.classes[c], position)
+		l.reaction.forgottenClass[c] = max(l.reaction.forgottenClass[c], position)
+	}
+	l.reaction.urgent = true
+}
+
+// refused reports whether a label of class for the row at key was
+// forgotten before it came.
+func (r *reaction) refused(key uint64, class string) bool {
+	return key < r.forgotten || key < r.forgottenClass[class]
+}
+
 // Quicken makes solves due factor times sooner (after a factor-th of the
 // examples and of the labels that make one due) until examples more rows
 // have entered the window: a model that follows the stream more closely
@@ -72,25 +104,25 @@ func (l *Learner) Quicken(factor, examples int) {
 	l.reaction.quickUntil = l.reaction.landed + uint64(max(0, examples))
 }
 
-// applyForget forgets what Forget asked the next solve to. The rows go
-// under the window's lock only, so that Observe keeps handing rows off
-// meanwhile; their bookkeeping goes under mu.
+// applyForget forgets what Forget and ForgetClasses asked the next solve
+// to. The rows go under the window's lock only, so that Observe keeps
+// handing rows off meanwhile; their bookkeeping goes under mu.
 func (l *Learner) applyForget() {
 	l.mu.Lock()
-	before, rows := l.reaction.forget, l.reaction.rows
-	l.reaction.forget, l.reaction.rows = 0, false
-	if before == 0 {
+	before, rows, classes := l.reaction.forget, l.reaction.rows, l.reaction.classes
+	l.reaction.forget, l.reaction.rows, l.reaction.classes = 0, false, nil
+	if before == 0 && len(classes) == 0 {
 		l.mu.Unlock()
 		return
 	}
 	l.changed = true
-	if !rows {
-		for key := range l.labels {
-			if key < before {
-				delete(l.labels, key)
-				delete(l.chosen, key)
-			}
+	for key, class := range l.labels {
+		if (key < before && !rows) || key < classes[class] {
+			delete(l.labels, key)
+			delete(l.chosen, key)
 		}
+	}
+	if !rows {
 		l.mu.Unlock()
 		return
 	}

@@ -66,6 +66,54 @@ func TestForget(t *testing.T) {
 	}
 }
 
+// TestForgetClasses: a learner told to forget one class's labels before
+// the 200th of 300 rows solves at once, then holds none of that class's
+// labels before it, takes no late one, and keeps every other label, late
+// ones of other classes among them.
+func TestForgetClasses(t *testing.T) {
+	l := newTestLearner(t, train.LapSVM, 1000)
+	data := textRows(300, 2)
+	classOf := func(i int) string { return []string{"a", "b", "c"}[(i/5)%3] }
+	for i, r := range data {
+		var y string
+		if i%5 == 0 {
+			y = classOf(i)
+		}
+		l.Observe(r.id, time.Time{}, r.v, y)
+	}
+	if _, err := l.Solve(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	l.ForgetClasses(200, []string{"a"})
+	l.Label(data[1].id, "a") // late, before the change, of the forgotten class
+	l.Label(data[2].id, "b") // late, before the change, of another class
+	if !l.Due() {
+		t.Fatal("not due after ForgetClasses")
+	}
+	if _, err := l.Solve(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	want := map[string]int{}
+	for i := 0; i < 300; i += 5 {
+		if c := classOf(i); c != "a" || i >= 200 {
+			want[c]++
+		}
+	}
+	want["b"]++
+	got := map[string]int{}
+	for key, c := range l.labels {
+		got[c]++
+		if c == "a" && key < 200 {
+			t.Errorf("row %d keeps its label a", key)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("labels by class %v, want %v", got, want)
+	}
+}
+
 // TestQuicken: solves come four times sooner for the next 1,000 rows,
 // then as before.
 func TestQuicken(t *testing.T) {

@@ -520,7 +520,7 @@ func (l *Learner) IsChosen(id string) bool {
 }
 
 func (l *Learner) setLabel(key uint64, class string) {
-	if l.labels[key] == class || key < l.reaction.forgotten {
+	if l.labels[key] == class || l.reaction.refused(key, class) {
 		return
 	}
 	l.labels[key] = class

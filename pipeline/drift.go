@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"streamer/online"
@@ -29,8 +30,11 @@ type DriftConfig struct {
 	// Forget, at an alarm of the labels detector, makes the learner
 	// forget the labels of what it admitted before the change the
 	// detector estimates (with ForgetRows, the rows themselves) and solve
-	// at once (online.Learner.Forget).
-	Forget, ForgetRows bool
+	// at once (online.Learner.Forget). With ForgetClasses it forgets only
+	// the labels of the classes the errors since the change involve, as
+	// labels or as predictions, when they are at most half of the model's
+	// classes (online.Learner.ForgetClasses).
+	Forget, ForgetRows, ForgetClasses bool
 	// Quicken, at an alarm of a detector without labels, makes solves
 	// come QuickenFactor times sooner (0 means 4) for the next
 	// QuickenExamples examples (0 means 5000): the alarm is not
@@ -100,8 +104,13 @@ type Alarm struct {
 	// Model is the stamp of the model in force when it fired.
 	Model model.Stamp
 	// Reactions says what the learner was told: forget (the labels
-	// before the change), forget_rows, solve, quicken, ask.
+	// before the change), forget_classes (those of Classes), forget_rows,
+	// solve, quicken, ask.
 	Reactions []string
+	// Classes, for an alarm of the labels, are the classes of the errors
+	// since the change: the labels that came and the predictions they
+	// contradicted.
+	Classes []string
 }
 
 // recentAlarms bounds the alarms a pipeline remembers (Alarms).
@@ -117,6 +126,8 @@ type watch struct {
 	total   int
 	newest  time.Time
 	kind    modelKind // of the last model that scored
+	// graded holds the newest outcomes the labels detector was given.
+	graded []graded
 }
 
 // modelKind is what makes one model's uncertainties comparable with
@@ -192,16 +203,49 @@ func rows(s online.Scored) []int {
 	return out
 }
 
-// outcome gives the labels detector a scored label. The caller holds the
-// pipeline's mu.
-func (w *watch) outcome(wrong bool, position uint64, now int64) []drift.Alarm {
+// graded is a label the labels detector was given: the position of its
+// example, the class predicted at arrival and the label.
+type graded struct {
+	position     uint64
+	class, label string
+}
+
+// keptGraded bounds the outcomes a watch keeps to name the classes of an
+// alarm: more than a detector's recent labels and reference hold.
+const keptGraded = 1024
+
+// outcome gives the labels detector a label of an example predicted as
+// class. The caller holds the pipeline's mu.
+func (w *watch) outcome(class, label string, position uint64, now int64) []drift.Alarm {
 	if w == nil {
 		return nil
 	}
-	if a, ok := w.monitor.Outcome(wrong, int64(position), now); ok {
+	if len(w.graded) == keptGraded {
+		w.graded = append(w.graded[:0], w.graded[1:]...)
+	}
+	w.graded = append(w.graded, graded{position: position, class: class, label: label})
+	if a, ok := w.monitor.Outcome(class != label, int64(position), now); ok {
 		return []drift.Alarm{a}
 	}
 	return nil
+}
+
+// errorClasses returns, sorted, the classes of the graded labels of
+// examples at or after position that contradicted their predictions:
+// both the label and the prediction.
+func (w *watch) errorClasses(position int64) []string {
+	seen := map[string]bool{}
+	for _, g := range w.graded {
+		if int64(g.position) >= position && g.class != g.label {
+			seen[g.class], seen[g.label] = true, true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for c := range seen {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // react tells the learners how to react to the alarms, remembers them and
@@ -214,15 +258,14 @@ func (p *Pipeline) react(found []drift.Alarm) {
 	stamp := p.learner.InForce().Stamp
 	for _, a := range found {
 		out := Alarm{Alarm: a, Examples: a.At, Time: time.Now(), Model: stamp}
+		if a.Detector == drift.Labels {
+			p.mu.Lock()
+			out.Classes = w.errorClasses(a.Since)
+			p.mu.Unlock()
+		}
 		switch {
 		case a.Detector == drift.Labels && w.cfg.Forget:
-			for _, l := range p.learners() {
-				l.Forget(uint64(max(0, a.Since)), w.cfg.ForgetRows)
-			}
-			out.Reactions = []string{"forget", "solve"}
-			if w.cfg.ForgetRows {
-				out.Reactions[0] = "forget_rows"
-			}
+			out.Reactions = p.forget(uint64(max(0, a.Since)), out.Classes)
 		case a.Detector != drift.Labels:
 			out.Reactions = p.unconfirmed()
 		}
@@ -243,6 +286,37 @@ func (p *Pipeline) react(found []drift.Alarm) {
 			w.cfg.OnAlarm(out)
 		}
 	}
+}
+
+// forget reacts to an alarm of the labels whose change began at position
+// and whose errors since involve classes, as the configuration says, and
+// returns the reactions. It forgets the labels of those classes only when
+// they are at most half of the model's: the classes whose labels stay
+// then outnumber those left with only the labels since the change. A
+// class that keeps its old labels beside classes that lost theirs draws
+// the predictions of the others (TestDriftForgetsTheClassesThatChanged),
+// and a change that touches most classes is one of the whole stream.
+func (p *Pipeline) forget(position uint64, classes []string) []string {
+	cfg := p.watch.cfg
+	known := len(p.learner.InForce().Model.Classes)
+	some := cfg.ForgetClasses && len(classes) > 0 && 2*len(classes) <= known
+	for _, l := range p.learners() {
+		switch {
+		case cfg.ForgetRows:
+			l.Forget(position, true)
+		case some:
+			l.ForgetClasses(position, classes)
+		default:
+			l.Forget(position, false)
+		}
+	}
+	switch {
+	case cfg.ForgetRows:
+		return []string{"forget_rows", "solve"}
+	case some:
+		return []string{"forget_classes", "solve"}
+	}
+	return []string{"forget", "solve"}
 }
 
 // unconfirmed reacts to an alarm without labels, as the configuration

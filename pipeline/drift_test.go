@@ -121,6 +121,94 @@ func TestDriftLabelsAlarmAndForget(t *testing.T) {
 	}
 }
 
+// TestDriftForgetsTheClassesThatChanged: on a stream of four classes
+// whose first two swap their labels, the labels detector's alarm names
+// the classes of the errors since the change. Where those are the two
+// swapped ones, the learner told to forget classes forgets their labels
+// from before the change, keeps the others', and is right after the swap
+// more often than a learner that forgets every label. Where the errors
+// name three of the four classes, it forgets every label.
+func TestDriftForgetsTheClassesThatChanged(t *testing.T) {
+	detectors := drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}
+	run := func(seed uint64, classes bool) (*Pipeline, Alarm, float64) {
+		p := driftPipeline(t, DriftConfig{Detectors: detectors, Forget: true, ForgetClasses: classes})
+		acc := pairSwapStream(t, p, seed)
+		alarms := p.Alarms()
+		if len(alarms) == 0 || alarms[0].Detector != drift.Labels {
+			t.Fatalf("seed %d: alarms %+v; want one of the labels", seed, alarms)
+		}
+		return p, alarms[0], acc
+	}
+
+	p, first, byClass := run(5, true)
+	_, all, byLabels := run(5, false)
+	if !slices.Equal(first.Classes, []string{"a", "b"}) || !slices.Equal(first.Reactions, []string{"forget_classes", "solve"}) {
+		t.Fatalf("first alarm %+v; want classes a and b, forget_classes and solve", first)
+	}
+	if !slices.Equal(all.Classes, first.Classes) || !slices.Equal(all.Reactions, []string{"forget", "solve"}) {
+		t.Errorf("forgetting every label: first alarm %+v", all)
+	}
+	kept := map[string]int{}
+	pool := p.Learner().CoverPool()
+	for i, id := range pool.IDs {
+		if pos, _ := p.Learner().Admitted(id); pool.Labels[i] != "" && int64(pos) < first.Since {
+			kept[pool.Labels[i]]++
+		}
+	}
+	if kept["a"] != 0 || kept["b"] != 0 || kept["c"] == 0 || kept["d"] == 0 {
+		t.Errorf("labels kept from before the change, by class: %v; want those of c and d only", kept)
+	}
+	if byClass < byLabels+0.03 {
+		t.Errorf("accuracy after the swap: %.3f forgetting a and b, %.3f forgetting every label; want 3 points ahead", byClass, byLabels)
+	} else {
+		t.Logf("accuracy after the swap: %.3f forgetting a and b, %.3f forgetting every label", byClass, byLabels)
+	}
+
+	_, most, _ := run(1, true)
+	if len(most.Classes) != 3 || !slices.Equal(most.Reactions, []string{"forget", "solve"}) {
+		t.Errorf("first alarm %+v; want three classes named and every label forgotten", most)
+	}
+}
+
+// pairSwapStream streams 900 examples of four classes a to d, a label
+// for every fifth 20 examples later, the labels of a and b swapped from
+// example 600 on. It returns the accuracy of the predictions of the
+// examples from 700 on.
+func pairSwapStream(t *testing.T, p *Pipeline, seed uint64) float64 {
+	t.Helper()
+	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: seed, Topics: 2, Classes: []string{"a", "b", "c", "d"}})
+	swapped := map[string]string{"a": "b", "b": "a"}
+	var docs []synth.Document
+	right, scored := 0, 0
+	for i := range 900 {
+		d := gen.Next()
+		if s, ok := swapped[d.Label]; ok && i >= 600 {
+			d.Label = s
+		}
+		docs = append(docs, d)
+		pred, err := p.Example(decoded(t, p, d, false), Source{Topic: "examples", Offset: int64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i >= 700 {
+			scored++
+			if pred.Label != nil && *pred.Label == d.Label {
+				right++
+			}
+		}
+		if i >= 20 && i%5 == 0 {
+			late := docs[i-20]
+			p.Label(ingest.Label{ID: late.ID, Label: late.Label}, Source{Topic: "labels", Offset: int64(i)})
+		}
+		if p.Due() {
+			if _, err := p.Solve(context.Background()); err != nil && !IsSkip(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	return float64(right) / float64(scored)
+}
+
 // TestDriftAlarmWithoutLabelsAsks: an alarm of a detector without labels
 // quickens solves and raises the budget of label requests for the
 // examples after it; a pipeline told not to ask keeps its budget.

@@ -233,7 +233,7 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 	}
 	found := p.watch.arrival(scored, kind, ok, ex.TS, p.examples)
 	if truth != "" && stored.Class != "" {
-		found = append(found, p.watch.outcome(stored.Class != truth, position, p.examples)...)
+		found = append(found, p.watch.outcome(stored.Class, truth, position, p.examples)...)
 	}
 	p.mu.Unlock()
 	p.react(found)
@@ -350,7 +350,7 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	}
 	var found []drift.Alarm
 	if watched {
-		found = p.watch.outcome(stored.Class != l.Label, position, p.examples)
+		found = p.watch.outcome(stored.Class, l.Label, position, p.examples)
 	}
 	p.mu.Unlock()
 	p.react(found)

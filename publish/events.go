@@ -36,6 +36,9 @@ type DriftEvent struct {
 	ModelEpoch   uint64   `json:"model_epoch"`
 	ModelVersion uint64   `json:"model_version"`
 	Reactions    []string `json:"reactions"`
+	// Classes, for an alarm of the labels, are the classes of the errors
+	// since the change: the labels and the predictions they contradicted.
+	Classes []string `json:"classes,omitempty"`
 }
 
 // NewDriftEvent returns the record of alarm a of the named model.
@@ -47,7 +50,7 @@ func NewDriftEvent(model string, a pipeline.Alarm) DriftEvent {
 	return DriftEvent{
 		Event: "drift_alarm", Model: model, Detector: a.Detector, Statistic: a.Statistic, Threshold: a.Threshold,
 		Examples: a.Examples, ChangeAt: a.Since, EventTime: a.EventTime, Time: a.Time,
-		ModelEpoch: a.Model.Epoch, ModelVersion: a.Model.Version, Reactions: reactions,
+		ModelEpoch: a.Model.Epoch, ModelVersion: a.Model.Version, Reactions: reactions, Classes: a.Classes,
 	}
 }
 

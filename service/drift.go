@@ -29,7 +29,7 @@ const eventTimeout = 10 * time.Second
 func (s *Service) onDriftAlarm(a pipeline.Alarm) {
 	s.log.Info("drift alarm", "detector", a.Detector, "statistic", a.Statistic, "threshold", a.Threshold,
 		"examples", a.Examples, "change_at", a.Since, "model_version", a.Model.Version, "epoch", a.Model.Epoch,
-		"reactions", a.Reactions)
+		"reactions", a.Reactions, "classes", a.Classes)
 	select {
 	case s.driftAlarms <- a:
 	default:
@@ -85,6 +85,9 @@ func (s *Service) driftLine() string {
 	if a := st.Last; a != nil {
 		line += fmt.Sprintf("; last: %s at example %d (%s ago), model %d.%d", a.Detector, a.Examples,
 			time.Since(a.Time).Round(time.Second), a.Model.Epoch, a.Model.Version)
+		if len(a.Classes) > 0 {
+			line += ", classes: " + strings.Join(a.Classes, ", ")
+		}
 		if len(a.Reactions) > 0 {
 			line += ", reacted: " + strings.Join(a.Reactions, ", ")
 		}

@@ -59,18 +59,18 @@ func TestDriftAlarmIsSaid(t *testing.T) {
 		return metric(t, base, `streamer_drift_alarms_total{detector="labels"}`) == 1
 	})
 	code, body := get(t, base+"/readyz")
-	if code != http.StatusOK || !strings.Contains(body, "drift: watching labels") || !strings.Contains(body, "last: labels at example") {
+	if code != http.StatusOK || !strings.Contains(body, "drift: watching labels") || !strings.Contains(body, "last: labels at example") || !strings.Contains(body, "classes: ") {
 		t.Errorf("/readyz after the alarm: %d %q", code, body)
 	}
 	if metric(t, base, `streamer_drift_statistic{detector="labels"}`) < 0 || metric(t, base, `streamer_drift_threshold{detector="labels"}`) <= 0 {
 		t.Error("no statistic or threshold of the labels detector on /metrics")
 	}
-	if l := logs.String(); !strings.Contains(l, `msg="drift alarm" detector=labels`) || !strings.Contains(l, "reactions=") {
-		t.Errorf("no log line of the alarm with its detector and reactions:\n%s", l)
+	if l := logs.String(); !strings.Contains(l, `msg="drift alarm" detector=labels`) || !strings.Contains(l, "reactions=") || !strings.Contains(l, "classes=") {
+		t.Errorf("no log line of the alarm with its detector, reactions and classes:\n%s", l)
 	}
 	ev := readDriftEvent(t, ctx, addrs, svc.cfg.Kafka.Topics.Events)
 	if ev.Event != "drift_alarm" || ev.Detector != "labels" || ev.Model != svc.cfg.Model.Name || ev.ModelVersion == 0 ||
-		ev.Statistic <= ev.Threshold || ev.Examples < 840 || ev.Time.IsZero() || !strings.Contains(strings.Join(ev.Reactions, ","), "forget") {
+		ev.Statistic <= ev.Threshold || ev.Examples < 840 || ev.Time.IsZero() || !strings.Contains(strings.Join(ev.Reactions, ","), "forget") || len(ev.Classes) == 0 {
 		t.Errorf("event %+v", ev)
 	}
 	if err := stop(); err != nil {
