@@ -1,5 +1,7 @@
 package online
 
+import "slices"
+
 // reaction is what drift made of a learner's window and schedule: a part
 // of the window to forget at the next solve, a solve due at once, solves
 // due sooner for a while. The learner's mu guards it.
@@ -120,6 +122,7 @@ func (l *Learner) applyForget() {
 		if (key < before && !rows) || key < classes[class] {
 			delete(l.labels, key)
 			delete(l.chosen, key)
+			l.unlabeled[key] = true
 		}
 	}
 	if !rows {
@@ -134,4 +137,41 @@ func (l *Learner) applyForget() {
 	l.mu.Lock()
 	l.forget(gone)
 	l.mu.Unlock()
+}
+
+// Unlabeled returns, sorted, the ids of the window's rows whose labels a
+// forget took or refused: what a snapshot keeps, so that a restore,
+// which reads the labels topic again, does not learn them again
+// (Unlabel).
+func (l *Learner) Unlabeled() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, 0, len(l.unlabeled))
+	for key := range l.unlabeled {
+		if id, ok := l.idOf[key]; ok {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Unlabel takes the labels of the window's rows of ids, as the forget that
+// Unlabeled listed did before a restart, and takes no later label for
+// them. Ids the window does not hold are passed over.
+func (l *Learner) Unlabel(ids []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range ids {
+		key, ok := l.keyOf[id]
+		if !ok {
+			continue
+		}
+		if _, had := l.labels[key]; had {
+			delete(l.labels, key)
+			delete(l.chosen, key)
+			l.changed = true
+		}
+		l.unlabeled[key] = true
+	}
 }

@@ -3,6 +3,8 @@ package online
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -111,6 +113,56 @@ func TestForgetClasses(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("labels by class %v, want %v", got, want)
+	}
+}
+
+// TestUnlabelAfterARestart: the labels a forget took or refused are
+// listed by id, and a learner that reads the same rows and labels again,
+// as a restore does, holds the same labels once told to unlabel them, and
+// takes no later label for them.
+func TestUnlabelAfterARestart(t *testing.T) {
+	data := textRows(300, 2)
+	classOf := func(i int) string { return []string{"a", "b", "c"}[(i/5)%3] }
+	observe := func(l *Learner) {
+		for i, r := range data {
+			var y string
+			if i%5 == 0 {
+				y = classOf(i)
+			}
+			l.Observe(r.id, time.Time{}, r.v, y)
+		}
+	}
+	labelsOf := func(l *Learner) map[string]string {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		out := map[string]string{}
+		for key, c := range l.labels {
+			out[l.idOf[key]] = c
+		}
+		return out
+	}
+	before := newTestLearner(t, train.LapSVM, 1000)
+	observe(before)
+	before.ForgetClasses(200, []string{"a"})
+	before.Label(data[1].id, "a") // refused
+	if _, err := before.Solve(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ids := before.Unlabeled()
+	if len(ids) != 14+1 || !slices.Contains(ids, data[1].id) || !slices.Contains(ids, data[0].id) {
+		t.Fatalf("unlabeled %v; want the 14 labels of a before row 200 and the refused one", ids)
+	}
+
+	after := newTestLearner(t, train.LapSVM, 1000)
+	observe(after)
+	after.Label(data[1].id, "a") // the labels topic read again
+	after.Unlabel(ids)
+	after.Label(data[0].id, "a")
+	if got, want := labelsOf(after), labelsOf(before); !maps.Equal(got, want) {
+		t.Errorf("labels after the restart %v, want %v", got, want)
+	}
+	if got := after.Unlabeled(); !slices.Equal(got, ids) {
+		t.Errorf("unlabeled after the restart %v, want %v", got, ids)
 	}
 }
 

@@ -182,6 +182,9 @@ type Learner struct {
 	// chosen holds the labeled rows whose labels answered requests chosen
 	// for what they would teach (Chosen).
 	chosen map[uint64]bool
+	// unlabeled holds the window rows whose labels a forget took or
+	// refused (Unlabeled): a restore takes them again (Unlabel).
+	unlabeled map[uint64]bool
 	// batch is Run's scratch for a batch of rows it inserts.
 	batch []insertion
 	// tookHook, set by tests before Run starts, is told each batch Run
@@ -259,7 +262,7 @@ func NewLearner(cfg LearnerConfig) (*Learner, error) {
 	}
 	cfg = cfg.withDefaults()
 	l := &Learner{
-		cfg: cfg, keyOf: map[string]uint64{}, idOf: map[uint64]string{}, labels: map[uint64]string{}, chosen: map[uint64]bool{}, classes: map[string]bool{},
+		cfg: cfg, keyOf: map[string]uint64{}, idOf: map[uint64]string{}, labels: map[uint64]string{}, chosen: map[uint64]bool{}, unlabeled: map[uint64]bool{}, classes: map[string]bool{},
 		landedDue: make(chan struct{}, 1),
 	}
 	if cfg.Params.Algorithm.UsesGraph(cfg.Params.LambdaI) {
@@ -520,7 +523,11 @@ func (l *Learner) IsChosen(id string) bool {
 }
 
 func (l *Learner) setLabel(key uint64, class string) {
-	if l.labels[key] == class || l.reaction.refused(key, class) {
+	if l.labels[key] == class || l.unlabeled[key] {
+		return
+	}
+	if l.reaction.refused(key, class) {
+		l.unlabeled[key] = true
 		return
 	}
 	l.labels[key] = class
@@ -879,6 +886,7 @@ func (l *Learner) forget(keys []uint64) []string {
 		delete(l.idOf, k)
 		delete(l.labels, k)
 		delete(l.chosen, k)
+		delete(l.unlabeled, k)
 	}
 	return ids
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -132,7 +133,7 @@ func TestDriftForgetsTheClassesThatChanged(t *testing.T) {
 	detectors := drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}
 	run := func(seed uint64, classes bool) (*Pipeline, Alarm, float64) {
 		p := driftPipeline(t, DriftConfig{Detectors: detectors, Forget: true, ForgetClasses: classes})
-		acc := pairSwapStream(t, p, seed)
+		acc, _ := pairSwapStream(t, p, seed)
 		alarms := p.Alarms()
 		if len(alarms) == 0 || alarms[0].Detector != drift.Labels {
 			t.Fatalf("seed %d: alarms %+v; want one of the labels", seed, alarms)
@@ -170,11 +171,55 @@ func TestDriftForgetsTheClassesThatChanged(t *testing.T) {
 	}
 }
 
+// TestDriftForgottenLabelsStayForgottenAfterARestart: a pipeline restored
+// from another's progress, reading the same examples and labels again,
+// holds the labels the other holds, not those its drift alarm forgot.
+func TestDriftForgottenLabelsStayForgottenAfterARestart(t *testing.T) {
+	detectors := drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}
+	cfg := DriftConfig{Detectors: detectors, Forget: true, ForgetClasses: true}
+	before := driftPipeline(t, cfg)
+	_, docs := pairSwapStream(t, before, 5)
+	if a := before.Alarms(); len(a) == 0 {
+		t.Fatal("no alarm")
+	}
+	progress := before.Progress()
+	if len(progress.Unlabeled) == 0 {
+		t.Fatal("no forgotten label in the progress")
+	}
+
+	after := driftPipeline(t, cfg)
+	for i, d := range docs {
+		if err := after.Restore(decoded(t, after, d, false), Source{Topic: "examples", Offset: int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+		if i >= 20 && i%5 == 0 {
+			late := docs[i-20]
+			after.RestoreLabel(ingest.Label{ID: late.ID, Label: late.Label}, Source{Topic: "labels", Offset: int64(i)})
+		}
+	}
+	after.Resume(progress, false)
+	if got, want := windowLabels(after), windowLabels(before); !maps.Equal(got, want) {
+		t.Errorf("after the restart %d labels, before it %d; want the same", len(got), len(want))
+	}
+}
+
+// windowLabels returns the labels of p's window by id.
+func windowLabels(p *Pipeline) map[string]string {
+	pool := p.Learner().CoverPool()
+	out := map[string]string{}
+	for i, id := range pool.IDs {
+		if pool.Labels[i] != "" {
+			out[id] = pool.Labels[i]
+		}
+	}
+	return out
+}
+
 // pairSwapStream streams 900 examples of four classes a to d, a label
 // for every fifth 20 examples later, the labels of a and b swapped from
 // example 600 on. It returns the accuracy of the predictions of the
-// examples from 700 on.
-func pairSwapStream(t *testing.T, p *Pipeline, seed uint64) float64 {
+// examples from 700 on, and the examples.
+func pairSwapStream(t *testing.T, p *Pipeline, seed uint64) (float64, []synth.Document) {
 	t.Helper()
 	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: seed, Topics: 2, Classes: []string{"a", "b", "c", "d"}})
 	swapped := map[string]string{"a": "b", "b": "a"}
@@ -206,7 +251,7 @@ func pairSwapStream(t *testing.T, p *Pipeline, seed uint64) float64 {
 			}
 		}
 	}
-	return float64(right) / float64(scored)
+	return float64(right) / float64(scored), docs
 }
 
 // TestDriftAlarmWithoutLabelsAsks: an alarm of a detector without labels

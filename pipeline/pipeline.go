@@ -493,6 +493,9 @@ type Progress struct {
 	Solved   bool
 	SSL      snapshot.Prequential
 	Baseline *snapshot.Prequential // with Config.Baseline
+	// Unlabeled are the ids of the window's rows whose labels drift made
+	// the learner forget (online.Learner.Unlabeled).
+	Unlabeled []string
 }
 
 // Progress returns the pipeline's progress now.
@@ -500,7 +503,7 @@ func (p *Pipeline) Progress() Progress {
 	solved := !p.learner.Changed()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pr := Progress{Solved: solved, SSL: p.ssl.State(int(p.examples))}
+	pr := Progress{Solved: solved, SSL: p.ssl.State(int(p.examples)), Unlabeled: p.learner.Unlabeled()}
 	if p.baseline != nil {
 		base := p.base.State(int(p.examples))
 		pr.Baseline = &base
@@ -508,11 +511,15 @@ func (p *Pipeline) Progress() Progress {
 	return pr
 }
 
-// Resume continues the prequential scores of a snapshot's progress. When
+// Resume continues the prequential scores of a snapshot's progress, and
+// forgets again the labels that drift had made the learners forget. When
 // the window was rebuilt exactly as it was at the snapshot (sameWindow) and
 // the snapshot's model had been solved on it, the next solve waits for
 // something new instead of solving the same window again.
 func (p *Pipeline) Resume(pr Progress, sameWindow bool) {
+	for _, l := range p.learners() {
+		l.Unlabel(pr.Unlabeled)
+	}
 	if sameWindow && pr.Solved {
 		p.learner.MarkSolved()
 	}

@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// TestProgressRoundTrip keeps the prequential state through the codec, and
+// TestProgressRoundTrip keeps the prequential state and the ids of the
+// labels drift forgot through the codec, and
 // a snapshot without it (as written before it was kept) decodes with none.
 func TestProgressRoundTrip(t *testing.T) {
 	s := testSnapshot(2, 50, 1, 7)
@@ -18,7 +19,8 @@ func TestProgressRoundTrip(t *testing.T) {
 			Recent: [][2]string{{"spam", "spam"}, {"spam", "ham"}}, Unscored: 3,
 			Curve: []CurvePoint{{Labels: 10, Examples: 400, Accuracy: 0.8, RecentAccuracy: 0.8}}, Examples: 450,
 		},
-		Baseline: &Prequential{Correct: 7, Total: 11},
+		Baseline:  &Prequential{Correct: 7, Total: 11},
+		Unlabeled: []string{"ex-3", "ex-9"},
 	}
 	data, err := Encode(s)
 	if err != nil {

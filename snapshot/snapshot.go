@@ -114,6 +114,10 @@ type Progress struct {
 	Solved      bool         `json:"solved"`
 	Prequential Prequential  `json:"prequential"`
 	Baseline    *Prequential `json:"baseline,omitempty"`
+	// Unlabeled are the ids of window rows whose labels a drift alarm
+	// made the learner forget: a restore, which reads the labels again,
+	// forgets them again.
+	Unlabeled []string `json:"unlabeled,omitempty"`
 }
 
 // Prequential is the state of a stream's prequential scores, what
