@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,8 @@ import (
 // TestDriftAlarmIsSaid: once the labels of a stream the model learned
 // start to say the opposite class, the labels detector alarms, and the
 // alarm is counted, logged, said by /readyz (which stays ready) and
-// written to the events topic with the model in force.
+// written to the events topic with the model in force; the labels it
+// forgot stay forgotten after a restart.
 func TestDriftAlarmIsSaid(t *testing.T) {
 	if testing.Short() {
 		t.Skip("streams a thousand examples through the service")
@@ -73,7 +75,19 @@ func TestDriftAlarmIsSaid(t *testing.T) {
 		ev.Statistic <= ev.Threshold || ev.Examples < 840 || ev.Time.IsZero() || !strings.Contains(strings.Join(ev.Reactions, ","), "forget") || len(ev.Classes) == 0 {
 		t.Errorf("event %+v", ev)
 	}
+	waitFor(t, "the solve that forgets", 30*time.Second, func() bool { return len(svc.Pipeline().Learner().Unlabeled()) > 0 })
 	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	forgotten := svc.Pipeline().Learner().Unlabeled()
+
+	// A restart reads the labels topic again, and forgets them again.
+	again := startService(t, testConfig(t, addrs, "drift.spacing=100000", "window.max_examples=2000"), newTextLogger(&lockedBuffer{}))
+	<-again.svc.Started()
+	if got := again.svc.Pipeline().Learner().Unlabeled(); !slices.Equal(got, forgotten) {
+		t.Errorf("after a restart %d labels forgotten, before it %d", len(got), len(forgotten))
+	}
+	if err := again.stop(); err != nil {
 		t.Fatal(err)
 	}
 }
