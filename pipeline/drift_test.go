@@ -37,29 +37,29 @@ func driftPipeline(t *testing.T, d DriftConfig) *Pipeline {
 	return p
 }
 
-// swapStream streams rows examples of two topics, a label for every
+// swapStream streams rows examples of two classes, a label for every
 // fifth 20 examples later, the two classes' labels swapped from example
 // 600 on. It returns the accuracy of the predictions of the 200 examples
 // from 700 on.
 func swapStream(t *testing.T, p *Pipeline, rows int) float64 {
 	t.Helper()
 	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 3, Topics: 2})
+	acc, _ := relabeledStream(t, p, gen, rows, map[string]string{"ham": "spam", "spam": "ham"})
+	return acc
+}
+
+// relabeledStream streams rows examples of gen, a label for every fifth 20
+// examples later, the labels of the classes in relabel changed as it says
+// from example 600 on. It returns the accuracy of the predictions of the
+// examples from 700 to 899, and the examples.
+func relabeledStream(t *testing.T, p *Pipeline, gen *synth.TextStream, rows int, relabel map[string]string) (float64, []synth.Document) {
+	t.Helper()
 	var docs []synth.Document
-	classes := map[string]bool{}
-	swap := func(l string) string {
-		for c := range classes {
-			if c != l {
-				return c
-			}
-		}
-		return l
-	}
 	right, scored := 0, 0
 	for i := range rows {
 		d := gen.Next()
-		classes[d.Label] = true
-		if i >= 600 {
-			d.Label = swap(d.Label)
+		if to, ok := relabel[d.Label]; ok && i >= 600 {
+			d.Label = to
 		}
 		docs = append(docs, d)
 		pred, err := p.Example(decoded(t, p, d, false), Source{Topic: "examples", Offset: int64(i)})
@@ -82,7 +82,7 @@ func swapStream(t *testing.T, p *Pipeline, rows int) float64 {
 			}
 		}
 	}
-	return float64(right) / float64(max(1, scored))
+	return float64(right) / float64(max(1, scored)), docs
 }
 
 // TestDriftLabelsAlarmAndForget: labels that turn against the model make
@@ -222,36 +222,7 @@ func windowLabels(p *Pipeline) map[string]string {
 func pairSwapStream(t *testing.T, p *Pipeline, seed uint64) (float64, []synth.Document) {
 	t.Helper()
 	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: seed, Topics: 2, Classes: []string{"a", "b", "c", "d"}})
-	swapped := map[string]string{"a": "b", "b": "a"}
-	var docs []synth.Document
-	right, scored := 0, 0
-	for i := range 900 {
-		d := gen.Next()
-		if s, ok := swapped[d.Label]; ok && i >= 600 {
-			d.Label = s
-		}
-		docs = append(docs, d)
-		pred, err := p.Example(decoded(t, p, d, false), Source{Topic: "examples", Offset: int64(i)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i >= 700 {
-			scored++
-			if pred.Label != nil && *pred.Label == d.Label {
-				right++
-			}
-		}
-		if i >= 20 && i%5 == 0 {
-			late := docs[i-20]
-			p.Label(ingest.Label{ID: late.ID, Label: late.Label}, Source{Topic: "labels", Offset: int64(i)})
-		}
-		if p.Due() {
-			if _, err := p.Solve(context.Background()); err != nil && !IsSkip(err) {
-				t.Fatal(err)
-			}
-		}
-	}
-	return float64(right) / float64(scored), docs
+	return relabeledStream(t, p, gen, 900, map[string]string{"a": "b", "b": "a"})
 }
 
 // TestDriftAlarmWithoutLabelsAsks: an alarm of a detector without labels
