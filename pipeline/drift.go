@@ -126,8 +126,10 @@ type watch struct {
 	total   int
 	newest  time.Time
 	kind    modelKind // of the last model that scored
-	// graded holds the newest outcomes the labels detector was given.
-	graded []graded
+	// graded holds the newest outcomes the labels detector was given, a
+	// ring of keptGraded from gradedNext.
+	graded     []graded
+	gradedNext int
 }
 
 // modelKind is what makes one model's uncertainties comparable with
@@ -220,10 +222,13 @@ func (w *watch) outcome(class, label string, position uint64, now int64) []drift
 	if w == nil {
 		return nil
 	}
-	if len(w.graded) == keptGraded {
-		w.graded = append(w.graded[:0], w.graded[1:]...)
+	g := graded{position: position, class: class, label: label}
+	if len(w.graded) < keptGraded {
+		w.graded = append(w.graded, g)
+	} else {
+		w.graded[w.gradedNext] = g
+		w.gradedNext = (w.gradedNext + 1) % keptGraded
 	}
-	w.graded = append(w.graded, graded{position: position, class: class, label: label})
 	if a, ok := w.monitor.Outcome(class != label, int64(position), now); ok {
 		return []drift.Alarm{a}
 	}

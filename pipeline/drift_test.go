@@ -364,3 +364,32 @@ func TestDriftStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorClassesAreThoseOfTheErrorsSinceAPosition: the classes named
+// are the labels and predictions of the wrong outcomes at or after the
+// position, among the newest keptGraded; right outcomes name none.
+func TestErrorClassesAreThoseOfTheErrorsSinceAPosition(t *testing.T) {
+	w, err := newWatch(DriftConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.outcome("x", "y", 0, 0) // pushed out of the ring below
+	for i := range keptGraded {
+		class, label := "a", "a"
+		switch i {
+		case 10:
+			class, label = "b", "c" // before the position asked for
+		case 600:
+			class, label = "d", "e"
+		case 1000:
+			class, label = "e", "f"
+		}
+		w.outcome(class, label, uint64(1+i), int64(i))
+	}
+	if got := w.errorClasses(500); !slices.Equal(got, []string{"d", "e", "f"}) {
+		t.Errorf("classes since 500: %v, want d, e, f", got)
+	}
+	if got := w.errorClasses(0); !slices.Equal(got, []string{"b", "c", "d", "e", "f"}) {
+		t.Errorf("classes since 0: %v, want b to f (x and y pushed out)", got)
+	}
+}
