@@ -29,6 +29,9 @@ func Summarize(w io.Writer, s *Snapshot) error {
 	}
 	lines = append(lines, modelLines(&s.Model)...)
 	lines = append(lines, reviewLines(s)...)
+	if s.Progress != nil && len(s.Progress.Unlabeled) > 0 {
+		lines = append(lines, fmt.Sprintf("forgotten\t%d labels of window rows, forgotten at drift alarms", len(s.Progress.Unlabeled)))
+	}
 	for _, o := range s.Offsets {
 		lines = append(lines, fmt.Sprintf("offset\t%s[%d] window start %d, next %d", o.Topic, o.Partition, o.WindowStart, o.Next))
 	}

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -32,6 +33,10 @@ func TestProgressRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got.Progress, s.Progress) {
 		t.Fatalf("progress after a round trip %+v, want %+v", got.Progress, s.Progress)
+	}
+	var summary strings.Builder
+	if err := Summarize(&summary, got); err != nil || !strings.Contains(summary.String(), "2 labels of window rows, forgotten at drift alarms") {
+		t.Errorf("summary without the forgotten labels (%v):\n%s", err, summary.String())
 	}
 	s.Progress = nil
 	old, err := Encode(s)
