@@ -57,6 +57,9 @@ type SolveRecord struct {
 	Algorithm string `json:"algorithm"` // what ran: auto's choice
 	// Lambda is the λ it ran with (solver.lambda_search may raise it).
 	Lambda float64 `json:"lambda,omitempty"`
+	// LabelHalfLife is the half-life, in window positions, of the labeled
+	// rows' weights the search chose with λ; 0 for none.
+	LabelHalfLife float64 `json:"label_half_life,omitempty"`
 	// Rival is the algorithm auto's trial weighed against sr, when it did.
 	Rival string `json:"rival,omitempty"`
 	// KernelRank is the dimension of the kernel map, 0 without one.

@@ -99,6 +99,9 @@ func (s *Service) solve(ctx context.Context, lastSkip *string) (rows int, ok boo
 	attrs := []any{"algorithm", rep.Algorithm, "lambda", rep.Lambda, "model_version", rep.Version, "window", rep.Window, "labeled", rep.Labeled,
 		"objective", rep.Objective, "newton_steps", rep.NewtonSteps, "cgls_iters", rep.CGLSIters,
 		"seconds", rep.Seconds, "announce_seconds", time.Duration(s.lastAnnounce.Load()).Seconds(), "recent_accuracy", st.SSLRecent.Accuracy()}
+	if rep.LabelHalfLife > 0 {
+		attrs = append(attrs, "label_half_life", rep.LabelHalfLife)
+	}
 	if rep.Rival != "" { // auto weighed sr against rep.Rival (docs/MATH.md, "Choosing an algorithm")
 		attrs = append(attrs, "rival", rep.Rival, "record_sr", rep.TrialSR, "record_rival", rep.TrialRival)
 	}

@@ -32,6 +32,9 @@ func newBinary(prob Problem, par Params) (*binary, error) {
 	if prob.Keys != nil && len(prob.Keys) != n {
 		return nil, fmt.Errorf("problem has %d rows but %d keys", n, len(prob.Keys))
 	}
+	if err := checkWeights(prob.Weights, n); err != nil {
+		return nil, err
+	}
 	b := &binary{prob: prob, par: par, d: prob.X.Cols()}
 	if err := b.setGraph(); err != nil {
 		return nil, err
@@ -106,9 +109,30 @@ func (b *binary) newton(kind lossKind, allRows bool) *newton {
 	return s
 }
 
-// addLabeledTerms adds c_i/l · loss(y_i, o_i) for every labeled row.
+// checkWeights names the first weight of n rows that is not a finite
+// number above 0; nil weights are all 1.
+func checkWeights(w []float64, n int) error {
+	if w == nil {
+		return nil
+	}
+	if len(w) != n {
+		return fmt.Errorf("problem has %d rows but %d weights", n, len(w))
+	}
+	for i, x := range w {
+		if !(x > 0) || math.IsInf(x, 1) {
+			return fmt.Errorf("row %d: weight %v is not a finite number above 0", i, x)
+		}
+	}
+	return nil
+}
+
+// addLabeledTerms adds c_i·w_i/Σw · loss(y_i, o_i) for every labeled row,
+// w_i its weight: c_i/l without weights.
 func (b *binary) addLabeledTerms(s *newton) {
-	l := float64(len(b.labeled))
+	l := 0.0
+	for _, row := range b.labeled {
+		l += b.prob.weight(row)
+	}
 	for k, row := range b.labeled {
 		y := b.prob.Y[row]
 		c := b.par.NegativeCost
@@ -119,7 +143,7 @@ func (b *binary) addLabeledTerms(s *newton) {
 		if s.rows != nil {
 			pos = k
 		}
-		s.terms.add(pos, y, c/l)
+		s.terms.add(pos, y, c*b.prob.weight(row)/l)
 	}
 }
 

@@ -138,6 +138,18 @@ type Problem struct {
 	// GraphGram is X̃ᵀMX̃ shared by the binary problems of one window (nil:
 	// a problem forms its own when its window is dense and narrow).
 	GraphGram *GraphGram
+	// Weights, when not nil, scale each labeled row's cost c_i; the
+	// labeled terms are then divided by the weights' sum instead of the
+	// number of labeled rows, so that λ keeps its meaning.
+	Weights []float64
+}
+
+// weight returns row's weight: 1 without Weights.
+func (p Problem) weight(row int) float64 {
+	if p.Weights == nil {
+		return 1
+	}
+	return p.Weights[row]
 }
 
 func (p Problem) key(row int) uint64 {

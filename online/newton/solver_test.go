@@ -28,6 +28,8 @@ type testCase struct {
 	// packed holds the rows in a Dense matrix, whose Newton systems are
 	// solved directly (with the graph term through GraphGram).
 	packed bool
+	// weighted gives the rows weights from 0.25 to 1 (Problem.Weights).
+	weighted bool
 }
 
 func (tc testCase) problem() Problem {
@@ -39,6 +41,12 @@ func (tc testCase) problem() Problem {
 		x = linalg.NewDense(tc.rows, dimOf(tc.rows)+2, 1)
 	}
 	p := Problem{X: x, Y: tc.y}
+	if tc.weighted {
+		p.Weights = make([]float64, len(tc.y))
+		for i := range p.Weights {
+			p.Weights[i] = 0.25 + 0.75*float64(i)/float64(len(tc.y))
+		}
+	}
 	if tc.graph {
 		p.Laplacian = exactKNNLaplacian(tc.rows, 4, false)
 	}
@@ -71,24 +79,27 @@ func testCases() []testCase {
 			p = withGraph(a)
 		}
 		cases = append(cases,
-			testCase{"dense/" + string(a), dense, dy, p, graph, false, false},
-			testCase{"sparse/" + string(a), sparse, sy, p, graph, false, false},
-			testCase{"csr/" + string(a), sparse, sy, p, graph, true, false},
-			testCase{"packed/" + string(a), dense, dy, p, graph, false, true},
-			testCase{"packed-sparse/" + string(a), sparse, sy, p, graph, false, true},
+			testCase{"dense/" + string(a), dense, dy, p, graph, false, false, false},
+			testCase{"sparse/" + string(a), sparse, sy, p, graph, false, false, false},
+			testCase{"csr/" + string(a), sparse, sy, p, graph, true, false, false},
+			testCase{"packed/" + string(a), dense, dy, p, graph, false, true, false},
+			testCase{"packed-sparse/" + string(a), sparse, sy, p, graph, false, true, false},
 		)
 	}
 	cases = append(cases,
-		testCase{"dense/tsvm+graph", dense, dy, withGraph(TSVM), true, false, false},
-		testCase{"dense/da+graph", dense, dy, withGraph(DA), true, false, false},
-		testCase{"packed/tsvm+graph", dense, dy, withGraph(TSVM), true, false, true},
-		testCase{"packed/da+graph", dense, dy, withGraph(DA), true, false, true},
+		testCase{"dense/tsvm+graph", dense, dy, withGraph(TSVM), true, false, false, false},
+		testCase{"dense/da+graph", dense, dy, withGraph(DA), true, false, false, false},
+		testCase{"packed/tsvm+graph", dense, dy, withGraph(TSVM), true, false, true, false},
+		testCase{"packed/da+graph", dense, dy, withGraph(DA), true, false, true, false},
 	)
 	costly := with(SVM)
 	costly.PositiveCost = 3
 	cases = append(cases,
-		testCase{"dense/svm+costs", dense, dy, costly, false, false, false},
-		testCase{"packed/svm+costs", dense, dy, costly, false, false, true},
+		testCase{"dense/svm+costs", dense, dy, costly, false, false, false, false},
+		testCase{"packed/svm+costs", dense, dy, costly, false, false, true, false},
+		testCase{"dense/svm+weights", dense, dy, with(SVM), false, false, false, true},
+		testCase{"sparse/tsvm+weights", sparse, sy, with(TSVM), false, false, false, true},
+		testCase{"packed/lapsvm+weights", dense, dy, withGraph(LapSVM), true, false, true, true},
 	)
 	return cases
 }
@@ -374,6 +385,8 @@ func TestSolveRejectsBadInput(t *testing.T) {
 		{"unknown algorithm", Problem{X: x, Y: y}, Params{Objective: "svn"}},
 		{"negative lambda", Problem{X: x, Y: y}, Params{Lambda: -1}},
 		{"r out of range", Problem{X: x, Y: y}, Params{R: 1.5}},
+		{"weight count", Problem{X: x, Y: y, Weights: []float64{1}}, Params{}},
+		{"zero weight", Problem{X: x, Y: y, Weights: make([]float64, 10)}, Params{}},
 	}
 	for _, tt := range tests {
 		if _, err := Solve(context.Background(), tt.prob, tt.params, nil); err == nil {
@@ -437,5 +450,41 @@ func TestSwitchLabelsOrder(t *testing.T) {
 		if got := b.switchLabels(&newton{terms: tm, o: o}); got != n || !slices.Equal(tm.y, want) {
 			t.Fatalf("trial %d: switched %d, labels %v; want %d, %v", trial, got, tm.y, n, want)
 		}
+	}
+}
+
+// TestWeightsActAsCopies: a labeled row of weight 2, the others of weight
+// 1, gives the solution of the problem in which that row comes twice.
+func TestWeightsActAsCopies(t *testing.T) {
+	rows, y := onlinetest.RandomProblem(3, 60, 5, 20)
+	for _, obj := range []Objective{SVM, RLS} {
+		t.Run(string(obj), func(t *testing.T) {
+			par := Params{Lambda: 0.05, Objective: obj, PositiveCost: 2}
+			var first int
+			for y[first] == 0 {
+				first++
+			}
+			weights := make([]float64, len(y))
+			for i := range weights {
+				weights[i] = 1
+			}
+			weights[first] = 2
+			weighted, err := Solve(context.Background(), Problem{X: linalg.NewVectorRows(rows, 5, 1), Y: y, Weights: weights}, par, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			copied, err := Solve(context.Background(), Problem{
+				X: linalg.NewVectorRows(append(slices.Clone(rows), rows[first]), 5, 1),
+				Y: append(slices.Clone(y), y[first]),
+			}, par, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range weighted.W {
+				if math.Abs(weighted.W[j]-copied.W[j]) > 1e-7 {
+					t.Fatalf("weights %v, with the row copied %v", weighted.W, copied.W)
+				}
+			}
+		})
 	}
 }

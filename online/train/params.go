@@ -96,6 +96,10 @@ type Params struct {
 	// MaxIter, when 0, are Lambda and Tolerances.MaxCGLS.
 	Spectral spectral.Settings
 	newton.Tolerances
+	// labelHalfLife, set by searchLambda for one solve, is the half-life
+	// in window positions of the labeled rows' weights in the binary
+	// problems (recencyWeights); 0 weighs them alike.
+	labelHalfLife float64
 }
 
 // WithDefaults returns p with each zero field set to its default.

@@ -52,8 +52,9 @@ type Stats struct {
 	Rival               Algorithm
 	TrialSR, TrialRival float64
 	// Lambda is the λ the solve ran with: Params.Lambda, or the one
-	// searchLambda chose.
-	Lambda float64
+	// searchLambda chose; LabelHalfLife the half-life of the labeled
+	// rows' weights it chose, 0 for none.
+	Lambda, LabelHalfLife float64
 }
 
 // ErrNotFinite is returned for a solve whose model holds a value that is
@@ -78,7 +79,7 @@ func Solve(ctx context.Context, data Window, params Params, prev *model.Model) (
 	params = params.WithDefaults()
 	var record []float64
 	if params.Algorithm != SR {
-		params.Lambda, record = searchLambda(ctx, data, params, classes, warmOf(prev).lambdaRecord)
+		params.Lambda, params.labelHalfLife, record = searchLambda(ctx, data, params, classes, warmOf(prev).lambdaRecord)
 	}
 	if len(classes) == 2 && params.R == 0 && usesShares(params.Algorithm) {
 		shares, err := unlabeledShares(ctx, data, params, classes, labeled)
@@ -108,7 +109,7 @@ func Solve(ctx context.Context, data Window, params Params, prev *model.Model) (
 		w.lambdaRecord = record
 		m.Warm = &w
 	}
-	st.Lambda = params.Lambda
+	st.Lambda, st.LabelHalfLife = params.Lambda, params.labelHalfLife
 	return m, st, nil
 }
 
@@ -223,7 +224,7 @@ func solveClass(ctx context.Context, data Window, params Params, m *model.Model,
 	case mirrored(m):
 		binary = mirror(binary)
 	}
-	prob := newton.Problem{X: data.X, Y: y, Keys: data.Keys, Laplacian: data.Laplacian, GraphGram: graph}
+	prob := newton.Problem{X: data.X, Y: y, Keys: data.Keys, Laplacian: data.Laplacian, GraphGram: graph, Weights: recencyWeights(data.Keys, y, params.labelHalfLife)}
 	return newton.Solve(ctx, prob, binary, warmFor(prev, m, k))
 }
 
