@@ -304,24 +304,17 @@ func (p *Pipeline) react(found []drift.Alarm) {
 func (p *Pipeline) forget(position uint64, classes []string) []string {
 	cfg := p.watch.cfg
 	known := len(p.learner.InForce().Model.Classes)
-	some := cfg.ForgetClasses && len(classes) > 0 && 2*len(classes) <= known
-	for _, l := range p.learners() {
-		switch {
-		case cfg.ForgetRows:
-			l.Forget(position, true)
-		case some:
-			l.ForgetClasses(position, classes)
-		default:
-			l.Forget(position, false)
-		}
-	}
+	reaction, apply := "forget", func(l *online.Learner) { l.Forget(position, false) }
 	switch {
 	case cfg.ForgetRows:
-		return []string{"forget_rows", "solve"}
-	case some:
-		return []string{"forget_classes", "solve"}
+		reaction, apply = "forget_rows", func(l *online.Learner) { l.Forget(position, true) }
+	case cfg.ForgetClasses && len(classes) > 0 && 2*len(classes) <= known:
+		reaction, apply = "forget_classes", func(l *online.Learner) { l.ForgetClasses(position, classes) }
 	}
-	return []string{"forget", "solve"}
+	for _, l := range p.learners() {
+		apply(l)
+	}
+	return []string{reaction, "solve"}
 }
 
 // unconfirmed reacts to an alarm without labels, as the configuration

@@ -500,10 +500,10 @@ type Progress struct {
 
 // Progress returns the pipeline's progress now.
 func (p *Pipeline) Progress() Progress {
-	solved := !p.learner.Changed()
+	solved, unlabeled := !p.learner.Changed(), p.learner.Unlabeled()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pr := Progress{Solved: solved, SSL: p.ssl.State(int(p.examples)), Unlabeled: p.learner.Unlabeled()}
+	pr := Progress{Solved: solved, SSL: p.ssl.State(int(p.examples)), Unlabeled: unlabeled}
 	if p.baseline != nil {
 		base := p.base.State(int(p.examples))
 		pr.Baseline = &base

@@ -55,6 +55,7 @@ func searchLambda(ctx context.Context, data Window, params Params, classes []str
 	x := linalg.NewMatrix(fitRows, linalg.NewColumnSpace(data.X).Features)
 	decades := params.LambdaSearch + 1
 	halfLives := []float64{0, recencyHalfLife(data)}
+	weights := [][]float64{nil, recencyWeights(keys, y, halfLives[1])}
 	next = make([]float64, decades*len(halfLives))
 	bp := params.Binary()
 	bp.Objective = newton.SVM
@@ -63,7 +64,7 @@ func searchLambda(ctx context.Context, data Window, params Params, classes []str
 			next[c] = record[c] * (1 - 1.0/lambdaMemory)
 		}
 		bp.Lambda = lambda * math.Pow(10, float64(c%decades))
-		prob := newton.Problem{X: x, Y: y, Weights: recencyWeights(keys, y, halfLives[c/decades])}
+		prob := newton.Problem{X: x, Y: y, Weights: weights[c/decades]}
 		sol, err := newton.Solve(ctx, prob, bp, nil)
 		if err != nil {
 			return lambda, 0, record
