@@ -251,7 +251,7 @@ func (e *evalRun) example(ctx context.Context, rec ingest.Record) error {
 	e.examples++
 	if labeled {
 		if e.review != nil {
-			e.review.add(stored.Class != "", out.Review, stored.Prob, stored.Class == truth)
+			e.review.add(stored.Class, out.Review, stored.Prob, stored.Class == truth)
 		}
 		points := len(e.ssl.curve)
 		e.ssl.add(stored.Class, truth, e.examples)

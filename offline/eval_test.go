@@ -537,6 +537,16 @@ func TestEvalReviewPrecision(t *testing.T) {
 	if *r.Precision != 1 || r.Decided < 0.5 || r.Routed == 0 {
 		t.Fatalf("decided %.3f at precision %.3f, routed %d; want most decided, all right, and the first routed", r.Decided, *r.Precision, r.Routed)
 	}
+	var decided, routed int
+	for _, c := range r.Classes {
+		if c.Class != "a" && c.Class != "b" || c.Right != c.Decided {
+			t.Fatalf("class %+v: want a or b, every decision right", c)
+		}
+		decided, routed = decided+c.Decided, routed+c.Routed
+	}
+	if len(r.Classes) != 2 || routed != r.Routed || math.Abs(float64(decided)/400-r.Decided) > 1e-12 {
+		t.Fatalf("classes %+v: want a and b, adding up to %d routed and %.4f of 400 decided", r.Classes, r.Routed, r.Decided)
+	}
 	c := r.Curve
 	if len(c) == 0 || c[len(c)-1].Coverage > 1 || c[len(c)-1].Coverage < r.Decided {
 		t.Fatalf("curve %v ends below the share decided %.3f", c, r.Decided)
@@ -544,6 +554,19 @@ func TestEvalReviewPrecision(t *testing.T) {
 	var svg bytes.Buffer
 	if err := WriteEvalPlot(&svg, "t", rep); err != nil || !bytes.Contains(svg.Bytes(), []byte("Review routing")) {
 		t.Fatalf("plot without the review panel (error %v)", err)
+	}
+}
+
+// TestSumClassesAddsTheSeedsClassByClass: classes one seed lacks count
+// from the others alone, and the sums come sorted by class.
+func TestSumClassesAddsTheSeedsClassByClass(t *testing.T) {
+	got := sumClasses([][]ClassReview{
+		{{Class: "b", Decided: 3, Right: 2, Routed: 1}, {Class: "c", Decided: 1, Right: 1}},
+		{{Class: "a", Routed: 4}, {Class: "b", Decided: 5, Right: 5, Routed: 2}},
+	})
+	want := []ClassReview{{Class: "a", Routed: 4}, {Class: "b", Decided: 8, Right: 7, Routed: 3}, {Class: "c", Decided: 1, Right: 1}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("sums %+v, want %+v", got, want)
 	}
 }
 

@@ -309,14 +309,16 @@ func meanReview(runs []SeedReport) (mean, std *ReviewScores) {
 		return nil, nil
 	}
 	var vs, ps [][]float64
+	var classes [][]ClassReview
 	for _, r := range runs {
+		classes = append(classes, r.Review.Classes)
 		vs = append(vs, []float64{r.Review.Decided, float64(r.Review.Routed)})
 		if r.Review.Precision != nil {
 			ps = append(ps, []float64{*r.Review.Precision})
 		}
 	}
 	m, sd := meanStd(vs)
-	mean = &ReviewScores{TargetPrecision: runs[0].Review.TargetPrecision, Decided: m[0], Routed: round(m[1]), Curve: runs[0].Review.Curve}
+	mean = &ReviewScores{TargetPrecision: runs[0].Review.TargetPrecision, Decided: m[0], Routed: round(m[1]), Classes: sumClasses(classes), Curve: runs[0].Review.Curve}
 	std = &ReviewScores{TargetPrecision: mean.TargetPrecision, Decided: sd[0], Routed: round(sd[1])}
 	if len(ps) > 0 { // the runs that decided any
 		pm, psd := meanStd(ps)

@@ -18,11 +18,25 @@ type ReviewScores struct {
 	Precision *float64 `json:"precision"`
 	// Routed counts the predictions routed to review.
 	Routed int `json:"routed"`
+	// Classes holds the same counts for each class predicted, by name:
+	// a class decided at a lower precision than the others shows there.
+	// Over several seeds, they are the seeds' sums.
+	Classes []ClassReview `json:"classes,omitempty"`
 	// Curve is the coverage and precision of every cut of the
 	// predictions' probabilities over the whole run, highest first: what
 	// one threshold for all classes, chosen in hindsight, would have
 	// decided. It is drawn beside the point the routing reached.
 	Curve []CoveragePoint `json:"curve,omitempty"`
+}
+
+// ClassReview is the routing of the predictions of one class: how many
+// were decided automatically, how many of those were right, and how many
+// were routed to review.
+type ClassReview struct {
+	Class   string `json:"class"`
+	Decided int    `json:"decided"`
+	Right   int    `json:"right"`
+	Routed  int    `json:"routed"`
 }
 
 // CoveragePoint is a share of the examples decided automatically and the
@@ -36,6 +50,7 @@ type CoveragePoint struct {
 type reviewTally struct {
 	examples, decided, right, routed int
 	graded                           []gradedArrival
+	classes                          map[string]*ClassReview
 }
 
 // gradedArrival is a prediction at arrival: its probability and whether
@@ -45,21 +60,32 @@ type gradedArrival struct {
 	correct bool
 }
 
-// add counts one labeled example's prediction: made (a model was in
-// force), routed to review or not, and right or not.
-func (t *reviewTally) add(made, review bool, prob float64, correct bool) {
+// add counts one labeled example's prediction of class ("" when no
+// model was in force): routed to review or not, and right or not.
+func (t *reviewTally) add(class string, review bool, prob float64, correct bool) {
 	t.examples++
-	if !made {
+	if class == "" {
 		return
 	}
 	t.graded = append(t.graded, gradedArrival{prob, correct})
+	if t.classes == nil {
+		t.classes = map[string]*ClassReview{}
+	}
+	c := t.classes[class]
+	if c == nil {
+		c = &ClassReview{Class: class}
+		t.classes[class] = c
+	}
 	if review {
 		t.routed++
+		c.Routed++
 		return
 	}
 	t.decided++
+	c.Decided++
 	if correct {
 		t.right++
+		c.Right++
 	}
 }
 
@@ -69,6 +95,10 @@ const coverageSteps = 100
 // scores returns the run's figures.
 func (t *reviewTally) scores(target float64) ReviewScores {
 	s := ReviewScores{TargetPrecision: target, Routed: t.routed}
+	for _, c := range t.classes {
+		s.Classes = append(s.Classes, *c)
+	}
+	slices.SortFunc(s.Classes, func(a, b ClassReview) int { return cmp.Compare(a.Class, b.Class) })
 	if t.examples > 0 {
 		s.Decided = float64(t.decided) / float64(t.examples)
 	}
@@ -89,4 +119,25 @@ func (t *reviewTally) scores(target float64) ReviewScores {
 		}
 	}
 	return s
+}
+
+// sumClasses adds up the runs' counts class by class, sorted by class.
+func sumClasses(runs [][]ClassReview) []ClassReview {
+	sums := map[string]*ClassReview{}
+	var out []ClassReview
+	for _, classes := range runs {
+		for _, c := range classes {
+			s := sums[c.Class]
+			if s == nil {
+				s = &ClassReview{Class: c.Class}
+				sums[c.Class] = s
+			}
+			s.Decided, s.Right, s.Routed = s.Decided+c.Decided, s.Right+c.Right, s.Routed+c.Routed
+		}
+	}
+	for _, s := range sums {
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b ClassReview) int { return cmp.Compare(a.Class, b.Class) })
+	return out
 }

@@ -55,8 +55,10 @@ For both learners it prints one JSON line:
                               is the share of examples decided without
                               review, precision how often those were right
                               against the file's labels, routed the count
-                              sent to review; --plot adds their coverage
-                              and precision curve
+                              sent to review; classes the counts by class
+                              predicted (decided, right, routed; over
+                              --seeds, their sums); --plot adds their
+                              coverage and precision curve
 
 --seeds N runs the label seeds 1..N one after the other: each figure is
 then the mean over the seeds, ssl_std and supervised_std their sample
