@@ -94,11 +94,7 @@ const coverageSteps = 100
 
 // scores returns the run's figures.
 func (t *reviewTally) scores(target float64) ReviewScores {
-	s := ReviewScores{TargetPrecision: target, Routed: t.routed}
-	for _, c := range t.classes {
-		s.Classes = append(s.Classes, *c)
-	}
-	slices.SortFunc(s.Classes, func(a, b ClassReview) int { return cmp.Compare(a.Class, b.Class) })
+	s := ReviewScores{TargetPrecision: target, Routed: t.routed, Classes: byName(t.classes)}
 	if t.examples > 0 {
 		s.Decided = float64(t.decided) / float64(t.examples)
 	}
@@ -124,7 +120,6 @@ func (t *reviewTally) scores(target float64) ReviewScores {
 // sumClasses adds up the runs' counts class by class, sorted by class.
 func sumClasses(runs [][]ClassReview) []ClassReview {
 	sums := map[string]*ClassReview{}
-	var out []ClassReview
 	for _, classes := range runs {
 		for _, c := range classes {
 			s := sums[c.Class]
@@ -135,8 +130,14 @@ func sumClasses(runs [][]ClassReview) []ClassReview {
 			s.Decided, s.Right, s.Routed = s.Decided+c.Decided, s.Right+c.Right, s.Routed+c.Routed
 		}
 	}
-	for _, s := range sums {
-		out = append(out, *s)
+	return byName(sums)
+}
+
+// byName returns the counts of classes sorted by class.
+func byName(classes map[string]*ClassReview) []ClassReview {
+	var out []ClassReview
+	for _, c := range classes {
+		out = append(out, *c)
 	}
 	slices.SortFunc(out, func(a, b ClassReview) int { return cmp.Compare(a.Class, b.Class) })
 	return out
