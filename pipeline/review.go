@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"math"
 
 	"streamer/ingest"
 	"streamer/online"
@@ -28,26 +29,49 @@ func (c ReviewConfig) Validate() error {
 }
 
 // forReview reports whether a prediction of class with probability prob,
-// made by s, goes to review. A model without thresholds chosen for this
-// target precision (one published before it, or for another target, or
-// solved before any prediction was graded) has all its predictions
-// reviewed but those of the classes given a fixed threshold: nothing says
-// they reach the target.
+// made by s, goes to review.
 func (p *Pipeline) forReview(s online.Solved, class int, prob float64) bool {
+	t, routed := p.reviewThreshold(s, class)
+	return routed && prob < t
+}
+
+// reviewThreshold returns the probability from which s's predictions of
+// class are decided without review, and whether they are routed at all: a
+// fixed threshold for the class, else the one the learner chose with s
+// for the target precision. A model without thresholds chosen for this
+// target (one published before it, or for another target, or solved
+// before any prediction was graded) routes every prediction of such a
+// class to review (+Inf): nothing says they reach the target.
+func (p *Pipeline) reviewThreshold(s online.Solved, class int) (float64, bool) {
 	fixed, target := p.cfg.Review.Thresholds, p.cfg.Learner.Review.TargetPrecision
-	if len(fixed) == 0 && target <= 0 {
-		return false
-	}
 	if t, ok := fixed[s.Model.Classes[class]]; ok {
-		return prob < t
+		return t, true
 	}
 	switch {
 	case target <= 0:
-		return false
+		return 0, false
 	case class >= len(s.Thresholds) || s.ThresholdsTarget != target:
-		return true
+		return math.Inf(1), true
 	}
-	return prob < s.Thresholds[class]
+	return s.Thresholds[class], true
+}
+
+// ReviewThresholds returns, for each class of the model that scores now,
+// the probability from which its predictions are decided without review
+// (+Inf: every one goes to review); a class not routed has none. It
+// returns nil while no model scores or without review routing.
+func (p *Pipeline) ReviewThresholds() map[string]float64 {
+	s := p.learner.Scoring()
+	if len(p.cfg.Review.Thresholds) == 0 && p.cfg.Learner.Review.TargetPrecision <= 0 || !s.Model.Ready() {
+		return nil
+	}
+	out := make(map[string]float64, len(s.Model.Classes))
+	for class, name := range s.Model.Classes {
+		if t, routed := p.reviewThreshold(s, class); routed {
+			out[name] = t
+		}
+	}
+	return out
 }
 
 // newPrediction is NewPrediction for a model the learner holds, with

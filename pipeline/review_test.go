@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -84,17 +85,22 @@ func TestExplanationAddsUpAndNamesWords(t *testing.T) {
 // all; neither reviews none.
 func TestReviewRouting(t *testing.T) {
 	ex := ingest.Example{ID: "x"}
+	inf := math.Inf(1)
 	for _, tc := range []struct {
-		name   string
-		cfg    Config
-		review func(label string, prob float64) bool
+		name       string
+		cfg        Config
+		review     func(label string, prob float64) bool
+		thresholds map[string]float64
 	}{
-		{"none", Config{}, func(string, float64) bool { return false }},
-		{"fixed", Config{Review: ReviewConfig{Thresholds: map[string]float64{"spam": 1}}}, func(label string, _ float64) bool { return label == "spam" }},
-		{"target, no grades", Config{Learner: online.LearnerConfig{Review: online.ReviewConfig{TargetPrecision: 0.9}}}, func(string, float64) bool { return true }},
+		{"none", Config{}, func(string, float64) bool { return false }, nil},
+		{"fixed", Config{Review: ReviewConfig{Thresholds: map[string]float64{"spam": 1}}}, func(label string, _ float64) bool { return label == "spam" }, map[string]float64{"spam": 1}},
+		{"target, no grades", Config{Learner: online.LearnerConfig{Review: online.ReviewConfig{TargetPrecision: 0.9}}}, func(string, float64) bool { return true }, map[string]float64{"spam": inf, "ham": inf}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := textPipeline(t, tc.cfg)
+			if got := p.ReviewThresholds(); !maps.Equal(got, tc.thresholds) {
+				t.Errorf("thresholds %v, want %v", got, tc.thresholds)
+			}
 			for _, text := range []string{"free money", "meeting notes"} {
 				d := ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 12}}
 				e, err := d.DecodeExample([]byte(fmt.Sprintf(`{"id":"x","text":%q}`, text)))
@@ -219,6 +225,16 @@ func TestRestoredModelRoutesByItsThresholds(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.SetModel(Restored(snap))
+			want := map[string]float64{}
+			for _, class := range solved.Model.Classes {
+				want[class] = math.Inf(1)
+				if !tc.review(class) {
+					want[class] = 0
+				}
+			}
+			if got := p.ReviewThresholds(); !maps.Equal(got, want) {
+				t.Errorf("thresholds %v, want %v", got, want)
+			}
 			seen := map[string]bool{}
 			for _, text := range []string{"free money winner", "meeting agenda notes"} {
 				ex, err := p.DecodeExample([]byte(fmt.Sprintf(`{"id":"x","text":%q}`, text)), time.Time{})

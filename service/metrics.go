@@ -124,7 +124,26 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 		Help: "Time the learner paused its window inserts behind a backlog so that they took schedule.insert_share of the time.",
 	}, func() float64 { return pipe.Learner().Sampling().Paused.Seconds() })
 	registerRequestMetrics(reg, pipe)
+	reg.MustRegister(reviewThresholds{pipe: pipe, desc: prometheus.NewDesc("streamer_review_threshold",
+		"Calibrated probability from which the predictions of a class are decided without review, by the model that scores now (review.thresholds, or chosen for review.target_precision); +Inf while every prediction of the class goes to review. No series without review routing or before any model.",
+		[]string{"class"}, nil)})
 	return m
+}
+
+// reviewThresholds reports each class's review threshold
+// (pipeline.Pipeline.ReviewThresholds) when scraped: the classes are the
+// model's, which change as it learns.
+type reviewThresholds struct {
+	pipe *pipeline.Pipeline
+	desc *prometheus.Desc
+}
+
+func (r reviewThresholds) Describe(ch chan<- *prometheus.Desc) { ch <- r.desc }
+
+func (r reviewThresholds) Collect(ch chan<- prometheus.Metric) {
+	for class, t := range r.pipe.ReviewThresholds() {
+		ch <- prometheus.MustNewConstMetric(r.desc, prometheus.GaugeValue, t, class)
+	}
 }
 
 // registerDrift registers the drift watch's metrics, per detector; they

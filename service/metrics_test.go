@@ -1,7 +1,10 @@
 package service
 
 import (
+	"context"
 	"fmt"
+	"maps"
+	"math"
 	"testing"
 
 	"github.com/segmentio/kafka-go"
@@ -126,4 +129,57 @@ func TestWindowTooOldCountsLateExamples(t *testing.T) {
 	if got := gauge(t, s, "streamer_window_examples"); got != 2 {
 		t.Fatalf("streamer_window_examples %v, want 2", got)
 	}
+}
+
+// TestReviewThresholdsAreGauges: with review routing, each class of the
+// model that scores has its threshold as streamer_review_threshold{class}:
+// the fixed one, or +Inf while nothing was graded for the target; none
+// before any model.
+func TestReviewThresholdsAreGauges(t *testing.T) {
+	t.Parallel()
+	s, err := New(testConfig(t, nil, "review.thresholds=spam=0.8", "review.target_precision=0.95"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := labeledGauges(t, s, "streamer_review_threshold", "class"); len(got) != 0 {
+		t.Fatalf("thresholds %v before any model, want none", got)
+	}
+	for i := range 20 {
+		class, text := "spam", "cheap pills now"
+		if i%2 == 1 {
+			class, text = "ham", "lunch at noon"
+		}
+		handleAll(s, kafka.Message{Topic: "examples", Offset: int64(i), Value: fmt.Appendf(nil, `{"id": "e%d", "label": %q, "text": %q}`, i, class, text)})
+	}
+	if _, err := s.pipe.Solve(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := labeledGauges(t, s, "streamer_review_threshold", "class")
+	if want := map[string]float64{"spam": 0.8, "ham": math.Inf(1)}; !maps.Equal(got, want) {
+		t.Fatalf("thresholds %v, want %v", got, want)
+	}
+}
+
+// labeledGauges returns the gauges of metric name by the value of their
+// label.
+func labeledGauges(t *testing.T, s *Service, name, label string) map[string]float64 {
+	t.Helper()
+	families, err := s.metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label {
+					out[l.GetValue()] = m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return out
 }
