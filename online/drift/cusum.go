@@ -240,7 +240,7 @@ type CUSUMConfig struct {
 	// Threshold is h. While the values are independent standard normals,
 	// 2κ·S is the log-likelihood ratio CUSUM of N(2κ, 1) against N(0, 1),
 	// and the mean number of values between false alarms is at least
-	// e^{2κh} (Lorden 1971); 0 means 20 (e^10 at κ = 0.25).
+	// e^{2κh} (Lorden 1971); 0 means 23 (e^11.5, some 99,000, at κ = 0.25).
 	Threshold float64
 }
 
@@ -249,7 +249,7 @@ func (c CUSUMConfig) withDefaults() CUSUMConfig {
 		c.Allowance = 0.25
 	}
 	if c.Threshold == 0 {
-		c.Threshold = 20
+		c.Threshold = 23
 	}
 	return c
 }
