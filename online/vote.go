@@ -14,10 +14,11 @@ import (
 // vote of an arrival's nearest window rows (package propagate).
 type VoteConfig struct {
 	// Off scores with the model alone. Otherwise, after each solve over
-	// a kNN graph of dense rows that follows the labels
-	// (train.FollowsLabels), the learner spreads the window's labels over
-	// the graph and scores an example by (1-Weight)·the model's calibrated
-	// probabilities plus Weight·the vote of its nearest window rows.
+	// a kNN graph of dense rows whose labeled edges do not show that it
+	// ignores the labels (train.DeniesLabels), the learner spreads the
+	// window's labels over the graph and scores an example by
+	// (1-Weight)·the model's calibrated probabilities plus Weight·the
+	// vote of its nearest window rows.
 	// Sparse rows (text) never vote: a bag of words' nearest rows carry
 	// its label less often than a linear model does, and finding them
 	// costs many times the model's scoring (BenchmarkVoteText).
@@ -50,15 +51,18 @@ func (c VoteConfig) Validate() error {
 
 // vote returns the vote of the view's spread labels that a model solved
 // on it scores with, and its weight, or nil and 0: without a graph, with
-// the vote off, or where the graph does not follow the labels. The caller
-// reports the graph's labeled edges in rep.
+// the vote off, or where the graph's labeled edges show that it does not
+// follow the labels. Labeled edges are few (a row's k neighbours hold
+// some k·p labeled ones at a label rate p, fewer where label requests
+// spread the labels apart), so the vote blends until they show
+// otherwise. It reports the graph's labeled edges in rep.
 func (l *Learner) vote(view *anngraph.View, lap *anngraph.Laplacian, labels []string, m *model.Model, rep *SolveReport) (*propagate.Vote, float64) {
 	if view == nil || lap == nil || l.cfg.Vote.Off {
 		return nil, 0
 	}
-	same, edges, follows := train.FollowsLabels(lap, labels)
+	same, edges, denies := train.DeniesLabels(lap, labels)
 	rep.LabeledEdges, rep.AgreeingEdges = edges, same
-	if !follows || !view.Vector(0).IsDense() {
+	if denies || !view.Vector(0).IsDense() {
 		return nil, 0
 	}
 	index := make(map[string]int, len(m.Classes))

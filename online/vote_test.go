@@ -95,6 +95,25 @@ func TestVoteBlendsWhereTheGraphFollowsTheLabels(t *testing.T) {
 	}
 }
 
+// TestVoteBlendsBeforeLabeledEdgesAgree: with labels too sparse for
+// more than a couple of kNN edges to join two of them, nothing shows
+// that the graph ignores the labels, and the vote blends.
+func TestVoteBlendsBeforeLabeledEdgesAgree(t *testing.T) {
+	sparse := func(i, class int) string {
+		if i%100 != 0 {
+			return ""
+		}
+		return classLabel(i, class)
+	}
+	l, rep, _, _ := clusterLearner(t, VoteConfig{}, sparse)
+	if rep.LabeledEdges > 2 {
+		t.Fatalf("%d labeled edges among 6 labels", rep.LabeledEdges)
+	}
+	if s := l.Scoring(); rep.VoteWeight != 0.5 || s.Vote == nil {
+		t.Fatalf("vote weight %v with %d of %d labeled edges agreeing; want 0.5", rep.VoteWeight, rep.AgreeingEdges, rep.LabeledEdges)
+	}
+}
+
 // TestNoVote: with the vote off, or labels drawn at random so that the
 // graph does not follow them, the model scores alone.
 func TestNoVote(t *testing.T) {

@@ -122,14 +122,23 @@ func leansSR(data Window) bool {
 	return follows && edges >= autoMinTieEdges
 }
 
-// FollowsLabels reports whether the kNN graph g follows the labels by
-// the rule that makes auto trust it for sr: at least autoMinTieEdges
-// edges join labeled rows, and by Laplace's rule at least
-// autoMinHomophily of them join rows of one class. It returns the edges'
-// counts with it.
-func FollowsLabels(g spectral.WeightedGraph, labels []string) (same, edges int, follows bool) {
+// DeniesLabels reports whether the labeled edges of the kNN graph g show
+// that it does not follow the labels: the upper end of Wilson's interval
+// (one standard deviation) of the share of them that join rows of one
+// class lies below autoMinHomophily. Without labeled edges nothing is
+// shown. It returns the edges' counts with it.
+func DeniesLabels(g spectral.WeightedGraph, labels []string) (same, edges int, denies bool) {
 	same, edges = Homophily(g, labels)
-	return same, edges, edges >= autoMinTieEdges && float64(same+1)/float64(edges+2) >= autoMinHomophily
+	return same, edges, edges > 0 && wilsonUpper(same, edges, 1) < autoMinHomophily
+}
+
+// wilsonUpper returns the upper end of Wilson's score interval at z
+// standard deviations for right successes in n > 0 trials.
+func wilsonUpper(right, n int, z float64) float64 {
+	p, nf, z2 := float64(right)/float64(n), float64(n), z*z
+	centre := p + z2/(2*nf)
+	spread := z * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	return (centre + spread) / (1 + z2/nf)
 }
 
 // aboveChance reports whether same agreeing edges of edges lie autoMinZ

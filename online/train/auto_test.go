@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -165,5 +166,53 @@ func TestGraphDegree(t *testing.T) {
 		if got := GraphDegree(tt.algo, tt.degree); got != tt.want {
 			t.Errorf("GraphDegree(%s, %d) = %d, want %d", tt.algo, tt.degree, got, tt.want)
 		}
+	}
+}
+
+// TestDeniesLabels: the vote's test denies the graph only on evidence:
+// no labeled edge shows nothing, a few disagreeing ones out of many
+// agreeing do not deny it, and edges that join classes at random do.
+func TestDeniesLabels(t *testing.T) {
+	labels := []string{"a", "a", "b", "b", "", ""}
+	agree, disagree, unlabeled := [2]int{0, 1}, [2]int{0, 2}, [2]int{0, 4}
+	repeat := func(e [2]int, n int) edgeList {
+		g := make(edgeList, n)
+		for i := range g {
+			g[i] = e
+		}
+		return g
+	}
+	for _, tt := range []struct {
+		name   string
+		g      edgeList
+		denies bool
+	}{
+		{"no labeled edge", repeat(unlabeled, 20), false},
+		{"ten agreeing", repeat(agree, 10), false},
+		{"five of eight agreeing", append(repeat(agree, 5), repeat(disagree, 3)...), false},
+		{"three of ten agreeing", append(repeat(agree, 3), repeat(disagree, 7)...), true},
+		{"half of forty agreeing", append(repeat(agree, 20), repeat(disagree, 20)...), true},
+	} {
+		same, edges, denies := DeniesLabels(tt.g, labels)
+		if denies != tt.denies {
+			t.Errorf("%s (%d of %d agree): denies %v, want %v", tt.name, same, edges, denies, tt.denies)
+		}
+	}
+}
+
+// TestWilsonUpperBoundsTheShare: the upper end lies above the observed
+// share, shrinks towards it as the trials grow, and is 1 for all right.
+func TestWilsonUpperBoundsTheShare(t *testing.T) {
+	prev := 1.0
+	for _, n := range []int{4, 16, 64, 256, 1024} {
+		right := n * 3 / 4
+		u := wilsonUpper(right, n, 1)
+		if u <= 0.75 || u >= prev {
+			t.Errorf("%d of %d: upper end %v, want in (0.75, %v)", right, n, u, prev)
+		}
+		prev = u
+	}
+	if u := wilsonUpper(7, 7, 1); math.Abs(u-1) > 1e-12 {
+		t.Errorf("7 of 7: upper end %v, want 1", u)
 	}
 }
