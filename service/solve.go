@@ -96,17 +96,28 @@ func (s *Service) solve(ctx context.Context, lastSkip *string) (rows int, ok boo
 	st := s.pipe.Stats()
 	s.metrics.Solves.WithLabelValues("ok").Inc()
 	s.metrics.SolveTime.Observe(rep.Seconds)
+	s.log.Info("solved", solvedAttrs(rep, time.Duration(s.lastAnnounce.Load()).Seconds(), st.SSLRecent.Accuracy())...)
+	return rep.Window, true
+}
+
+// solvedAttrs returns the attributes of a solve's log line: what it ran
+// and how long it took, the last model's announcement and the recent
+// accuracy, and where they apply the labels' half-life, the neighbours'
+// vote with the labeled edges that decide it, and auto's trial.
+func solvedAttrs(rep online.SolveReport, announceSeconds, recentAccuracy float64) []any {
 	attrs := []any{"algorithm", rep.Algorithm, "lambda", rep.Lambda, "model_version", rep.Version, "window", rep.Window, "labeled", rep.Labeled,
 		"objective", rep.Objective, "newton_steps", rep.NewtonSteps, "cgls_iters", rep.CGLSIters,
-		"seconds", rep.Seconds, "announce_seconds", time.Duration(s.lastAnnounce.Load()).Seconds(), "recent_accuracy", st.SSLRecent.Accuracy()}
+		"seconds", rep.Seconds, "announce_seconds", announceSeconds, "recent_accuracy", recentAccuracy}
 	if rep.LabelHalfLife > 0 {
 		attrs = append(attrs, "label_half_life", rep.LabelHalfLife)
+	}
+	if rep.VoteWeight > 0 || rep.LabeledEdges > 0 { // docs/MATH.md, "The neighbours' vote"
+		attrs = append(attrs, "vote_weight", rep.VoteWeight, "labeled_edges", rep.LabeledEdges, "agreeing_edges", rep.AgreeingEdges)
 	}
 	if rep.Rival != "" { // auto weighed sr against rep.Rival (docs/MATH.md, "Choosing an algorithm")
 		attrs = append(attrs, "rival", rep.Rival, "record_sr", rep.TrialSR, "record_rival", rep.TrialRival)
 	}
-	s.log.Info("solved", attrs...)
-	return rep.Window, true
+	return attrs
 }
 
 // buildSnapshot returns the snapshot of the model in force and the stream

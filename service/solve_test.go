@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"streamer/online"
 )
 
 // TestFirstSolveIsPublished: with a snapshot cadence that would not publish
@@ -28,5 +30,42 @@ func TestFirstSolveIsPublished(t *testing.T) {
 	}
 	if n := run.svc.Status().Snapshots; n != 1 {
 		t.Fatalf("%d snapshots published before the cadence allowed a second", n)
+	}
+}
+
+// TestSolvedLogNamesTheVote: a solve's log line gives the neighbours'
+// vote and the labeled edges behind it over a graph, also when the edges
+// deny the vote, and leaves them out of a solve without labeled edges or
+// vote.
+func TestSolvedLogNamesTheVote(t *testing.T) {
+	attrs := func(rep online.SolveReport) map[string]any {
+		a := solvedAttrs(rep, 0.01, 0.9)
+		m := make(map[string]any, len(a)/2)
+		for i := 0; i+1 < len(a); i += 2 {
+			m[a[i].(string)] = a[i+1]
+		}
+		return m
+	}
+	for _, tt := range []struct {
+		name string
+		rep  online.SolveReport
+		want map[string]any
+	}{
+		{"voting", online.SolveReport{VoteWeight: 0.5, LabeledEdges: 4, AgreeingEdges: 4},
+			map[string]any{"vote_weight": 0.5, "labeled_edges": 4, "agreeing_edges": 4}},
+		{"denied", online.SolveReport{LabeledEdges: 10, AgreeingEdges: 3},
+			map[string]any{"vote_weight": 0.0, "labeled_edges": 10, "agreeing_edges": 3}},
+		{"no graph", online.SolveReport{}, map[string]any{}},
+	} {
+		got := attrs(tt.rep)
+		for _, k := range []string{"vote_weight", "labeled_edges", "agreeing_edges"} {
+			want, ok := tt.want[k]
+			if g, has := got[k]; has != ok || has && g != want {
+				t.Errorf("%s: %s = %v (present %v), want %v (present %v)", tt.name, k, g, has, want, ok)
+			}
+		}
+		if got["algorithm"] == nil || got["recent_accuracy"] != 0.9 {
+			t.Errorf("%s: attributes %v lack the solve's", tt.name, got)
+		}
 	}
 }
