@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math"
 	"slices"
+
+	"streamer/internal/binomial"
 )
 
 // Grade is a prediction scored against its label: the class predicted,
@@ -80,11 +82,6 @@ const confidenceZ = 1.0
 // precisionBound returns the lower end of Wilson's score interval for
 // right successes in n trials.
 func precisionBound(right, n int) float64 {
-	if n == 0 {
-		return 0
-	}
-	p, nf, z2 := float64(right)/float64(n), float64(n), confidenceZ*confidenceZ
-	centre := p + z2/(2*nf)
-	spread := confidenceZ * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
-	return (centre - spread) / (1 + z2/nf)
+	lower, _ := binomial.Wilson(right, n, confidenceZ)
+	return lower
 }

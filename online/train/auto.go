@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 
+	"streamer/internal/binomial"
 	"streamer/online/newton"
 	"streamer/online/spectral"
 )
@@ -129,16 +130,8 @@ func leansSR(data Window) bool {
 // shown. It returns the edges' counts with it.
 func DeniesLabels(g spectral.WeightedGraph, labels []string) (same, edges int, denies bool) {
 	same, edges = Homophily(g, labels)
-	return same, edges, edges > 0 && wilsonUpper(same, edges, 1) < autoMinHomophily
-}
-
-// wilsonUpper returns the upper end of Wilson's score interval at z
-// standard deviations for right successes in n > 0 trials.
-func wilsonUpper(right, n int, z float64) float64 {
-	p, nf, z2 := float64(right)/float64(n), float64(n), z*z
-	centre := p + z2/(2*nf)
-	spread := z * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
-	return (centre + spread) / (1 + z2/nf)
+	_, upper := binomial.Wilson(same, edges, 1)
+	return same, edges, edges > 0 && upper < autoMinHomophily
 }
 
 // aboveChance reports whether same agreeing edges of edges lie autoMinZ
