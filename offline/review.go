@@ -71,11 +71,7 @@ func (t *reviewTally) add(class string, review bool, prob float64, correct bool)
 	if t.classes == nil {
 		t.classes = map[string]*ClassReview{}
 	}
-	c := t.classes[class]
-	if c == nil {
-		c = &ClassReview{Class: class}
-		t.classes[class] = c
-	}
+	c := classIn(t.classes, class)
 	if review {
 		t.routed++
 		c.Routed++
@@ -122,15 +118,22 @@ func sumClasses(runs [][]ClassReview) []ClassReview {
 	sums := map[string]*ClassReview{}
 	for _, classes := range runs {
 		for _, c := range classes {
-			s := sums[c.Class]
-			if s == nil {
-				s = &ClassReview{Class: c.Class}
-				sums[c.Class] = s
-			}
+			s := classIn(sums, c.Class)
 			s.Decided, s.Right, s.Routed = s.Decided+c.Decided, s.Right+c.Right, s.Routed+c.Routed
 		}
 	}
 	return byName(sums)
+}
+
+// classIn returns the counts of class in classes, added at zero when
+// absent.
+func classIn(classes map[string]*ClassReview, class string) *ClassReview {
+	c := classes[class]
+	if c == nil {
+		c = &ClassReview{Class: class}
+		classes[class] = c
+	}
+	return c
 }
 
 // byName returns the counts of classes sorted by class.
