@@ -232,6 +232,9 @@ type Solved struct {
 	Model    *model.Model // nil before the first solve or restore
 	Stamp    model.Stamp
 	SolvedOn model.SolvedOn
+	// Algorithm is the algorithm the solve ran (auto's choice); empty for
+	// a restored or pinned model.
+	Algorithm train.Algorithm
 	// Vote, set by a solve over a kNN graph that follows the labels, is
 	// the vote of an example's nearest rows of the window solved on,
 	// which Predict blends with the model's probabilities, VoteWeight
@@ -998,7 +1001,7 @@ func (l *Learner) train(ctx context.Context, f frozen) (SolveReport, error) {
 	solved := &Solved{
 		Model: m, Stamp: model.Stamp{Epoch: l.epoch.Load(), Version: rep.Version},
 		SolvedOn: model.SolvedOn{Window: rep.Window, Labeled: rep.Labeled, Objective: st.Objective},
-		Vote:     vote, VoteWeight: weight, View: l.keptView(view.graph),
+		Vote:     vote, VoteWeight: weight, View: l.keptView(view.graph), Algorithm: st.Algorithm,
 	}
 	if view.graph != nil {
 		solved.Neighbours = newNeighbourhood(l.cfg.Window.Metric, view, f.ids, labels)

@@ -9,6 +9,7 @@ import (
 	"streamer/online"
 	"streamer/online/drift"
 	"streamer/online/model"
+	"streamer/online/train"
 )
 
 // DriftConfig says how the pipeline watches the stream for drift and how
@@ -133,15 +134,18 @@ type watch struct {
 }
 
 // modelKind is what makes one model's uncertainties comparable with
-// another's: its classes, whether it classifies by centroids (sr), and
-// whether the neighbours' vote blends in.
+// another's: its classes, whether it classifies by centroids (sr),
+// whether the neighbours' vote blends in, and the algorithm that solved
+// it (auto's trial may serve svm at one solve and lapsvm at the next,
+// whose probabilities spread differently).
 type modelKind struct {
 	classes         int
 	centroids, vote bool
+	algorithm       train.Algorithm
 }
 
 func kindOf(s online.Solved) modelKind {
-	return modelKind{classes: len(s.Model.Classes), centroids: s.Model.Centroids != nil, vote: s.Vote != nil && s.VoteWeight > 0}
+	return modelKind{classes: len(s.Model.Classes), centroids: s.Model.Centroids != nil, vote: s.Vote != nil && s.VoteWeight > 0, algorithm: s.Algorithm}
 }
 
 func newWatch(cfg DriftConfig) (*watch, error) {

@@ -393,3 +393,37 @@ func TestErrorClassesAreThoseOfTheErrorsSinceAPosition(t *testing.T) {
 		t.Errorf("classes since 0: %v, want b to f (x and y pushed out)", got)
 	}
 }
+
+// TestScoresDetectorStartsAgainForAnotherAlgorithm: predictions that turn
+// less sure make the scores detector alarm while one algorithm's models
+// make them, and not when the less sure ones come from a model another
+// algorithm solved (auto's trial switching from svm to lapsvm), whose
+// probabilities spread differently.
+func TestScoresDetectorStartsAgainForAnotherAlgorithm(t *testing.T) {
+	for _, tt := range []struct {
+		after train.Algorithm
+		alarm bool
+	}{
+		{train.SVM, true},
+		{train.LapSVM, false},
+	} {
+		w, err := newWatch(DriftConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(1, 2))
+		var alarms []drift.Alarm
+		for i := range 4000 {
+			kind, prob := modelKind{classes: 3, algorithm: train.SVM}, 0.9+0.05*r.Float64()
+			if i >= 2000 {
+				kind, prob = modelKind{classes: 3, algorithm: tt.after}, 0.5+0.05*r.Float64()
+			}
+			s := online.Scored{}
+			s.Prob = prob
+			alarms = append(alarms, w.arrival(s, kind, true, time.Unix(int64(i), 0), int64(i))...)
+		}
+		if (len(alarms) > 0) != tt.alarm {
+			t.Errorf("svm, then %s: alarms %v, want an alarm: %v", tt.after, alarms, tt.alarm)
+		}
+	}
+}
