@@ -363,7 +363,7 @@ func (e *evalRun) finish() {
 // logSolve records a solve of the semi-supervised learner.
 func (e *evalRun) logSolve(rep online.SolveReport) {
 	e.rep.SolveLog = append(e.rep.SolveLog, SolveRecord{
-		Examples: e.examples, Version: rep.Version, Algorithm: string(rep.Algorithm), Lambda: rep.Lambda, LabelHalfLife: rep.LabelHalfLife, Rival: string(rep.Rival),
+		Examples: e.examples, Version: rep.Version, Algorithm: string(rep.Algorithm), Lambda: rep.Lambda, LabelHalfLife: rep.LabelHalfLife, Trial: rep.Trial,
 		KernelRank: rep.KernelRank, Window: rep.Window, Labeled: rep.Labeled, Classes: rep.Classes,
 		LabeledEdges: rep.LabeledEdges, AgreeingEdges: rep.AgreeingEdges, VoteWeight: rep.VoteWeight,
 		Seconds: rep.Seconds,

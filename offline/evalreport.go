@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"streamer/online/active"
+	"streamer/online/train"
 
 	"streamer/snapshot"
 )
@@ -60,8 +61,9 @@ type SolveRecord struct {
 	// LabelHalfLife is the half-life, in window positions, of the labeled
 	// rows' weights the search chose with λ; 0 for none.
 	LabelHalfLife float64 `json:"label_half_life,omitempty"`
-	// Rival is the algorithm auto's trial weighed against sr, when it did.
-	Rival string `json:"rival,omitempty"`
+	// Trial is the record of each candidate auto's trial weighed, when it
+	// ran one (docs/MATH.md, "Choosing an algorithm").
+	Trial map[train.Algorithm]float64 `json:"trial,omitempty"`
 	// KernelRank is the dimension of the kernel map, 0 without one.
 	KernelRank int `json:"kernel_rank,omitempty"`
 	Window     int `json:"window"`

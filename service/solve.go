@@ -114,8 +114,8 @@ func solvedAttrs(rep online.SolveReport, announceSeconds, recentAccuracy float64
 	if rep.VoteWeight > 0 || rep.LabeledEdges > 0 { // docs/MATH.md, "The neighbours' vote"
 		attrs = append(attrs, "vote_weight", rep.VoteWeight, "labeled_edges", rep.LabeledEdges, "agreeing_edges", rep.AgreeingEdges)
 	}
-	if rep.Rival != "" { // auto weighed sr against rep.Rival (docs/MATH.md, "Choosing an algorithm")
-		attrs = append(attrs, "rival", rep.Rival, "record_sr", rep.TrialSR, "record_rival", rep.TrialRival)
+	if rep.Trial != nil { // auto weighed candidates against its rule's choice (docs/MATH.md, "Choosing an algorithm")
+		attrs = append(attrs, "trial", rep.Trial)
 	}
 	return attrs
 }

@@ -1,11 +1,17 @@
 package service
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
+	"maps"
+	"strings"
 	"testing"
 	"time"
 
 	"streamer/online"
+	"streamer/online/train"
 )
 
 // TestFirstSolveIsPublished: with a snapshot cadence that would not publish
@@ -67,5 +73,33 @@ func TestSolvedLogNamesTheVote(t *testing.T) {
 		if got["algorithm"] == nil || got["recent_accuracy"] != 0.9 {
 			t.Errorf("%s: attributes %v lack the solve's", tt.name, got)
 		}
+	}
+}
+
+// TestSolvedLogNamesTheTrial checks that a solve's log line gives auto's
+// trial, each candidate's record, as JSON names a user can read, and
+// nothing where no trial ran.
+func TestSolvedLogNamesTheTrial(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	rep := online.SolveReport{}
+	rep.Algorithm = train.SVM
+	rep.Trial = map[train.Algorithm]float64{train.LapSVM: 1.5, train.SR: 0.875, train.SVM: 2}
+	log.Info("solved", solvedAttrs(rep, 0, 0)...)
+	log.Info("solved", solvedAttrs(online.SolveReport{}, 0, 0)...)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	var first, second map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &second); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"lapsvm": 1.5, "sr": 0.875, "svm": 2.0}
+	if got, _ := first["trial"].(map[string]any); !maps.Equal(got, want) {
+		t.Errorf("trial %v, want %v", first["trial"], want)
+	}
+	if _, ok := second["trial"]; ok {
+		t.Errorf("a solve without a trial logs one: %v", second["trial"])
 	}
 }

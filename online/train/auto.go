@@ -7,6 +7,7 @@ import (
 	"streamer/internal/binomial"
 	"streamer/online/newton"
 	"streamer/online/spectral"
+	"streamer/vector"
 )
 
 const (
@@ -65,36 +66,49 @@ const (
 // more than chance: at the rare solves where it does on short text, the
 // few labeled edges judge it poorly, and the term gains there.
 //
-// It also reports whether sr is a candidate against a choice of svm or
-// lapsvm (trainAuto then lets the labels that arrive decide): always
-// while the labeled edges are too few to judge the graph, and when enough
-// of them agree more than chance would.
-func chooseAuto(data Window, p Params) (choice Params, srCandidate bool) {
+// It also returns the algorithms tried against that choice (trainAuto
+// then lets the labels that arrive decide): sr while the labeled edges
+// are too few to judge the graph, and when enough of them agree more than
+// chance would; over dense rows, the supervised svm beside lapsvm or tsvm
+// with a graph term, in case the graph, judged by few edges, does not
+// pay. Over sparse rows (text), where auto's weight of the term was
+// chosen, the term is kept.
+func chooseAuto(data Window, p Params) (choice Params, against []Algorithm) {
 	p.Algorithm = TSVM
 	if data.Laplacian == nil {
 		p.LambdaI = 0 // no graph to weigh (two classes grow none)
 	}
 	if data.Graph == nil || ClassCount(data.Labels) < 3 {
-		return p, false
+		return p, nil
 	}
 	same, edges, follows := graphFollows(data)
 	switch {
 	case edges < autoMinEdges:
 		p.Algorithm = SVM
-		return p, true
+		return p, []Algorithm{SR}
 	case follows:
 		p.Algorithm = SR
-		return p, false
+		return p, nil
 	}
 	if data.Laplacian == nil {
-		return p, false
+		return p, nil
 	}
 	p.LambdaI = cmp.Or(p.LambdaI, autoWeight(data.Laplacian))
+	var guard []Algorithm
+	if denseRows(data.Rows) {
+		guard = []Algorithm{SVM}
+	}
 	if aboveChance(same, edges, chanceAgreement(data.Labels)) {
 		p.Algorithm = LapSVM
-		return p, true
+		return p, append([]Algorithm{SR}, guard...)
 	}
-	return p, false
+	return p, guard
+}
+
+// denseRows reports whether rows are dense vectors (a window holds one
+// kind); false for none.
+func denseRows(rows []vector.Vector) bool {
+	return len(rows) > 0 && rows[0].IsDense()
 }
 
 // autoWeight returns auto's λ_I for the graph term over lap when

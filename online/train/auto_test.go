@@ -7,14 +7,17 @@ import (
 	"testing"
 
 	"streamer/online/newton"
+	"streamer/vector"
 )
 
 // TestChooseAuto checks auto's choice: sr for several classes on a graph
 // that follows the labels, tsvm for two classes, without a graph, and on a
 // graph whose edges ignore the labels, lapsvm on a graph that follows the
 // labels better than chance but not well enough for sr, and svm while it
-// cannot tell; and where sr is a candidate against that choice (lapsvm,
-// and svm while too few labeled rows are neighbours to tell).
+// cannot tell; and the candidates tried against that choice: sr against
+// svm while too few labeled rows are neighbours to tell, sr and svm
+// against lapsvm, svm against tsvm with a graph term, but over text
+// (sparse rows) no svm.
 func TestChooseAuto(t *testing.T) {
 	clustered, _, _ := srData(t, 600, 6, 5, 0.2, 4)
 	binary, _, _ := srData(t, 600, 6, 2, 0.2, 4)
@@ -29,36 +32,54 @@ func TestChooseAuto(t *testing.T) {
 	noGraph := clustered
 	noGraph.Graph, noGraph.Laplacian = nil, nil
 	fewLabels, _, _ := srData(t, 600, 6, 5, 0, 4) // two labels a class: too few neighbours to judge
+	for _, w := range []*Window{&clustered, &binary, &shuffled, &partial, &partialCubed, &shuffledCubed, &noGraph, &fewLabels} {
+		w.Rows = rowsOf(600, func(int) vector.Vector { return vector.Dense(make([]float64, 6)) })
+	}
+	// Text: sparse rows, where the graph term is kept without the svm.
+	shuffledText, partialText := shuffledCubed, partialCubed
+	sparse := rowsOf(600, func(i int) vector.Vector { return vector.Sparse([]int32{int32(i)}, []float64{1}) })
+	shuffledText.Rows, partialText.Rows = sparse, sparse
 	for _, tt := range []struct {
 		name    string
 		data    Window
 		lambdaI float64 // solver.lambda_i
 		want    Algorithm
 		wantLI  float64
-		trial   bool // sr a candidate against want
+		against []Algorithm // candidates tried against want
 	}{
-		{"clustered, 5 classes", clustered, 0, SR, 0, false},
-		{"two classes", binary, 0, TSVM, 0, false},
-		{"labels independent of the graph", shuffledCubed, 0, TSVM, autoLambdaI, false},
-		{"labels independent of the graph, over L", shuffled, 0, TSVM, autoLambdaIOverL, false},
-		{"graph follows the labels in part", partialCubed, 0, LapSVM, autoLambdaI, true},
-		{"graph follows the labels in part, over L", partial, 0, LapSVM, autoLambdaIOverL, true},
-		{"graph follows the labels in part, lambda_i set", partial, 0.25, LapSVM, 0.25, true},
-		{"labels independent of the graph, lambda_i set", shuffled, 0.25, TSVM, 0.25, false},
-		{"no graph", noGraph, 0, TSVM, 0, false},
-		{"no graph, lambda_i set", noGraph, 0.25, TSVM, 0, false},
-		{"too few labeled neighbours to tell", fewLabels, 0, SVM, 0, true},
+		{"clustered, 5 classes", clustered, 0, SR, 0, nil},
+		{"two classes", binary, 0, TSVM, 0, nil},
+		{"labels independent of the graph", shuffledCubed, 0, TSVM, autoLambdaI, []Algorithm{SVM}},
+		{"labels independent of the graph, over L", shuffled, 0, TSVM, autoLambdaIOverL, []Algorithm{SVM}},
+		{"graph follows the labels in part", partialCubed, 0, LapSVM, autoLambdaI, []Algorithm{SR, SVM}},
+		{"graph follows the labels in part, over L", partial, 0, LapSVM, autoLambdaIOverL, []Algorithm{SR, SVM}},
+		{"graph follows the labels in part, lambda_i set", partial, 0.25, LapSVM, 0.25, []Algorithm{SR, SVM}},
+		{"labels independent of the graph, lambda_i set", shuffled, 0.25, TSVM, 0.25, []Algorithm{SVM}},
+		{"no graph", noGraph, 0, TSVM, 0, nil},
+		{"no graph, lambda_i set", noGraph, 0.25, TSVM, 0, nil},
+		{"too few labeled neighbours to tell", fewLabels, 0, SVM, 0, []Algorithm{SR}},
+		{"labels independent of the graph, text", shuffledText, 0, TSVM, autoLambdaI, nil},
+		{"graph follows the labels in part, text", partialText, 0, LapSVM, autoLambdaI, []Algorithm{SR}},
 	} {
-		got, trial := chooseAuto(tt.data, Params{Algorithm: Auto, LambdaI: tt.lambdaI})
-		if got.Algorithm != tt.want || got.LambdaI != tt.wantLI || trial != tt.trial {
+		got, against := chooseAuto(tt.data, Params{Algorithm: Auto, LambdaI: tt.lambdaI})
+		if got.Algorithm != tt.want || got.LambdaI != tt.wantLI || !slices.Equal(against, tt.against) {
 			var same, edges int
 			if tt.data.Graph != nil {
 				same, edges = Homophily(tt.data.Graph, tt.data.Labels)
 			}
-			t.Errorf("%s: auto chose %s with lambda_i %v, sr a candidate: %v; want %s with %v, %v (%d of %d labeled edges agree, chance %.3f)",
-				tt.name, got.Algorithm, got.LambdaI, trial, tt.want, tt.wantLI, tt.trial, same, edges, chanceAgreement(tt.data.Labels))
+			t.Errorf("%s: auto chose %s with lambda_i %v against %v; want %s with %v against %v (%d of %d labeled edges agree, chance %.3f)",
+				tt.name, got.Algorithm, got.LambdaI, against, tt.want, tt.wantLI, tt.against, same, edges, chanceAgreement(tt.data.Labels))
 		}
 	}
+}
+
+// rowsOf returns n rows made by row.
+func rowsOf(n int, row func(int) vector.Vector) []vector.Vector {
+	rows := make([]vector.Vector, n)
+	for i := range rows {
+		rows[i] = row(i)
+	}
+	return rows
 }
 
 // poweredLaplacian reports another power p of M = L^p than the one it

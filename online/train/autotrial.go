@@ -1,7 +1,10 @@
 package train
 
 import (
+	"cmp"
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"streamer/online/model"
@@ -13,89 +16,120 @@ import (
 const autoMemory = 8
 
 // autoMaxEvery bounds the interval, in solves, at which auto's trial solves
-// the candidate it does not serve (see trainAuto).
+// the candidates it does not serve (see trainAuto).
 const autoMaxEvery = 16
 
-// autoTrial is what auto remembers of a solve at which sr was a candidate
-// against its choice (the rival: svm or lapsvm): the candidate it did not
-// serve, the rows labeled then, and the record of both candidates on the
-// labels revealed since earlier trials. It lives in the served model and
-// is not part of a snapshot: a restored model starts a new record.
+// autoTrial is what auto remembers of a solve at which it weighed
+// candidates against its rule's choice (chooseAuto): the algorithm it
+// served, the models of the candidates it did not serve, the rows labeled
+// then, and the record of every candidate on the labels revealed since
+// earlier trials. It lives in the served model and is not part of a
+// snapshot: a restored model starts a new record.
 type autoTrial struct {
-	other   *model.Model
+	served  Algorithm
+	others  map[Algorithm]*model.Model
 	labeled map[uint64]bool
 	record  trialRecord
-	// age is the number of solves since other was solved; every is the
-	// interval at which it is.
+	// age is the number of solves since the others were solved; every is
+	// the interval at which they are.
 	age, every int
 }
 
-// trialRecord counts, decayed, the revealed labels on which exactly one
-// candidate was right.
-type trialRecord struct {
-	SR, Rival float64
-}
+// trialRecord counts, decayed, each candidate's revealed labels that it
+// got right where another candidate did not.
+type trialRecord map[Algorithm]float64
 
-// add records a revealed label that sr got right (srRight) or not, and
-// the rival got right or not; a label both got right or wrong tells
-// nothing.
-func (r *trialRecord) add(srRight, rivalRight bool) {
-	if srRight == rivalRight {
+// add records a revealed label as each candidate judged classified it
+// (right); a label they all got right, or all wrong, tells nothing.
+func (r trialRecord) add(right map[Algorithm]bool) {
+	var rights int
+	for _, ok := range right {
+		if ok {
+			rights++
+		}
+	}
+	if rights == 0 || rights == len(right) {
 		return
 	}
-	r.SR *= 1 - 1.0/autoMemory
-	r.Rival *= 1 - 1.0/autoMemory
-	if srRight {
-		r.SR++
-	} else {
-		r.Rival++
+	for a := range r {
+		r[a] *= 1 - 1.0/autoMemory
+	}
+	for a, ok := range right {
+		if ok {
+			r[a]++
+		}
 	}
 }
 
-// trainAuto solves what auto stands for (chooseAuto). Where sr is a
-// candidate against that choice (the rival), it serves sr once sr was
-// right more often than the rival where the two disagreed on the labels
-// revealed since, as the models of the earlier solves predicted them, or
-// while the record is tied (at a trial's first solve) when the last model
-// served sr or the few labeled kNN edges lean to sr (leansSR): without a
-// label to go by, a model that served sr is not switched to its rival
-// because the rule's homophily dipped. It keeps the candidate not served
-// for the next comparison. The served candidate is solved afresh, the
-// other at the 1st, 2nd, 4th, 8th … solve after a switch (at most every
-// autoMaxEvery-th) and otherwise kept as it was: where one candidate
-// keeps winning, or the two agree, the trial costs a few solves of the
-// other.
+// serve returns the candidate the record puts first. On a tie it serves
+// sr where the last model was sr's or the few labeled kNN edges lean to
+// it (leansSR): without a label to go by, a model that served sr is not
+// switched because the rule's homophily dipped; otherwise the rule's
+// choice, candidates[0], where it is among the first. The supervised svm,
+// where it guards a choice that uses the graph, is served only once its
+// record is ahead.
+func (r trialRecord) serve(candidates []Algorithm, preferSR bool) Algorithm {
+	best := r[candidates[0]]
+	for _, a := range candidates {
+		best = max(best, r[a])
+	}
+	var top []Algorithm
+	for _, a := range candidates {
+		if r[a] == best {
+			top = append(top, a)
+		}
+	}
+	switch {
+	case len(top) == 1:
+		return top[0]
+	case preferSR && slices.Contains(top, SR):
+		return SR
+	}
+	return top[0]
+}
+
+// trainAuto solves what auto stands for (chooseAuto). Where the rule's
+// choice has candidates against it (sr, and the supervised svm beside a
+// choice that uses the graph), it serves the candidate that was right
+// most often where they disagreed on the labels revealed since, as the
+// models of the earlier solves predicted them (trialRecord.serve breaks
+// ties). It keeps the candidates not served for the next comparison. The
+// served candidate is solved afresh, the others at the 1st, 2nd, 4th, 8th
+// … solve after a switch (at most every autoMaxEvery-th) and otherwise
+// kept as they were: where one candidate keeps winning, or they agree,
+// the trial costs a few solves of the others. A candidate new to the trial
+// is solved at once and starts from the served one's record.
 func trainAuto(ctx context.Context, data Window, params Params, classes []string, labeled int, prev *model.Model) (*model.Model, Stats, error) {
 	start := time.Now()
-	rival, trial := chooseAuto(data, params)
-	if !trial || data.Rows == nil || data.Keys == nil {
-		return trainWith(ctx, data, rival, classes, labeled, prev)
+	choice, against := chooseAuto(data, params)
+	if len(against) == 0 || data.Rows == nil || data.Keys == nil {
+		return trainWith(ctx, data, choice, classes, labeled, prev)
 	}
-	prevSR, prevRival := trialPair(prev)
-	record := revealedRecord(prev, prevSR, prevRival, data)
-	serveSR := record.SR > record.Rival || record.SR == record.Rival && (leansSR(data) || servedSR(prev))
-	next := nextTrial(prev, serveSR)
-	sr := params
-	sr.Algorithm = SR
-	srModel, srStats, err := trainCandidate(ctx, data, sr, classes, labeled, prevSR, serveSR || next.age == 0)
-	if err != nil {
-		return nil, Stats{}, err
+	candidates := append([]Algorithm{choice.Algorithm}, against...)
+	kept := keptModels(prev)
+	record := revealedRecord(prev, kept, data, candidates)
+	served := record.serve(candidates, leansSR(data) || servedSR(prev))
+	next := nextTrial(prev, served)
+	next.others, next.labeled, next.record = map[Algorithm]*model.Model{}, labeledKeys(data), record
+	var out *model.Model
+	var st Stats
+	for _, a := range candidates {
+		p := choice
+		p.Algorithm = a
+		m, s, err := trainCandidate(ctx, data, p, classes, labeled, prev, kept[a], a == served || next.age == 0)
+		if err != nil {
+			return nil, Stats{}, err
+		}
+		if a != served {
+			next.others[a] = m
+			continue
+		}
+		out, st = m, s
 	}
-	rivalModel, rivalStats, err := trainCandidate(ctx, data, rival, classes, labeled, prevRival, !serveSR || next.age == 0)
-	if err != nil {
-		return nil, Stats{}, err
-	}
-	served, st := rivalModel, rivalStats
-	next.other = srModel
-	if serveSR {
-		served, st = srModel, srStats
-		next.other = rivalModel
-	}
-	next.labeled, next.record = labeledKeys(data), record
-	served.Warm = &warmState{spectral: warmOf(served).spectral, trial: next}
-	st.Rival, st.TrialSR, st.TrialRival = rival.Algorithm, record.SR, record.Rival
+	out.Warm = &warmState{spectral: warmOf(out).spectral, trial: next}
+	st.Trial = record
 	st.Seconds = time.Since(start).Seconds()
-	return served, st, nil
+	return out, st, nil
 }
 
 // servedSR reports whether the last model, prev, was sr's.
@@ -103,62 +137,84 @@ func servedSR(prev *model.Model) bool {
 	return prev != nil && prev.Centroids != nil
 }
 
-// nextTrial returns the trial that a solve serving sr (serveSR) or its
-// rival leaves, but for its models, labels and record: the solves since
-// the candidate not served was solved (0: at this solve) and the interval
-// between its solves.
-func nextTrial(prev *model.Model, serveSR bool) *autoTrial {
+// nextTrial returns the trial that a solve serving served leaves, but for
+// its models, labels and record: the solves since the candidates not
+// served were solved (0: at this solve) and the interval between their
+// solves.
+func nextTrial(prev *model.Model, served Algorithm) *autoTrial {
 	t := warmOf(prev).trial
-	if t == nil || (prev.Centroids != nil) != serveSR {
-		return &autoTrial{every: 1} // a first trial or a switch: solve both
+	if t == nil || t.served != served {
+		return &autoTrial{served: served, every: 1} // a first trial or a switch: solve all
 	}
 	if t.age+1 < t.every {
-		return &autoTrial{age: t.age + 1, every: t.every}
+		return &autoTrial{served: served, age: t.age + 1, every: t.every}
 	}
-	return &autoTrial{every: min(2*t.every, autoMaxEvery)}
+	return &autoTrial{served: served, every: min(2*t.every, autoMaxEvery)}
 }
 
-// trainCandidate solves a candidate of the trial when solve is set, else
-// returns its last model (prev, when of the same kind) as it was.
-func trainCandidate(ctx context.Context, data Window, params Params, classes []string, labeled int, prev *model.Model, solve bool) (*model.Model, Stats, error) {
-	if solve || prev == nil || (prev.Centroids != nil) != (params.Algorithm == SR) {
-		return trainWith(ctx, data, params, classes, labeled, prev)
+// trainCandidate solves a candidate of the trial when solve is set or it
+// has no model kept from the last trial (kept), warm started from kept or
+// else from prev; otherwise it returns kept as it was.
+func trainCandidate(ctx context.Context, data Window, params Params, classes []string, labeled int, prev, kept *model.Model, solve bool) (*model.Model, Stats, error) {
+	if solve || kept == nil {
+		return trainWith(ctx, data, params, classes, labeled, cmp.Or(kept, prev))
 	}
-	kept := *prev
-	kept.Warm = &warmState{spectral: warmOf(prev).spectral}
-	return &kept, Stats{Algorithm: params.Algorithm}, nil
+	same := *kept
+	same.Warm = &warmState{spectral: warmOf(kept).spectral}
+	return &same, Stats{Algorithm: params.Algorithm}, nil
 }
 
-// trialPair returns prev's sr and rival candidates when prev served one
-// of them after a trial, else prev as the warm start of both.
-func trialPair(prev *model.Model) (sr, rival *model.Model) {
+// keptModels returns the models of prev's trial by algorithm, prev itself
+// as the one it served; none when prev holds no trial.
+func keptModels(prev *model.Model) map[Algorithm]*model.Model {
 	t := warmOf(prev).trial
 	if t == nil {
-		return prev, prev
+		return nil
 	}
-	if prev.Centroids != nil {
-		return prev, t.other
-	}
-	return t.other, prev
+	kept := maps.Clone(t.others)
+	kept[t.served] = prev
+	return kept
 }
 
 // revealedRecord adds to prev's record the rows labeled in data that were
-// not at prev's trial, as its sr and rival candidates classify them.
-func revealedRecord(prev, sr, rival *model.Model, data Window) trialRecord {
+// not at prev's trial, as the models kept from it classify them, and
+// returns the record of each of candidates: a candidate new to the trial
+// starts where the one served then stands.
+func revealedRecord(prev *model.Model, kept map[Algorithm]*model.Model, data Window, candidates []Algorithm) trialRecord {
+	record := trialRecord{}
 	t := warmOf(prev).trial
-	if t == nil {
-		return trialRecord{}
+	if t != nil {
+		record = maps.Clone(t.record)
+		addRevealed(record, t.labeled, kept, data)
 	}
-	record := t.record
-	srRows, rivalRows := sr.OverMappedRows(), rival.OverMappedRows() // data's rows are mapped already
+	out := make(trialRecord, len(candidates))
+	for _, a := range candidates {
+		r, ok := record[a]
+		if !ok && t != nil {
+			r = record[t.served]
+		}
+		out[a] = r
+	}
+	return out
+}
+
+// addRevealed adds to record the rows labeled in data but not in labeled,
+// as each of the kept models classifies them.
+func addRevealed(record trialRecord, labeled map[uint64]bool, kept map[Algorithm]*model.Model, data Window) {
+	rows := make(map[Algorithm]*model.Model, len(kept))
+	for a, m := range kept {
+		rows[a] = m.OverMappedRows() // data's rows are mapped already
+	}
 	for i, label := range data.Labels {
-		if label == "" || t.labeled[data.Keys[i]] {
+		if label == "" || labeled[data.Keys[i]] {
 			continue
 		}
-		x := data.Rows[i]
-		record.add(srRows.Classes[srRows.Predict(x).Class] == label, rivalRows.Classes[rivalRows.Predict(x).Class] == label)
+		right := make(map[Algorithm]bool, len(rows))
+		for a, m := range rows {
+			right[a] = m.Classes[m.Predict(data.Rows[i]).Class] == label
+		}
+		record.add(right)
 	}
-	return record
 }
 
 // labeledKeys returns the keys of data's labeled rows.

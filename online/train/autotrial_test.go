@@ -10,24 +10,48 @@ import (
 	"streamer/synth"
 )
 
-// TestTrialRecordCountsDisagreements checks the record: a label both
-// candidates got right, or both wrong, leaves it alone; one that only one
-// got right counts 1 for it, and weighs the earlier ones down by
-// 1 − 1/autoMemory.
+// TestTrialRecordCountsDisagreements checks the record: a label every
+// candidate got right, or every one wrong, leaves it alone; one that some
+// got right counts 1 for each of them, and weighs the earlier ones down
+// by 1 − 1/autoMemory.
 func TestTrialRecordCountsDisagreements(t *testing.T) {
-	var r trialRecord
-	r.add(true, true)
-	r.add(false, false)
-	if r != (trialRecord{}) {
-		t.Fatalf("agreements recorded: %+v", r)
+	r := trialRecord{SR: 0, LapSVM: 0, SVM: 0}
+	r.add(map[Algorithm]bool{SR: true, LapSVM: true, SVM: true})
+	r.add(map[Algorithm]bool{SR: false, LapSVM: false, SVM: false})
+	if r[SR] != 0 || r[LapSVM] != 0 || r[SVM] != 0 {
+		t.Fatalf("agreements recorded: %v", r)
 	}
-	r.add(true, false)
-	r.add(false, true)
-	r.add(false, true)
+	r.add(map[Algorithm]bool{SR: true, LapSVM: false, SVM: false})
+	r.add(map[Algorithm]bool{SR: false, LapSVM: true, SVM: true})
+	r.add(map[Algorithm]bool{SR: false, LapSVM: true})
 	keep := 1 - 1.0/autoMemory
-	want := trialRecord{SR: keep * keep, Rival: keep + 1}
-	if math.Abs(r.SR-want.SR) > 1e-15 || math.Abs(r.Rival-want.Rival) > 1e-15 {
-		t.Fatalf("record %+v, want %+v", r, want)
+	want := trialRecord{SR: keep * keep, LapSVM: keep + 1, SVM: keep}
+	for a, w := range want {
+		if math.Abs(r[a]-w) > 1e-15 {
+			t.Fatalf("record %v, want %v", r, want)
+		}
+	}
+}
+
+// TestTrialServesTheRecordsFirst checks the choice among candidates: the
+// one with the larger record; on a tie sr where it is preferred, else the
+// rule's choice, candidates[0]; svm, the guard, never on a tie.
+func TestTrialServesTheRecordsFirst(t *testing.T) {
+	for _, tt := range []struct {
+		record   trialRecord
+		preferSR bool
+		want     Algorithm
+	}{
+		{trialRecord{LapSVM: 1, SR: 2, SVM: 1.5}, false, SR},
+		{trialRecord{LapSVM: 1, SR: 0.5, SVM: 1.5}, true, SVM},
+		{trialRecord{LapSVM: 1, SR: 1, SVM: 1}, false, LapSVM},
+		{trialRecord{LapSVM: 1, SR: 1, SVM: 1}, true, SR},
+		{trialRecord{LapSVM: 0.5, SR: 1, SVM: 1}, false, SR},
+		{trialRecord{LapSVM: 0.5, SR: 0.2, SVM: 0.5}, true, LapSVM},
+	} {
+		if got := tt.record.serve([]Algorithm{LapSVM, SR, SVM}, tt.preferSR); got != tt.want {
+			t.Errorf("record %v, sr preferred %v: served %s, want %s", tt.record, tt.preferSR, got, tt.want)
+		}
 	}
 }
 
@@ -43,8 +67,8 @@ func TestTrialRecordCountsDisagreements(t *testing.T) {
 func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 	const n, c = 600, 5
 	good, truth := trialData(t, n, c, 0.2)
-	if choice, candidate := chooseAuto(good, Params{}); choice.Algorithm != SR || candidate {
-		t.Fatalf("chooseAuto on a graph that follows the labels: %s, sr a candidate: %v; want sr, chosen outright", choice.Algorithm, candidate)
+	if choice, against := chooseAuto(good, Params{}); choice.Algorithm != SR || against != nil {
+		t.Fatalf("chooseAuto on a graph that follows the labels: %s against %v; want sr, chosen outright", choice.Algorithm, against)
 	}
 	before := good
 	before.Labels = relabel(good.Labels, 0.5, c, 2)
@@ -54,8 +78,8 @@ func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 		after.Labels[i] = truth[i]
 	}
 	for _, data := range []Window{before, after} {
-		if choice, candidate := chooseAuto(data, Params{}); choice.Algorithm != LapSVM || !candidate {
-			t.Fatalf("chooseAuto: %s, sr a candidate: %v; want lapsvm, and sr a candidate", choice.Algorithm, candidate)
+		if choice, against := chooseAuto(data, Params{}); choice.Algorithm != LapSVM || !slices.Equal(against, []Algorithm{SR, SVM}) {
+			t.Fatalf("chooseAuto: %s against %v; want lapsvm against sr and svm", choice.Algorithm, against)
 		}
 	}
 	wrong := good
@@ -69,9 +93,10 @@ func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 		}
 		return m, st
 	}
-	trialOf := func(served, other *model.Model) *model.Model {
+	trialOf := func(served *model.Model, a Algorithm, other *model.Model, b Algorithm) *model.Model {
 		m := *served
-		m.Warm = &warmState{spectral: warmOf(served).spectral, trial: &autoTrial{other: other, labeled: labeledKeys(before), every: 1}}
+		trial := &autoTrial{served: a, others: map[Algorithm]*model.Model{b: other}, labeled: labeledKeys(before), record: trialRecord{a: 0, b: 0}, every: 1}
+		m.Warm = &warmState{spectral: warmOf(served).spectral, trial: trial}
 		return &m
 	}
 	var last *model.Model
@@ -83,38 +108,49 @@ func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 		{"sr right", func() *model.Model {
 			lapsvm, _ := train(wrong, LapSVM, nil)
 			sr, _ := train(good, SR, nil)
-			return trialOf(lapsvm, sr)
+			return trialOf(lapsvm, LapSVM, sr, SR)
 		}, SR},
 		{"lapsvm right", func() *model.Model {
 			lapsvm, _ := train(good, LapSVM, nil)
 			sr, _ := train(wrong, SR, nil)
-			return trialOf(sr, lapsvm)
+			return trialOf(sr, SR, lapsvm, LapSVM)
 		}, LapSVM},
 	} {
 		m, st := train(after, Auto, tt.prev())
 		if st.Algorithm != tt.want || (m.Centroids != nil) != (tt.want == SR) {
 			t.Errorf("%s: served %s (centroids %v), want %s", tt.name, st.Algorithm, m.Centroids != nil, tt.want)
 		}
-		if st.Rival != LapSVM || (st.TrialSR > st.TrialRival) != (tt.want == SR) {
-			t.Errorf("%s: stats name the rival %q, record sr %v against %v; want lapsvm, and the served one ahead", tt.name, st.Rival, st.TrialSR, st.TrialRival)
+		if len(st.Trial) != 3 || (st.Trial[SR] > st.Trial[LapSVM]) != (tt.want == SR) || st.Trial[SVM] >= st.Trial[tt.want] {
+			t.Errorf("%s: stats give the records %v; want lapsvm, sr and svm, the served one ahead", tt.name, st.Trial)
 		}
-		if trialIn(m) == nil || trialIn(trialIn(m).other) != nil {
-			t.Fatalf("%s: trial %+v: want one, whose other model has none", tt.name, trialIn(m))
+		trial := trialIn(m)
+		if trial == nil || len(trial.others) != 2 {
+			t.Fatalf("%s: trial %+v: want one, with two models not served", tt.name, trial)
+		}
+		for a, other := range trial.others {
+			if trialIn(other) != nil || (other.Centroids != nil) != (a == SR) {
+				t.Errorf("%s: the model kept for %s holds a trial, or is not %s's", tt.name, a, a)
+			}
 		}
 		last = m
 	}
-	var solved []bool
+	solved := map[Algorithm][]bool{}
 	for range 8 {
-		sr := trialIn(last).other
+		others := trialIn(last).others
 		m, st := train(after, Auto, last)
 		if st.Algorithm != LapSVM {
 			t.Fatalf("no new label: served %s, want lapsvm (record %+v)", st.Algorithm, trialIn(m).record)
 		}
-		solved = append(solved, &trialIn(m).other.Problems[0] != &sr.Problems[0])
+		for _, a := range []Algorithm{SR, SVM} {
+			solved[a] = append(solved[a], &trialIn(m).others[a].Problems[0] != &others[a].Problems[0])
+		}
 		last = m
 	}
-	if want := []bool{true, false, true, false, false, false, true, false}; !slices.Equal(solved, want) {
-		t.Errorf("sr solved at the solves %v, want %v", solved, want)
+	want := []bool{true, false, true, false, false, false, true, false}
+	for _, a := range []Algorithm{SR, SVM} {
+		if !slices.Equal(solved[a], want) {
+			t.Errorf("%s solved at the solves %v, want %v", a, solved[a], want)
+		}
 	}
 }
 
@@ -175,8 +211,8 @@ func TestAutoServesSROnATieWhenTheGraphLeansToIt(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Algorithm != tt.want || st.Rival != SVM || (m.Centroids != nil) != (tt.want == SR) || trialIn(m) == nil {
-			t.Errorf("%s (%d edges): served %s against %q (trial %v), want %s against svm", tt.name, edges, st.Algorithm, st.Rival, trialIn(m) != nil, tt.want)
+		if st.Algorithm != tt.want || len(st.Trial) != 2 || (m.Centroids != nil) != (tt.want == SR) || trialIn(m) == nil {
+			t.Errorf("%s (%d edges): served %s, records %v (trial %v), want %s, with sr and svm tried", tt.name, edges, st.Algorithm, st.Trial, trialIn(m) != nil, tt.want)
 		}
 	}
 }
@@ -217,8 +253,8 @@ func TestAutoTriesSRWhileTooFewEdgesToTell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Algorithm != SVM || st.Rival != SVM || trialIn(first) == nil || trialIn(first).other.Centroids == nil {
-		t.Fatalf("first solve: served %s against %q (trial %v); want svm, with sr solved beside it", st.Algorithm, st.Rival, trialIn(first) != nil)
+	if st.Algorithm != SVM || len(st.Trial) != 2 || trialIn(first) == nil || trialIn(first).others[SR].Centroids == nil {
+		t.Fatalf("first solve: served %s, records %v (trial %v); want svm, with sr solved beside it", st.Algorithm, st.Trial, trialIn(first) != nil)
 	}
 	wrong := before
 	wrong.Labels = relabel(before.Labels, 1, c, 5)
@@ -226,15 +262,59 @@ func TestAutoTriesSRWhileTooFewEdgesToTell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svm.Warm = &warmState{spectral: warmOf(svm).spectral, trial: &autoTrial{other: trialIn(first).other, labeled: labeledKeys(before), every: 1}}
+	trial := &autoTrial{served: SVM, others: trialIn(first).others, labeled: labeledKeys(before), record: trialRecord{SVM: 0, SR: 0}, every: 1}
+	svm.Warm = &warmState{spectral: warmOf(svm).spectral, trial: trial}
 	second, st, err := Solve(ctx, after, Params{Algorithm: Auto}, svm)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Algorithm != SR || st.Rival != SVM || second.Centroids == nil || !(st.TrialSR > st.TrialRival) {
-		t.Errorf("second solve: served %s against %q, record sr %v against %v; want sr against svm, ahead", st.Algorithm, st.Rival, st.TrialSR, st.TrialRival)
+	if st.Algorithm != SR || second.Centroids == nil || !(st.Trial[SR] > st.Trial[SVM]) {
+		t.Errorf("second solve: served %s, records %v; want sr, ahead of svm", st.Algorithm, st.Trial)
 	}
 }
 
 // trialIn returns the trial that training kept in m, nil for none.
 func trialIn(m *model.Model) *autoTrial { return warmOf(m).trial }
+
+// TestAutoServesSVMWhereTheGraphDoesNotPay checks the supervised svm
+// tried beside a choice that uses the graph: where the labels that arrive
+// find svm's model right and those of lapsvm and sr wrong, auto serves
+// svm, and solves both the others beside it.
+func TestAutoServesSVMWhereTheGraphDoesNotPay(t *testing.T) {
+	const n, c = 600, 5
+	good, truth := trialData(t, n, c, 0.2)
+	before := good
+	before.Labels = relabel(good.Labels, 0.5, c, 2)
+	after := before
+	after.Labels = slices.Clone(before.Labels)
+	for i := 1; i < n; i += 20 { // labels that arrive between the solves
+		after.Labels[i] = truth[i]
+	}
+	wrong := good
+	wrong.Labels = relabel(good.Labels, 1, c, 5)
+	ctx := context.Background()
+	train := func(data Window, a Algorithm, prev *model.Model) (*model.Model, Stats) {
+		t.Helper()
+		m, st, err := Solve(ctx, data, Params{Algorithm: a, LambdaI: autoLambdaI}, prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, st
+	}
+	lapsvm, _ := train(wrong, LapSVM, nil)
+	sr, _ := train(wrong, SR, nil)
+	svm, _ := train(good, SVM, nil)
+	prev := *lapsvm
+	prev.Warm = &warmState{trial: &autoTrial{
+		served: LapSVM, others: map[Algorithm]*model.Model{SR: sr, SVM: svm}, labeled: labeledKeys(before),
+		record: trialRecord{LapSVM: 0, SR: 0, SVM: 0}, every: 1,
+	}}
+	m, st := train(after, Auto, &prev)
+	if st.Algorithm != SVM || m.Centroids != nil || !(st.Trial[SVM] > max(st.Trial[LapSVM], st.Trial[SR])) {
+		t.Fatalf("served %s with records %v, want svm ahead", st.Algorithm, st.Trial)
+	}
+	others := trialIn(m).others
+	if len(others) != 2 || &others[LapSVM].Problems[0] == &lapsvm.Problems[0] || &others[SR].Problems[0] == &sr.Problems[0] {
+		t.Errorf("models not served %v: want lapsvm and sr, solved afresh at the switch", others)
+	}
+}

@@ -47,10 +47,9 @@ type Stats struct {
 	Labeled  int
 	// Algorithm is the algorithm that ran: auto's choice.
 	Algorithm Algorithm
-	// Rival, set when auto weighed sr against svm or lapsvm, names that
-	// algorithm; TrialSR and TrialRival are their records (see trainAuto).
-	Rival               Algorithm
-	TrialSR, TrialRival float64
+	// Trial, set when auto weighed candidates against its rule's choice,
+	// holds each candidate's record (see trainAuto).
+	Trial map[Algorithm]float64
 	// Lambda is the λ the solve ran with: Params.Lambda, or the one
 	// searchLambda chose; LabelHalfLife the half-life of the labeled
 	// rows' weights it chose, 0 for none.
