@@ -65,33 +65,14 @@ func TestTrialServesTheRecordsFirst(t *testing.T) {
 // and sr, not served, is solved at the 1st, 3rd and 7th solve (intervals
 // 1, 2, 4), and kept as it was otherwise.
 func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
-	const n, c = 600, 5
-	good, truth := trialData(t, n, c, 0.2)
+	good, before, after, wrong := trialWindows(t)
 	if choice, against := chooseAuto(good, Params{}); choice.Algorithm != SR || against != nil {
 		t.Fatalf("chooseAuto on a graph that follows the labels: %s against %v; want sr, chosen outright", choice.Algorithm, against)
-	}
-	before := good
-	before.Labels = relabel(good.Labels, 0.5, c, 2)
-	after := before
-	after.Labels = append([]string(nil), before.Labels...)
-	for i := 1; i < n; i += 20 { // labels that arrive between the solves
-		after.Labels[i] = truth[i]
 	}
 	for _, data := range []Window{before, after} {
 		if choice, against := chooseAuto(data, Params{}); choice.Algorithm != LapSVM || !slices.Equal(against, []Algorithm{SR, SVM}) {
 			t.Fatalf("chooseAuto: %s against %v; want lapsvm against sr and svm", choice.Algorithm, against)
 		}
-	}
-	wrong := good
-	wrong.Labels = relabel(good.Labels, 1, c, 5)
-	ctx := context.Background()
-	train := func(data Window, a Algorithm, prev *model.Model) (*model.Model, Stats) {
-		t.Helper()
-		m, st, err := Solve(ctx, data, Params{Algorithm: a, LambdaI: autoLambdaI}, prev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m, st
 	}
 	trialOf := func(served *model.Model, a Algorithm, other *model.Model, b Algorithm) *model.Model {
 		m := *served
@@ -106,17 +87,17 @@ func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 		want Algorithm
 	}{
 		{"sr right", func() *model.Model {
-			lapsvm, _ := train(wrong, LapSVM, nil)
-			sr, _ := train(good, SR, nil)
+			lapsvm, _ := solveWith(t, wrong, LapSVM, nil)
+			sr, _ := solveWith(t, good, SR, nil)
 			return trialOf(lapsvm, LapSVM, sr, SR)
 		}, SR},
 		{"lapsvm right", func() *model.Model {
-			lapsvm, _ := train(good, LapSVM, nil)
-			sr, _ := train(wrong, SR, nil)
+			lapsvm, _ := solveWith(t, good, LapSVM, nil)
+			sr, _ := solveWith(t, wrong, SR, nil)
 			return trialOf(sr, SR, lapsvm, LapSVM)
 		}, LapSVM},
 	} {
-		m, st := train(after, Auto, tt.prev())
+		m, st := solveWith(t, after, Auto, tt.prev())
 		if st.Algorithm != tt.want || (m.Centroids != nil) != (tt.want == SR) {
 			t.Errorf("%s: served %s (centroids %v), want %s", tt.name, st.Algorithm, m.Centroids != nil, tt.want)
 		}
@@ -137,7 +118,7 @@ func TestAutoServesTheCandidateRightMoreOften(t *testing.T) {
 	solved := map[Algorithm][]bool{}
 	for range 8 {
 		others := trialIn(last).others
-		m, st := train(after, Auto, last)
+		m, st := solveWith(t, after, Auto, last)
 		if st.Algorithm != LapSVM {
 			t.Fatalf("no new label: served %s, want lapsvm (record %+v)", st.Algorithm, trialIn(m).record)
 		}
@@ -273,6 +254,39 @@ func TestAutoTriesSRWhileTooFewEdgesToTell(t *testing.T) {
 	}
 }
 
+// trialWindows returns trialData's window of 600 rows and 5 classes, its
+// graph following its labels (good); the same with half its labels drawn
+// at random, so that auto chooses lapsvm with sr and svm against it
+// (before); before with the true labels of every 20th row, which arrive
+// between two solves (after); and good with every label drawn at random
+// (wrong).
+func trialWindows(t *testing.T) (good, before, after, wrong Window) {
+	t.Helper()
+	const n, c = 600, 5
+	good, truth := trialData(t, n, c, 0.2)
+	before = good
+	before.Labels = relabel(good.Labels, 0.5, c, 2)
+	after = before
+	after.Labels = slices.Clone(before.Labels)
+	for i := 1; i < n; i += 20 {
+		after.Labels[i] = truth[i]
+	}
+	wrong = good
+	wrong.Labels = relabel(good.Labels, 1, c, 5)
+	return good, before, after, wrong
+}
+
+// solveWith solves data with algorithm a (λ_I = autoLambdaI), warm
+// started from prev.
+func solveWith(t *testing.T, data Window, a Algorithm, prev *model.Model) (*model.Model, Stats) {
+	t.Helper()
+	m, st, err := Solve(context.Background(), data, Params{Algorithm: a, LambdaI: autoLambdaI}, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, st
+}
+
 // trialIn returns the trial that training kept in m, nil for none.
 func trialIn(m *model.Model) *autoTrial { return warmOf(m).trial }
 
@@ -281,35 +295,16 @@ func trialIn(m *model.Model) *autoTrial { return warmOf(m).trial }
 // find svm's model right and those of lapsvm and sr wrong, auto serves
 // svm, and solves both the others beside it.
 func TestAutoServesSVMWhereTheGraphDoesNotPay(t *testing.T) {
-	const n, c = 600, 5
-	good, truth := trialData(t, n, c, 0.2)
-	before := good
-	before.Labels = relabel(good.Labels, 0.5, c, 2)
-	after := before
-	after.Labels = slices.Clone(before.Labels)
-	for i := 1; i < n; i += 20 { // labels that arrive between the solves
-		after.Labels[i] = truth[i]
-	}
-	wrong := good
-	wrong.Labels = relabel(good.Labels, 1, c, 5)
-	ctx := context.Background()
-	train := func(data Window, a Algorithm, prev *model.Model) (*model.Model, Stats) {
-		t.Helper()
-		m, st, err := Solve(ctx, data, Params{Algorithm: a, LambdaI: autoLambdaI}, prev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m, st
-	}
-	lapsvm, _ := train(wrong, LapSVM, nil)
-	sr, _ := train(wrong, SR, nil)
-	svm, _ := train(good, SVM, nil)
+	good, before, after, wrong := trialWindows(t)
+	lapsvm, _ := solveWith(t, wrong, LapSVM, nil)
+	sr, _ := solveWith(t, wrong, SR, nil)
+	svm, _ := solveWith(t, good, SVM, nil)
 	prev := *lapsvm
 	prev.Warm = &warmState{trial: &autoTrial{
 		served: LapSVM, others: map[Algorithm]*model.Model{SR: sr, SVM: svm}, labeled: labeledKeys(before),
 		record: trialRecord{LapSVM: 0, SR: 0, SVM: 0}, every: 1,
 	}}
-	m, st := train(after, Auto, &prev)
+	m, st := solveWith(t, after, Auto, &prev)
 	if st.Algorithm != SVM || m.Centroids != nil || !(st.Trial[SVM] > max(st.Trial[LapSVM], st.Trial[SR])) {
 		t.Fatalf("served %s with records %v, want svm ahead", st.Algorithm, st.Trial)
 	}
