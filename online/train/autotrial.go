@@ -39,8 +39,8 @@ type autoTrial struct {
 // got right where another candidate did not.
 type trialRecord map[Algorithm]float64
 
-// add records a revealed label as each candidate judged classified it
-// (right); a label they all got right, or all wrong, tells nothing.
+// add records a revealed label, right saying which candidates classified
+// it correctly; a label they all got right, or all wrong, tells nothing.
 func (r trialRecord) add(right map[Algorithm]bool) {
 	var rights int
 	for _, ok := range right {
