@@ -61,14 +61,14 @@ func (r trialRecord) add(right map[Algorithm]bool) {
 	}
 }
 
-// serve returns the candidate the record puts first. On a tie it serves
-// sr where the last model was sr's or the few labeled kNN edges lean to
-// it (leansSR): without a label to go by, a model that served sr is not
-// switched because the rule's homophily dipped; otherwise the rule's
-// choice, candidates[0], where it is among the first. The supervised svm,
-// where it guards a choice that uses the graph, is served only once its
-// record is ahead.
-func (r trialRecord) serve(candidates []Algorithm, preferSR bool) Algorithm {
+// serve returns the candidate the record puts first. On a tie it serves sr
+// where preferSR, asked only then, says so (the last model was sr's or the
+// few labeled kNN edges lean to it, leansSR): without a label to go by, a
+// model that served sr is not switched because the rule's homophily dipped;
+// otherwise the rule's choice, candidates[0], where it is among the first.
+// The supervised svm, where it guards a choice that uses the graph, is
+// served only once its record is ahead.
+func (r trialRecord) serve(candidates []Algorithm, preferSR func() bool) Algorithm {
 	best := r[candidates[0]]
 	for _, a := range candidates {
 		best = max(best, r[a])
@@ -82,7 +82,7 @@ func (r trialRecord) serve(candidates []Algorithm, preferSR bool) Algorithm {
 	switch {
 	case len(top) == 1:
 		return top[0]
-	case preferSR && slices.Contains(top, SR):
+	case slices.Contains(top, SR) && preferSR():
 		return SR
 	}
 	return top[0]
@@ -108,7 +108,7 @@ func trainAuto(ctx context.Context, data Window, params Params, classes []string
 	candidates := append([]Algorithm{choice.Algorithm}, against...)
 	kept := keptModels(prev)
 	record := revealedRecord(prev, kept, data, candidates)
-	served := record.serve(candidates, leansSR(data) || servedSR(prev))
+	served := record.serve(candidates, func() bool { return servedSR(prev) || leansSR(data) })
 	next := nextTrial(prev, served)
 	next.others, next.labeled, next.record = map[Algorithm]*model.Model{}, labeledKeys(data), record
 	var out *model.Model

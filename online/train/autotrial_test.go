@@ -49,7 +49,7 @@ func TestTrialServesTheRecordsFirst(t *testing.T) {
 		{trialRecord{LapSVM: 0.5, SR: 1, SVM: 1}, false, SR},
 		{trialRecord{LapSVM: 0.5, SR: 0.2, SVM: 0.5}, true, LapSVM},
 	} {
-		if got := tt.record.serve([]Algorithm{LapSVM, SR, SVM}, tt.preferSR); got != tt.want {
+		if got := tt.record.serve([]Algorithm{LapSVM, SR, SVM}, func() bool { return tt.preferSR }); got != tt.want {
 			t.Errorf("record %v, sr preferred %v: served %s, want %s", tt.record, tt.preferSR, got, tt.want)
 		}
 	}
