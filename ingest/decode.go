@@ -29,10 +29,11 @@ type Example struct {
 	// LIBSVM lines (sorted, unique indices in [0, Dim)), dense for a vector
 	// payload. It shares no memory with the decoded input.
 	Vector vector.Vector
-	// Names names the hashed indices of a features payload, and Text is
-	// the text of a text payload (Featurizer.TextNames names its indices),
-	// when the decoder was asked to keep them (Decoder.KeepNames); nil
-	// and "" otherwise.
+	// Names names the hashed indices of named features, and Text is the
+	// text (a mapping's text fields joined by line breaks, as they were
+	// hashed), when the decoder was asked to keep them
+	// (Decoder.KeepNames); nil and "" otherwise. Featurizer.ExampleNames
+	// names the indices of both.
 	Names Names
 	Text  string
 }

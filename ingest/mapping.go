@@ -198,7 +198,14 @@ func (d *Decoder) mappedExample(m *ExampleMapping, b, key []byte, lim Limits) (E
 			return ex, err
 		}
 	}
-	ex.Vector, err = d.Featurizer.mappedPayload(m, doc, lim)
+	var p mappedFields
+	if err := p.lookup(m, doc); err != nil {
+		return ex, err
+	}
+	ex.Vector, err = d.Featurizer.mappedPayload(m, &p, doc, lim)
+	if err == nil && d.KeepNames {
+		d.Featurizer.keepMappedNames(m, &p, doc, &ex)
+	}
 	return ex, err
 }
 
@@ -311,12 +318,8 @@ func numericTime(x float64, unit TimeUnit) (t time.Time, ok bool) {
 	return time.Unix(int64(whole), int64(ns)).UTC(), true
 }
 
-// mappedPayload featurizes the payload fields of m.
-func (f Featurizer) mappedPayload(m *ExampleMapping, doc []byte, lim Limits) (vector.Vector, error) {
-	var p mappedFields
-	if err := p.lookup(m, doc); err != nil {
-		return vector.Vector{}, err
-	}
+// mappedPayload featurizes the payload fields p of m, looked up in doc.
+func (f Featurizer) mappedPayload(m *ExampleMapping, p *mappedFields, doc []byte, lim Limits) (vector.Vector, error) {
 	text := len(p.texts) > 0
 	named := p.features != nil || p.fields > 0
 	explicit := p.indices != nil || p.values != nil
@@ -333,7 +336,7 @@ func (f Featurizer) mappedPayload(m *ExampleMapping, doc []byte, lim Limits) (ve
 	case n > 1:
 		return vector.Vector{}, decodeErr(ReasonMultiplePayloads, "", "more than one payload among %s", m.payloadPointers())
 	case text || named:
-		return f.hashedPayload(m, &p, doc, lim)
+		return f.hashedPayload(m, p, doc, lim)
 	case dense:
 		return f.vectorPayload(p.vector, m.Vector.text, lim)
 	}

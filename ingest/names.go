@@ -37,6 +37,54 @@ func (f Featurizer) keepNames(p *exampleFields, ex *Example) {
 	}
 }
 
+// keepMappedNames keeps in ex what names the hashed indices of a mapped
+// message doc: its text fields joined as they were hashed, and the names of
+// its features object and of the feature fields present.
+func (f Featurizer) keepMappedNames(m *ExampleMapping, p *mappedFields, doc []byte, ex *Example) {
+	var text []byte
+	for k, raw := range p.texts {
+		s, err := stringContent(raw)
+		if err != nil {
+			return
+		}
+		if k > 0 {
+			text = append(text, '\n')
+		}
+		text = append(text, s...)
+	}
+	ex.Text = string(text)
+	names := Names{}
+	if p.features != nil {
+		names = f.featureNames(p.features)
+	}
+	for _, ff := range m.Fields {
+		if raw, err := ff.At.lookup(doc); err == nil && raw != nil && !isNull(raw) && !isIndexKey([]byte(ff.Name)) {
+			j, _ := f.nameTerm([]byte(ff.Name))
+			names.add(j, ff.Name)
+		}
+	}
+	if len(names) > 0 {
+		ex.Names = names
+	}
+}
+
+// ExampleNames returns the names of ex's hashed indices that the decoder
+// kept (Decoder.KeepNames): its features' names and its text's terms;
+// with only set, the text's terms of those indices only, since naming a
+// text costs more than decoding it.
+func (f Featurizer) ExampleNames(ex Example, only ...int32) Names {
+	if ex.Text == "" {
+		return ex.Names
+	}
+	names := f.TextNames(ex.Text, only...)
+	for j, terms := range ex.Names {
+		for _, t := range terms {
+			names.add(j, t)
+		}
+	}
+	return names
+}
+
 // featureNames returns the names of a features payload's hashed indices.
 func (f Featurizer) featureNames(features []byte) Names {
 	{

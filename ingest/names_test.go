@@ -62,3 +62,44 @@ func TestNamesCoverTheVector(t *testing.T) {
 		})
 	}
 }
+
+// TestMappedNamesCoverTheVector: a message read by a mapping, its text
+// in two fields hashed with named features, names every index its
+// vector sets: the terms of both fields, the bigram across them, the
+// features object's names and the feature fields'.
+func TestMappedNamesCoverTheVector(t *testing.T) {
+	raw := `{"post_id": 78, "title": "Cheap pills", "body": "Order today", "author": {"followers": 12, "stats": {"posts": 3}}}`
+	d := Decoder{Examples: moderation(), KeepNames: true}
+	ex, err := d.DecodeExample([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := d.Featurizer.ExampleNames(ex)
+	named := map[string]bool{}
+	for j, terms := range names {
+		if !slices.Contains(ex.Vector.Indices, j) {
+			t.Errorf("index %d named %q is not in the vector %v", j, terms, ex.Vector.Indices)
+		}
+		for _, term := range terms {
+			named[term] = true
+		}
+	}
+	for _, term := range []string{"cheap", "cheap pills", "pills order", "today", "followers", "posts"} {
+		if !named[term] {
+			t.Errorf("%q not named; names %v", term, names)
+		}
+	}
+	for _, j := range ex.Vector.Indices {
+		if _, ok := names[j]; !ok {
+			t.Errorf("index %d of the vector has no name", j)
+		}
+	}
+	j := ex.Vector.Indices[0]
+	if only := d.Featurizer.ExampleNames(ex, j); !slices.Equal(only[j], names[j]) {
+		t.Errorf("names of index %d alone: %v, want %v", j, only[j], names[j])
+	}
+	plain, _ := (&Decoder{Examples: moderation()}).DecodeExample([]byte(raw))
+	if plain.Names != nil || plain.Text != "" {
+		t.Errorf("names without KeepNames: %v %q", plain.Names, plain.Text)
+	}
+}

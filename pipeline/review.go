@@ -87,19 +87,19 @@ func (p *Pipeline) newPrediction(ex ingest.Example, src Source, s online.Solved,
 }
 
 // explain explains s's score of class for ex: the k terms of largest
-// contribution (named by what the decoder kept of ex, Names or Text), the
+// contribution (named by what the decoder kept of ex: Names and Text), the
 // bias, the rest, and the k labeled window rows nearest to ex when s was
 // solved over a kNN graph.
 func explain(s online.Solved, ex ingest.Example, class, k int, f ingest.Featurizer) *Explanation {
 	a := s.Model.Attribute(ex.Vector, class)
 	top, rest := a.Top(k)
-	names := ex.Names
-	if ex.Text != "" && a.Space == model.Features {
+	var names ingest.Names
+	if a.Space == model.Features {
 		indices := make([]int32, len(top))
 		for n, i := range top {
 			indices[n] = a.Index[i]
 		}
-		names = f.TextNames(ex.Text, indices...)
+		names = f.ExampleNames(ex, indices...)
 	}
 	e := &Explanation{
 		Class: s.Model.Classes[class], Score: a.Score, Bias: a.Bias, Space: a.Space.String(), Rest: rest,

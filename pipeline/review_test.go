@@ -20,10 +20,11 @@ import (
 )
 
 // textPipeline returns a pipeline over short texts of two classes, solved
-// once on labeled examples.
+// once on labeled examples; cfg.Decoder.Examples, when set, must read
+// {"id", "label", "text"}.
 func textPipeline(t *testing.T, cfg Config) *Pipeline {
 	t.Helper()
-	cfg.Decoder = ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 12}}
+	cfg.Decoder = ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 12}, Examples: cfg.Decoder.Examples}
 	cfg.Learner = online.LearnerConfig{Features: 1 << 12, Window: anngraph.Config{MaxExamples: 500}, Review: cfg.Learner.Review}
 	p, err := New(cfg)
 	if err != nil {
@@ -49,17 +50,46 @@ func textPipeline(t *testing.T, cfg Config) *Pipeline {
 
 // TestExplanationAddsUpAndNamesWords: an explained prediction's bias,
 // terms and rest add up to its class's score, and its terms carry the
-// words of the example that hash there.
+// words of the example that hash there, in the default schema and in a
+// mapping of two text fields and a named number.
 func TestExplanationAddsUpAndNamesWords(t *testing.T) {
-	p := textPipeline(t, Config{Explain: 3})
-	ex, err := p.DecodeExample([]byte(`{"id":"x","text":"free cash for the project"}`), time.Time{})
-	if err != nil {
-		t.Fatal(err)
+	mapping := &ingest.ExampleMapping{
+		ID: ingest.MustPointer("/id"), Label: ingest.MustPointer("/label"),
+		Text:             []ingest.Pointer{ingest.MustPointer("/title"), ingest.MustPointer("/text")},
+		Fields:           []ingest.FeatureField{{Name: "followers", At: ingest.MustPointer("/followers")}},
+		TextWithFeatures: true,
 	}
-	pred, err := p.Example(ex, Source{Topic: "examples", Offset: 100})
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name    string
+		mapping *ingest.ExampleMapping
+		raw     string
+	}{
+		{"default schema", nil, `{"id":"x","text":"free cash for the project"}`},
+		{"mapping", mapping, `{"id":"x","title":"free cash","text":"for the project","followers":3}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := textPipeline(t, Config{Explain: 3, Decoder: ingest.Decoder{Examples: tc.mapping}})
+			ex, err := p.DecodeExample([]byte(tc.raw), time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pred, err := p.Example(ex, Source{Topic: "examples", Offset: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkExplanation(t, pred)
+			plain, err := p.ScoreExplained([]ingest.Example{ex}, Source{Topic: "http"}, 0)
+			if err != nil || plain[0].Explanation != nil {
+				t.Fatalf("explain 0: %+v, %v", plain[0].Explanation, err)
+			}
+		})
 	}
+}
+
+// checkExplanation checks that pred's explanation has three named terms,
+// which with its bias and rest add up to the predicted class's score.
+func checkExplanation(t *testing.T, pred Prediction) {
+	t.Helper()
 	e := pred.Explanation
 	if e == nil || len(e.Terms) != 3 || e.Class != *pred.Label || e.Space != "features" {
 		t.Fatalf("explanation %+v of %s", e, *pred.Label)
@@ -73,10 +103,6 @@ func TestExplanationAddsUpAndNamesWords(t *testing.T) {
 	}
 	if math.Abs(sum-e.Score) > 1e-9 || math.Abs(e.Score-pred.Scores[*pred.Label]) > 1e-12 {
 		t.Fatalf("bias + terms + rest = %v, explanation's score %v, prediction's %v", sum, e.Score, pred.Scores[*pred.Label])
-	}
-	plain, err := p.ScoreExplained([]ingest.Example{ex}, Source{Topic: "http"}, 0)
-	if err != nil || plain[0].Explanation != nil {
-		t.Fatalf("explain 0: %+v, %v", plain[0].Explanation, err)
 	}
 }
 
