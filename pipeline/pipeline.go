@@ -369,33 +369,57 @@ func (p *Pipeline) answersChosen(l ingest.Label) bool {
 }
 
 // Restore replays an example that was read and predicted before a restart:
-// it enters the window and the join, without a prediction to publish or to
-// score.
+// it enters the window and the join, with the label that waited for it if
+// one did, without a prediction to publish. An unlabeled example is
+// scored by the model in force, the one restored, and that prediction
+// waits in the join for its late label in place of the one published
+// before the restart, which is not read back.
 func (p *Pipeline) Restore(ex ingest.Example, src Source) error {
-	if _, err := p.learner.Observe(ex.ID, ex.TS, ex.Vector, ex.Label); err != nil {
+	if err := p.learner.Compatible(ex.Vector); err != nil {
+		return fmt.Errorf("restore example %q: %w", ex.ID, err)
+	}
+	var stored ingest.Prediction
+	if !ex.Labeled && !p.join.Pending(ex.ID) {
+		stored = p.restoredPrediction(ex)
+	}
+	truth := ex.Label
+	if waiting, early := p.join.Example(ex.ID, stored, ex.Labeled); early && !ex.Labeled {
+		truth = waiting
+	}
+	if _, err := p.learner.Observe(ex.ID, ex.TS, ex.Vector, truth); err != nil {
 		return fmt.Errorf("restore example %q: %w", ex.ID, err)
 	}
 	if p.baseline != nil {
-		if _, err := p.baseline.Observe(ex.ID, ex.TS, ex.Vector, ex.Label); err != nil {
+		if _, err := p.baseline.Observe(ex.ID, ex.TS, ex.Vector, truth); err != nil {
 			return fmt.Errorf("restore example %q: baseline: %w", ex.ID, err)
 		}
 	}
-	p.join.Example(ex.ID, ingest.Prediction{}, ex.Labeled)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.exampleLog.add(src.Topic, src.Partition, src.Offset, ex.ID, true)
 	return nil
 }
 
-// RestoreLabel replays a label read before a restart; it is not scored.
+// restoredPrediction is the prediction of the model in force for an
+// example read again at a restart ("" without a model).
+func (p *Pipeline) restoredPrediction(ex ingest.Example) ingest.Prediction {
+	s := p.learner.Scoring()
+	stored := ingest.Prediction{At: ex.TS, ModelVersion: s.Stamp.Version}
+	if s.Model.Ready() {
+		scored := s.Score(ex.Vector, false)
+		stored.Class, stored.Score, stored.Prob = s.Model.Classes[scored.Class], scored.Scores[scored.Class], scored.Prob
+	}
+	return stored
+}
+
+// RestoreLabel replays a label read before a restart; it is not scored,
+// and a label for the same example after the restart is a relabel.
 func (p *Pipeline) RestoreLabel(l ingest.Label, src Source) {
 	p.learner.Label(l.ID, l.Label)
 	if p.baseline != nil {
 		p.baseline.Label(l.ID, l.Label)
 	}
-	if !p.learner.Contains(l.ID) {
-		p.join.Label(l.ID, l.Label)
-	}
+	p.join.Label(l.ID, l.Label)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.labelLog.add(src.Topic, src.Partition, src.Offset, l.ID, true)

@@ -384,6 +384,51 @@ func TestServiceEndToEndWithRestart(t *testing.T) {
 	}
 }
 
+// TestLabelsAfterARestartGradeTheExamplesBeforeIt: labels that come after
+// a restart for examples read before it are scored prequentially against
+// the restored model's predictions, not passed over as unscored.
+func TestLabelsAfterARestartGradeTheExamplesBeforeIt(t *testing.T) {
+	t.Parallel()
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	preds := readPredictions(t, ctx, addrs)
+	stream := newStreamWriter(t, addrs, 3)
+	cfg := testConfig(t, addrs)
+	svc, stop := runService(t, cfg)
+	for range 4 {
+		v := svc.Pipeline().Learner().InForce().Stamp.Version
+		ids := stream.write(t, ctx, 100)
+		waitFor(t, "predictions", time.Minute, func() bool { return preds.has(ids) == len(ids) })
+		waitFor(t, "a solve", 30*time.Second, func() bool { return svc.Pipeline().Learner().InForce().Stamp.Version > v })
+	}
+	waitFor(t, "a snapshot", 30*time.Second, func() bool { return svc.Status().Snapshots > 0 })
+	// Examples whose labels all come after the restart.
+	stream.rate, stream.delay = 1, 1_000_000
+	stream.queued = nil
+	late := stream.write(t, ctx, 40)
+	waitFor(t, "their predictions", time.Minute, func() bool { return preds.has(late) == len(late) })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	svc2, _ := runService(t, cfg)
+	<-svc2.Started()
+	before := svc2.Status().Pipeline
+	for i := range stream.queued {
+		stream.queued[i].Time = time.Time{}
+	}
+	if err := stream.w.WriteMessages(ctx, stream.queued...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the late labels", time.Minute, func() bool { return svc2.Status().Pipeline.Labels >= before.Labels+int64(len(late)) })
+	after := svc2.Status().Pipeline
+	if got := after.SSL.Total - before.SSL.Total; got != len(late) || after.Unscored != before.Unscored {
+		t.Fatalf("%d labels after the restart graded, %d unscored, want %d and %d", got, after.Unscored-before.Unscored, len(late), 0)
+	}
+}
+
 // checkVersionsIncrease checks that model versions never go back within a
 // partition of the predictions topic, and that they grew.
 func checkVersionsIncrease(t *testing.T, l *predictionLog) {
