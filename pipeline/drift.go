@@ -95,8 +95,8 @@ func (c DriftConfig) searches() bool { return !c.Off && !c.Detectors.Off[drift.N
 // Alarm is a detector's alarm as the pipeline saw it.
 type Alarm struct {
 	drift.Alarm
-	// Examples is the number of examples the pipeline had read: the
-	// stream's position. Since, in the Alarm, is in examples for the
+	// Examples is the number of examples read, by this process and, from
+	// the snapshot it resumed, those before it: the stream's position. Since, in the Alarm, is in examples for the
 	// detectors without labels, in the learner's positions
 	// (online.Learner.Admitted) for the labels detector.
 	Examples int64

@@ -203,6 +203,27 @@ func TestDriftForgottenLabelsStayForgottenAfterARestart(t *testing.T) {
 	}
 }
 
+// TestDriftAlarmPositionsContinueAfterARestart: an alarm after a restart
+// is placed in the stream counted from its start, as the prequential
+// curve is, not from the restart.
+func TestDriftAlarmPositionsContinueAfterARestart(t *testing.T) {
+	detectors := drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}
+	cfg := DriftConfig{Detectors: detectors, Forget: true, ForgetClasses: true}
+	before := driftPipeline(t, cfg)
+	pairSwapStream(t, before, 5)
+	progress := before.Progress()
+	after := driftPipeline(t, cfg)
+	after.Resume(progress, false)
+	pairSwapStream(t, after, 5)
+	first, again := before.Alarms(), after.Alarms()
+	if len(first) == 0 || len(again) == 0 {
+		t.Fatalf("alarms %v before the restart, %v after it", first, again)
+	}
+	if want := first[0].Examples + int64(progress.SSL.Examples); again[0].Examples != want {
+		t.Errorf("the same alarm after 900 examples more at example %d, want %d", again[0].Examples, want)
+	}
+}
+
 // windowLabels returns the labels of p's window by id.
 func windowLabels(p *Pipeline) map[string]string {
 	pool := p.Learner().CoverPool()

@@ -62,9 +62,12 @@ type Pipeline struct {
 	// arrivals counts the calls of Arrival; only its goroutine reads it.
 	arrivals int64
 
-	mu           sync.Mutex // guards the fields below
-	ssl, base    *Prequential
-	examples     int64
+	mu        sync.Mutex // guards the fields below
+	ssl, base *Prequential
+	examples  int64
+	// before is the stream's position at the snapshot resumed: examples
+	// read by the processes before this one.
+	before       int64
 	labels       int64
 	joined       int64 // labels that met their example, before or after it
 	predictions  int64
@@ -231,9 +234,9 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 		p.base.Add(stored.Baseline, truth, int(p.examples))
 		p.learner.Grade(review.Grade{Class: stored.Class, Prob: stored.Prob, Correct: stored.Class == truth})
 	}
-	found := p.watch.arrival(scored, kind, ok, ex.TS, p.examples)
+	found := p.watch.arrival(scored, kind, ok, ex.TS, p.position())
 	if truth != "" && stored.Class != "" {
-		found = append(found, p.watch.outcome(stored.Class, truth, position, p.examples)...)
+		found = append(found, p.watch.outcome(stored.Class, truth, position, p.position())...)
 	}
 	p.mu.Unlock()
 	p.react(found)
@@ -350,7 +353,7 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	}
 	var found []drift.Alarm
 	if watched {
-		found = p.watch.outcome(stored.Class, l.Label, position, p.examples)
+		found = p.watch.outcome(stored.Class, l.Label, position, p.position())
 	}
 	p.mu.Unlock()
 	p.react(found)
@@ -535,8 +538,8 @@ func (p *Pipeline) Progress() Progress {
 	return pr
 }
 
-// Resume continues the prequential scores of a snapshot's progress, and
-// forgets again the labels that drift had made the learners forget. When
+// Resume continues the prequential scores and the stream's position of a
+// snapshot's progress, and forgets again the labels that drift had made the learners forget. When
 // the window was rebuilt exactly as it was at the snapshot (sameWindow) and
 // the snapshot's model had been solved on it, the next solve waits for
 // something new instead of solving the same window again.
@@ -550,10 +553,15 @@ func (p *Pipeline) Resume(pr Progress, sameWindow bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.ssl.Resume(pr.SSL)
+	p.before = int64(pr.SSL.Examples)
 	if pr.Baseline != nil {
 		p.base.Resume(*pr.Baseline)
 	}
 }
+
+// position is the stream's position: the examples read since the
+// first process began. Its caller holds mu.
+func (p *Pipeline) position() int64 { return p.before + p.examples }
 
 // Stats is a summary of the pipeline, safe to read at any time.
 type Stats struct {
