@@ -333,8 +333,11 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	var position uint64
 	// An answer to a chosen request is a hard example by design: its
 	// error says nothing of a change in the stream, nor of how often the
-	// predictions above a review threshold are right.
-	watched := p.watch != nil && seen && first && stored.Class != "" && !chosen
+	// predictions above a review threshold are right. Requests made
+	// before a restart are not remembered, so with requests on, a label
+	// for an example read before it may be such an answer.
+	unbiased := !chosen && !(stored.Restored && p.requests != nil)
+	watched := p.watch != nil && seen && first && stored.Class != "" && unbiased
 	if watched {
 		position, _ = p.learner.Admitted(l.ID)
 	}
@@ -347,7 +350,7 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	if seen && first {
 		p.ssl.Add(stored.Class, l.Label, int(p.examples))
 		p.base.Add(stored.Baseline, l.Label, int(p.examples))
-		if !chosen {
+		if unbiased {
 			p.learner.Grade(review.Grade{Class: stored.Class, Prob: stored.Prob, Correct: stored.Class == l.Label})
 		}
 	}
@@ -407,7 +410,7 @@ func (p *Pipeline) Restore(ex ingest.Example, src Source) error {
 // example read again at a restart ("" without a model).
 func (p *Pipeline) restoredPrediction(ex ingest.Example) ingest.Prediction {
 	s := p.learner.Scoring()
-	stored := ingest.Prediction{At: ex.TS, ModelVersion: s.Stamp.Version}
+	stored := ingest.Prediction{At: ex.TS, ModelVersion: s.Stamp.Version, Restored: true}
 	if s.Model.Ready() {
 		scored := s.Score(ex.Vector, false)
 		stored.Class, stored.Score, stored.Prob = s.Model.Classes[scored.Class], scored.Scores[scored.Class], scored.Prob

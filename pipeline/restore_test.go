@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"streamer/ingest"
+	"streamer/online/active"
 )
 
 // TestRestoredExamplesWaitForTheirLabels: an example read again at a
@@ -53,5 +54,39 @@ func TestRestoredExamplesWaitForTheirLabels(t *testing.T) {
 	}
 	if graded() != before {
 		t.Errorf("relabels after a restart graded: %d, want %d", graded(), before)
+	}
+}
+
+// TestRestoredLabelsWithRequestsAreOnlyScored: with label requests on, a
+// label for an example read before a restart may answer a request chosen
+// before it, which the restart forgot: it is scored prequentially, and
+// neither the labels detector nor the review thresholds count it.
+func TestRestoredLabelsWithRequestsAreOnlyScored(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		requests active.Config
+		watched  int
+	}{
+		{"requests off", active.Config{}, 1},
+		{"requests on", active.Config{Budget: active.Budget{Fraction: 0.1}, Seed: 1}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := textPipeline(t, Config{Requests: tc.requests})
+			ex, err := p.DecodeExample([]byte(`{"id":"late","text":"free money winner"}`), time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Restore(ex, Source{Topic: "examples"}); err != nil {
+				t.Fatal(err)
+			}
+			before, watched := p.Stats().SSL.Total, len(p.watch.graded)
+			p.Label(ingest.Label{ID: "late", Label: "spam"}, Source{Topic: "labels"})
+			if got := p.Stats().SSL.Total - before; got != 1 {
+				t.Errorf("%d labels scored, want 1", got)
+			}
+			if got := len(p.watch.graded) - watched; got != tc.watched {
+				t.Errorf("%d labels watched for drift, want %d", got, tc.watched)
+			}
+		})
 	}
 }
