@@ -17,9 +17,6 @@ type Prediction struct {
 	Baseline     string    // class predicted by a supervised-only baseline, if one runs
 	ModelVersion uint64    // version of the model that predicted
 	At           time.Time // when the prediction was made
-	// Restored says the prediction was made at a restart, by the model
-	// restored, for an example read before it.
-	Restored bool
 }
 
 // JoinConfig sizes a Join. The zero value of each field means its default.

@@ -547,6 +547,14 @@ func (l *Learner) Contains(id string) bool {
 	return ok
 }
 
+// HasLabel reports whether example id is in the window with a label.
+func (l *Learner) HasLabel(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key, ok := l.keyOf[id]
+	return ok && l.labels[key] != ""
+}
+
 // TooOldCount counts the examples the window refused since the learner
 // started because their event time was more than window.max_age before
 // the newest it had seen: late ones, or those of a partition read behind

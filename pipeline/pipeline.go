@@ -333,11 +333,8 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	var position uint64
 	// An answer to a chosen request is a hard example by design: its
 	// error says nothing of a change in the stream, nor of how often the
-	// predictions above a review threshold are right. Requests made
-	// before a restart are not remembered, so with requests on, a label
-	// for an example read before it may be such an answer.
-	unbiased := !chosen && !(stored.Restored && p.requests != nil)
-	watched := p.watch != nil && seen && first && stored.Class != "" && unbiased
+	// predictions above a review threshold are right.
+	watched := p.watch != nil && seen && first && stored.Class != "" && !chosen
 	if watched {
 		position, _ = p.learner.Admitted(l.ID)
 	}
@@ -350,7 +347,7 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	if seen && first {
 		p.ssl.Add(stored.Class, l.Label, int(p.examples))
 		p.base.Add(stored.Baseline, l.Label, int(p.examples))
-		if unbiased {
+		if !chosen {
 			p.learner.Grade(review.Grade{Class: stored.Class, Prob: stored.Prob, Correct: stored.Class == l.Label})
 		}
 	}
@@ -403,6 +400,9 @@ func (p *Pipeline) Restore(ex ingest.Example, src Source) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.exampleLog.add(src.Topic, src.Partition, src.Offset, ex.ID, true)
+	if p.requests != nil {
+		p.keepSource(ex.ID, src)
+	}
 	return nil
 }
 
@@ -410,7 +410,7 @@ func (p *Pipeline) Restore(ex ingest.Example, src Source) error {
 // example read again at a restart ("" without a model).
 func (p *Pipeline) restoredPrediction(ex ingest.Example) ingest.Prediction {
 	s := p.learner.Scoring()
-	stored := ingest.Prediction{At: ex.TS, ModelVersion: s.Stamp.Version, Restored: true}
+	stored := ingest.Prediction{At: ex.TS, ModelVersion: s.Stamp.Version}
 	if s.Model.Ready() {
 		scored := s.Score(ex.Vector, false)
 		stored.Class, stored.Score, stored.Prob = s.Model.Classes[scored.Class], scored.Scores[scored.Class], scored.Prob

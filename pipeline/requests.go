@@ -38,8 +38,15 @@ func newRequester(cfg active.Config) (*requester, error) {
 
 // arrived records an example read at src. The caller holds p.mu.
 func (p *Pipeline) arrived(id string, src Source) {
+	p.requests.selector.Arrived(1)
+	p.keepSource(id, src)
+}
+
+// keepSource records where example id was read, for its request, and
+// forgets those of examples the window no longer holds once they are
+// many. The caller holds p.mu.
+func (p *Pipeline) keepSource(id string, src Source) {
 	r := p.requests
-	r.selector.Arrived(1)
 	r.sources[id] = src
 	if len(r.sources) > 2*max(p.cfg.Learner.Window.MaxExamples, 1024) {
 		for id := range r.sources {
@@ -95,6 +102,33 @@ func (p *Pipeline) refreshPool() {
 // coverGrowth is the fewest new rows after which a pool without a model
 // is built again.
 const coverGrowth = 10
+
+// RecallRequests remembers the label requests made before a restart, read
+// back from their topic once the window was rebuilt: their examples are
+// not requested again, and a label for one answers it, so that an answer
+// to a chosen request is not taken for a label that came unasked. Those
+// answered before the restart are marked chosen in the window as Label
+// marks them. It returns how many it recalled: those of examples in the
+// window.
+func (p *Pipeline) RecallRequests(reqs []LabelRequest, now time.Time) int {
+	r := p.requests
+	if r == nil {
+		return 0
+	}
+	n := 0
+	for _, req := range reqs {
+		if !p.learner.Contains(req.ID) {
+			continue
+		}
+		answered := p.learner.HasLabel(req.ID)
+		r.selector.Recall(req.Request, answered, now)
+		if answered && req.Reason.Strategy != active.StrategyRandom {
+			p.learner.Chosen(req.ID)
+		}
+		n++
+	}
+	return n
+}
 
 // RequestStats returns the counts of label requests and their answers;
 // false without Config.Requests.

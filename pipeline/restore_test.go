@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -57,36 +58,84 @@ func TestRestoredExamplesWaitForTheirLabels(t *testing.T) {
 	}
 }
 
-// TestRestoredLabelsWithRequestsAreOnlyScored: with label requests on, a
-// label for an example read before a restart may answer a request chosen
-// before it, which the restart forgot: it is scored prequentially, and
-// neither the labels detector nor the review thresholds count it.
-func TestRestoredLabelsWithRequestsAreOnlyScored(t *testing.T) {
+// TestRecalledRequestsAfterARestart: requests read back after a restart
+// are not asked again (nor is an example read again without its source),
+// and a label for one answers it: an answer to a
+// chosen request is scored but not watched for drift, a random one and an
+// unasked label are both; a request answered before the restart marks
+// its label chosen.
+func TestRecalledRequestsAfterARestart(t *testing.T) {
+	p := textPipeline(t, Config{Requests: active.Config{Budget: active.Budget{Fraction: 1}, Seed: 1}})
+	texts := map[string]string{"chosen": "free money winner", "random": "cash prize money", "unasked": "free cash prize",
+		"answered": "meeting agenda notes", "waiting": "lunch meeting project"}
+	for id, text := range texts {
+		ex, err := p.DecodeExample([]byte(fmt.Sprintf(`{"id":%q,"text":%q}`, id, text)), time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Restore(ex, Source{Topic: "examples", Partition: 1, Offset: 7}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.RestoreLabel(ingest.Label{ID: "answered", Label: "ham"}, Source{Topic: "labels"})
+	now := time.Now()
+	request := func(id, strategy string) LabelRequest {
+		return LabelRequest{Request: active.Request{ID: id, Reason: active.Reason{Strategy: strategy}, Expires: now.Add(time.Hour)}}
+	}
+	recalled := p.RecallRequests([]LabelRequest{request("chosen", active.StrategyInformative), request("random", active.StrategyRandom),
+		request("answered", active.StrategyInformative), request("waiting", active.StrategyInformative),
+		request("gone", active.StrategyInformative)}, now)
+	if recalled != 4 || !p.learner.IsChosen("answered") {
+		t.Fatalf("recalled %d requests of examples in the window, want 4; the answered one chosen: %v", recalled, p.learner.IsChosen("answered"))
+	}
 	for _, tc := range []struct {
-		name     string
-		requests active.Config
-		watched  int
-	}{
-		{"requests off", active.Config{}, 1},
-		{"requests on", active.Config{Budget: active.Budget{Fraction: 0.1}, Seed: 1}, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := textPipeline(t, Config{Requests: tc.requests})
-			ex, err := p.DecodeExample([]byte(`{"id":"late","text":"free money winner"}`), time.Time{})
-			if err != nil {
-				t.Fatal(err)
+		id      string
+		watched int
+	}{{"chosen", 0}, {"random", 1}, {"unasked", 1}} {
+		before, watched := p.Stats().SSL.Total, len(p.watch.graded)
+		p.Label(ingest.Label{ID: tc.id, Label: "spam"}, Source{Topic: "labels"})
+		if got := p.Stats().SSL.Total - before; got != 1 {
+			t.Errorf("%s: %d labels scored, want 1", tc.id, got)
+		}
+		if got := len(p.watch.graded) - watched; got != tc.watched {
+			t.Errorf("%s: %d labels watched for drift, want %d", tc.id, got, tc.watched)
+		}
+	}
+	if st, _ := p.RequestStats(); st.Answered[active.StrategyInformative] != 1 || st.Answered[active.StrategyRandom] != 1 || st.Sent[active.StrategyInformative] != 0 {
+		t.Errorf("request counts after the restart %+v: want the two answers after it only", st)
+	}
+	ex, err := p.DecodeExample([]byte(`{"id":"plain","text":"project lunch"}`), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Restore(ex, Source{Topic: "examples", Partition: 1, Offset: 8}); err != nil {
+		t.Fatal(err)
+	}
+	for range 60 {
+		ex, err := p.DecodeExample([]byte(fmt.Sprintf(`{"id":"n%d","text":"meeting notes %d"}`, p.Stats().Examples, p.Stats().Examples)), time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Example(ex, Source{Topic: "examples"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := p.Solve(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	plain := false
+	for _, req := range p.Requests(now) {
+		if _, ok := texts[req.ID]; ok {
+			t.Errorf("%s requested again", req.ID)
+		}
+		if req.ID == "plain" {
+			plain = true
+			if req.Source.Partition != 1 || req.Source.Offset != 8 {
+				t.Errorf("request of a restored example with source %+v", req.Source)
 			}
-			if err := p.Restore(ex, Source{Topic: "examples"}); err != nil {
-				t.Fatal(err)
-			}
-			before, watched := p.Stats().SSL.Total, len(p.watch.graded)
-			p.Label(ingest.Label{ID: "late", Label: "spam"}, Source{Topic: "labels"})
-			if got := p.Stats().SSL.Total - before; got != 1 {
-				t.Errorf("%d labels scored, want 1", got)
-			}
-			if got := len(p.watch.graded) - watched; got != tc.watched {
-				t.Errorf("%d labels watched for drift, want %d", got, tc.watched)
-			}
-		})
+		}
+	}
+	if !plain {
+		t.Error("the restored example without a request or a label was not requested")
 	}
 }

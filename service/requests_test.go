@@ -110,3 +110,71 @@ func readRequests(t *testing.T, ctx context.Context, broker string) []pipeline.L
 	}
 	return reqs
 }
+
+// TestLabelRequestsAcrossARestart: a restarted learner reads back the
+// requests made before it: an answer to one after the restart counts as
+// one, and it asks for none of their examples again.
+func TestLabelRequestsAcrossARestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the service on the embedded broker twice")
+	}
+	needKcat(t)
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	preds := readPredictions(t, ctx, addrs)
+	stream := newStreamWriter(t, addrs, 4)
+	cfg := testConfig(t, addrs, "kafka.partitions=1", "active.budget=20%", "active.random_share=0.2")
+	run := func(svc *Service) {
+		for range 3 {
+			ids := stream.write(t, ctx, 100)
+			waitFor(t, "predictions", time.Minute, func() bool { return preds.has(ids) == len(ids) })
+		}
+		waitFor(t, "a model", time.Minute, func() bool { return svc.pipe.Learner().InForce().Model.Ready() })
+	}
+	svc, stop := runService(t, cfg)
+	run(svc)
+	var before []pipeline.LabelRequest
+	waitFor(t, "requests", time.Minute, func() bool { before = readRequests(t, ctx, addrs[0]); return len(before) >= 20 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	svc2, stop2 := runService(t, cfg)
+	defer func() {
+		if err := stop2(); err != nil {
+			t.Error(err)
+		}
+	}()
+	<-svc2.Started()
+	var old pipeline.LabelRequest
+	for _, r := range before {
+		if _, labeled := stream.labeled[r.ID]; !labeled && svc2.pipe.Learner().Contains(r.ID) {
+			old = r
+		}
+	}
+	if old.ID == "" {
+		t.Fatal("no unanswered request of an example in the window")
+	}
+	l, _ := json.Marshal(map[string]string{"id": old.ID, "label": stream.truth[old.ID]})
+	kcat(t, ctx, []byte(old.ID+"\t"+string(l)+"\n"), "-P", "-b", addrs[0], "-t", "labels", "-K", "\t")
+	waitFor(t, "the answer to a request made before the restart", time.Minute, func() bool {
+		st, _ := svc2.pipe.RequestStats()
+		return st.Answered[old.Reason.Strategy] == 1
+	})
+
+	run(svc2)
+	var all []pipeline.LabelRequest
+	waitFor(t, "requests after the restart", time.Minute, func() bool {
+		all = readRequests(t, ctx, addrs[0])
+		return len(all) >= len(before)+20
+	})
+	seen := map[string]bool{}
+	for _, r := range all {
+		if seen[r.ID] {
+			t.Fatalf("%s requested twice, across the restart", r.ID)
+		}
+		seen[r.ID] = true
+	}
+}

@@ -2,9 +2,11 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/segmentio/kafka-go"
 
@@ -59,8 +61,14 @@ func (s *Service) restore(ctx context.Context) error {
 		reads = append(reads, rs...)
 		sameWindow = sameWindow && same
 	}
-	if err := s.rebuildWindow(ctx, reads); err != nil {
+	oldest, err := s.rebuildWindow(ctx, reads)
+	if err != nil {
 		return err
+	}
+	if s.requests() && !oldest.IsZero() {
+		if err := s.recallRequests(ctx, oldest); err != nil {
+			return err
+		}
 	}
 	if snap != nil && snap.Progress != nil {
 		s.pipe.Resume(pipelineProgress(snap.Progress), sameWindow)
@@ -258,29 +266,87 @@ func (s *Service) rebuildRange(topic string, p int, snap *snapshot.Snapshot, com
 // other, a rebuild that read more than the window holds (a restart after a
 // crash, with records handled since the last snapshot) kept only rows of
 // the partitions read last.
-func (s *Service) rebuildWindow(ctx context.Context, reads []brokers.Range) error {
+// It returns the time of the oldest example record read (zero when none).
+func (s *Service) rebuildWindow(ctx context.Context, reads []brokers.Range) (oldest time.Time, err error) {
 	mr := s.conn.ReadMerged(ctx, reads, 1024)
 	defer mr.Close()
 	n := map[partitionKey]int{}
 	for {
 		m, ok, err := mr.Next()
 		if err != nil {
-			return fmt.Errorf("rebuild: %w", err)
+			return oldest, fmt.Errorf("rebuild: %w", err)
 		}
 		if !ok {
 			break
 		}
 		s.rebuildRecord(m)
 		n[partitionKey{m.Topic, m.Partition}]++
+		if m.Topic == s.cfg.Kafka.Topics.Examples && (oldest.IsZero() || m.Time.Before(oldest)) {
+			oldest = m.Time
+		}
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("rebuild: %w", err)
+		return oldest, fmt.Errorf("rebuild: %w", err)
 	}
 	for _, r := range reads {
 		s.log.Info("window rebuilt", "topic", r.Topic, "partition", r.Partition, "from", r.From, "to", r.To, "records", n[partitionKey{r.Topic, r.Partition}])
 	}
+	return oldest, nil
+}
+
+// recallRequests reads back the label requests written since the oldest
+// example of the rebuilt window was (less clockSkew), and has the pipeline
+// remember those of examples the window holds: a restart then neither
+// asks for an example twice nor takes an answer to a chosen request for a
+// label that came unasked. A record that does not decode is passed over.
+func (s *Service) recallRequests(ctx context.Context, oldest time.Time) error {
+	topic := s.cfg.Kafka.Topics.LabelRequests
+	parts, err := s.conn.Partitions(ctx, topic)
+	if errors.Is(err, brokers.ErrUnknownTopic) {
+		return nil // no request was ever written
+	}
+	if err != nil {
+		return fmt.Errorf("recall label requests: %w", err)
+	}
+	from, err := s.conn.OffsetsForTime(ctx, topic, parts, oldest.Add(-clockSkew).UnixMilli())
+	if err != nil {
+		return fmt.Errorf("recall label requests: %w", err)
+	}
+	ends, err := s.conn.Offsets(ctx, topic, parts)
+	if err != nil {
+		return fmt.Errorf("recall label requests: %w", err)
+	}
+	var reads []brokers.Range
+	for _, p := range parts {
+		if f := from[p]; f >= 0 && f < ends[p].End {
+			reads = append(reads, brokers.Range{Topic: topic, Partition: p, From: f, To: ends[p].End})
+		}
+	}
+	var reqs []pipeline.LabelRequest
+	mr := s.conn.ReadMerged(ctx, reads, 1024)
+	defer mr.Close()
+	for {
+		m, ok, err := mr.Next()
+		if err != nil {
+			return fmt.Errorf("recall label requests: %w", err)
+		}
+		if !ok {
+			break
+		}
+		var req pipeline.LabelRequest
+		if json.Unmarshal(m.Value, &req) == nil && req.ID != "" {
+			reqs = append(reqs, req)
+		}
+	}
+	n := s.pipe.RecallRequests(reqs, time.Now())
+	s.log.Info("label requests recalled", "topic", topic, "read", len(reqs), "of_window", n)
 	return nil
 }
+
+// clockSkew is how much earlier than the example it is for a request's
+// record may be stamped: the clocks of the examples' producers and of the
+// learner differ.
+const clockSkew = time.Hour
 
 // rebuildRecord puts one record read again into the window; bad records
 // were dead-lettered the first time and are only passed over.

@@ -77,6 +77,8 @@ type streamWriter struct {
 	delay   int
 	queued  []kafka.Message
 	labels  int // label records written
+	// truth is each example's label, labeled says which were written.
+	truth, labeled map[string]string
 	// relabel, when set, changes the labels revealed from now on.
 	relabel func(string) string
 }
@@ -87,7 +89,8 @@ func newStreamWriter(t *testing.T, addrs []string, seed uint64) *streamWriter {
 	w := &kafka.Writer{Addr: kafka.TCP(addrs...), Balancer: &kafka.Hash{}, RequiredAcks: kafka.RequireAll,
 		BatchTimeout: time.Millisecond, AllowAutoTopicCreation: true, Transport: newTestTransport(t)}
 	t.Cleanup(func() { w.Close() })
-	return &streamWriter{w: w, gen: synth.NewTextStream(synth.TextStreamConfig{Seed: seed, Topics: 2}), rate: 8, delay: 30}
+	return &streamWriter{w: w, gen: synth.NewTextStream(synth.TextStreamConfig{Seed: seed, Topics: 2}), rate: 8, delay: 30,
+		truth: map[string]string{}, labeled: map[string]string{}}
 }
 
 // testConnection connects bc to the brokers at addrs and closes the
@@ -125,6 +128,7 @@ func (s *streamWriter) write(t *testing.T, ctx context.Context, n int) []string 
 		v, _ := json.Marshal(map[string]string{"id": d.ID, "ts": d.TS.Format(time.RFC3339), "text": d.Text})
 		msgs = append(msgs, kafka.Message{Topic: "examples", Key: []byte(d.ID), Value: v})
 		ids = append(ids, d.ID)
+		s.truth[d.ID] = d.Label
 		if s.n%s.rate == 0 {
 			label := d.Label
 			if s.relabel != nil {
@@ -140,6 +144,7 @@ func (s *streamWriter) write(t *testing.T, ctx context.Context, n int) []string 
 			msgs = append(msgs, m)
 			s.queued = s.queued[1:]
 			s.labels++
+			s.labeled[string(m.Key)] = string(m.Value)
 		}
 	}
 	if err := s.w.WriteMessages(ctx, msgs...); err != nil {

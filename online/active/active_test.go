@@ -207,6 +207,39 @@ func TestSelectorCountsAnswersAndExpiry(t *testing.T) {
 	}
 }
 
+// TestSelectorRecallCountsOnlyWhatComesAfter: requests recalled after a
+// restart are not asked again and count nothing themselves; an answer or
+// an expiry after the restart counts once, one before it not again.
+func TestSelectorRecallCountsOnlyWhatComesAfter(t *testing.T) {
+	s, err := NewSelector(Config{Budget: Budget{PerMinute: 60}, Expiry: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetPool(&Pool{IDs: []string{"open", "lapses", "lapsed", "done", "new"}, Labels: make([]string, 5), Neighbours: [][]int32{{1}, {2}, {3}, {4}, {0}}})
+	now := time.Unix(1000, 0)
+	recall := func(id string, expires time.Time, answered bool) {
+		s.Recall(Request{ID: id, Reason: Reason{Strategy: StrategyInformative}, Expires: expires}, answered, now)
+	}
+	recall("open", now.Add(time.Hour), false)
+	recall("lapses", now.Add(time.Second), false)
+	recall("lapsed", now.Add(-time.Second), false)
+	recall("done", now.Add(time.Hour), true)
+	if _, ok, in := s.Labeled("open", "x", now); !ok || !in {
+		t.Errorf("an answer to a recalled request: answers %v, in time %v", ok, in)
+	}
+	if _, ok, _ := s.Labeled("done", "x", now); ok {
+		t.Error("a label answered again a request answered before the restart")
+	}
+	reqs := s.Choose(now.Add(time.Minute))
+	if len(reqs) != 1 || reqs[0].ID != "new" {
+		t.Errorf("requests after the restart %+v, want only the example never asked", reqs)
+	}
+	st := s.Stats()
+	if st.Answered[StrategyInformative] != 1 || st.Expired[StrategyInformative] != 1 || st.Sent[StrategyInformative] != 0 {
+		t.Errorf("answered %v, expired %v, sent %v; want 1, 1, 0 of the recalled", st.Answered, st.Expired, st.Sent)
+	}
+}
+
 func TestParseBudget(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

@@ -188,6 +188,23 @@ func (s *Selector) Labeled(id, label string, now time.Time) (req Request, answer
 	return a.req, true, inTime
 }
 
+// Recall remembers a request made before a restart, read back from where
+// it was written: its example is not requested again, and a label for it
+// answers it. answered says its answer came before the restart. It counts
+// nothing: the process that made the request counted it, and counted its
+// answer or its expiry if either came by now.
+func (s *Selector) Recall(req Request, answered bool, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.asked[req.ID]; ok {
+		return
+	}
+	s.asked[req.ID] = &asked{req: req, pending: !answered && !now.After(req.Expires), answered: answered}
+	if i, ok := s.rowOf[req.ID]; ok {
+		s.taken[i] = true
+	}
+}
+
 // Stats returns the counts so far.
 func (s *Selector) Stats() Stats {
 	s.mu.Lock()
