@@ -22,7 +22,9 @@ import (
 // the snapshot's window start up to the group's committed offsets, without
 // publishing anything.
 // Without a snapshot it rebuilds the last window.max_examples examples
-// before the committed offsets, when there are any.
+// before the committed offsets, when there are any. A learner making
+// label requests then reads back those made since the window's oldest
+// example (recallRequests).
 //
 // The seed model scores under a version after those announced
 // (seedVersion): in role all it is announced here, a learner announces it
@@ -265,8 +267,8 @@ func (s *Service) rebuildRange(topic string, p int, snap *snapshot.Snapshot, com
 // window keeps its newest rows by count, and read one partition after the
 // other, a rebuild that read more than the window holds (a restart after a
 // crash, with records handled since the last snapshot) kept only rows of
-// the partitions read last.
-// It returns the time of the oldest example record read (zero when none).
+// the partitions read last. It returns the time of the oldest example
+// record read (zero when none).
 func (s *Service) rebuildWindow(ctx context.Context, reads []brokers.Range) (oldest time.Time, err error) {
 	mr := s.conn.ReadMerged(ctx, reads, 1024)
 	defer mr.Close()
