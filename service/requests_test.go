@@ -119,18 +119,11 @@ func TestLabelRequestsAcrossARestart(t *testing.T) {
 		t.Skip("runs the service on the embedded broker twice")
 	}
 	needKcat(t)
-	cluster := startCluster(t)
-	addrs := cluster.Addrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	preds := readPredictions(t, ctx, addrs)
-	stream := newStreamWriter(t, addrs, 4)
+	f := newFixture(t, 4)
+	ctx, addrs, stream := f.ctx, f.addrs, f.stream
 	cfg := testConfig(t, addrs, "kafka.partitions=1", "active.budget=20%", "active.random_share=0.2")
 	run := func(svc *Service) {
-		for range 3 {
-			ids := stream.write(t, ctx, 100)
-			waitFor(t, "predictions", time.Minute, func() bool { return preds.has(ids) == len(ids) })
-		}
+		f.feed(t, svc, 3, 100, false)
 		waitFor(t, "a model", time.Minute, func() bool { return svc.pipe.Learner().InForce().Model.Ready() })
 	}
 	svc, stop := runService(t, cfg)

@@ -93,6 +93,42 @@ func newStreamWriter(t *testing.T, addrs []string, seed uint64) *streamWriter {
 		truth: map[string]string{}, labeled: map[string]string{}}
 }
 
+// fixture is an embedded cluster, the predictions read from it and a
+// stream writer to it, for tests that run the service against them; its
+// context ends with the test, two minutes at most.
+type fixture struct {
+	addrs  []string
+	ctx    context.Context
+	preds  *predictionLog
+	stream *streamWriter
+}
+
+func newFixture(t *testing.T, seed uint64) *fixture {
+	t.Helper()
+	addrs := startCluster(t).Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return &fixture{addrs: addrs, ctx: ctx, preds: readPredictions(t, ctx, addrs), stream: newStreamWriter(t, addrs, seed)}
+}
+
+// feed writes n examples of the stream (and the labels that fall due)
+// steps times, each time waiting for their predictions and, when solves
+// is set, for a solve of svc.
+func (f *fixture) feed(t *testing.T, svc *Service, steps, n int, solves bool) []string {
+	t.Helper()
+	var all []string
+	for range steps {
+		v := svc.Pipeline().Learner().InForce().Stamp.Version
+		ids := f.stream.write(t, f.ctx, n)
+		waitFor(t, "predictions", time.Minute, func() bool { return f.preds.has(ids) == len(ids) })
+		if solves {
+			waitFor(t, "a solve", 30*time.Second, func() bool { return svc.Pipeline().Learner().InForce().Stamp.Version > v })
+		}
+		all = append(all, ids...)
+	}
+	return all
+}
+
 // testConnection connects bc to the brokers at addrs and closes the
 // connection when the test ends.
 func testConnection(t *testing.T, bc brokers.Config, addrs []string) *brokers.Connection {
@@ -394,26 +430,16 @@ func TestServiceEndToEndWithRestart(t *testing.T) {
 // the restored model's predictions, not passed over as unscored.
 func TestLabelsAfterARestartGradeTheExamplesBeforeIt(t *testing.T) {
 	t.Parallel()
-	cluster := startCluster(t)
-	addrs := cluster.Addrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	preds := readPredictions(t, ctx, addrs)
-	stream := newStreamWriter(t, addrs, 3)
-	cfg := testConfig(t, addrs)
+	f := newFixture(t, 3)
+	cfg := testConfig(t, f.addrs)
 	svc, stop := runService(t, cfg)
-	for range 4 {
-		v := svc.Pipeline().Learner().InForce().Stamp.Version
-		ids := stream.write(t, ctx, 100)
-		waitFor(t, "predictions", time.Minute, func() bool { return preds.has(ids) == len(ids) })
-		waitFor(t, "a solve", 30*time.Second, func() bool { return svc.Pipeline().Learner().InForce().Stamp.Version > v })
-	}
+	f.feed(t, svc, 4, 100, true)
 	waitFor(t, "a snapshot", 30*time.Second, func() bool { return svc.Status().Snapshots > 0 })
 	// Examples whose labels all come after the restart.
+	stream := f.stream
 	stream.rate, stream.delay = 1, 1_000_000
 	stream.queued = nil
-	late := stream.write(t, ctx, 40)
-	waitFor(t, "their predictions", time.Minute, func() bool { return preds.has(late) == len(late) })
+	late := f.feed(t, svc, 1, 40, false)
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +450,7 @@ func TestLabelsAfterARestartGradeTheExamplesBeforeIt(t *testing.T) {
 	for i := range stream.queued {
 		stream.queued[i].Time = time.Time{}
 	}
-	if err := stream.w.WriteMessages(ctx, stream.queued...); err != nil {
+	if err := stream.w.WriteMessages(f.ctx, stream.queued...); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the late labels", time.Minute, func() bool { return svc2.Status().Pipeline.Labels >= before.Labels+int64(len(late)) })
