@@ -33,6 +33,9 @@ type FitConfig struct {
 	// Features is the featurizer for JSONL files; LIBSVM files take their
 	// dimension from the largest index.
 	Features ingest.Featurizer
+	// Examples says where a JSONL row's fields are (input.examples); nil
+	// is the default schema.
+	Examples *ingest.ExampleMapping
 	// Unlabeled says which LIBSVM label marks an unlabeled row; the zero
 	// value decides from the file's labels (ingest.UnlabeledAuto).
 	Unlabeled ingest.UnlabeledLabel
@@ -97,7 +100,7 @@ type dataset struct {
 func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	start := time.Now()
 	cfg.Graph.Laplacian.Degree = train.GraphDegree(cfg.Params.Algorithm, cfg.Graph.Laplacian.Degree)
-	data, err := readDataset(cfg.Data, &ingest.Decoder{Featurizer: cfg.Features, Unlabeled: cfg.Unlabeled}, cfg.BadLines)
+	data, err := readDataset(cfg.Data, &ingest.Decoder{Featurizer: cfg.Features, Unlabeled: cfg.Unlabeled, Examples: cfg.Examples}, cfg.BadLines)
 	if err != nil {
 		return nil, err
 	}

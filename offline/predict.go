@@ -44,6 +44,12 @@ func WithUnlabeledLabel(u ingest.UnlabeledLabel) PredictOption {
 	return func(d *ingest.Decoder) { d.Unlabeled = u }
 }
 
+// WithMapping reads a JSONL file's rows where m says (input.examples);
+// nil is the default schema.
+func WithMapping(m *ingest.ExampleMapping) PredictOption {
+	return func(d *ingest.Decoder) { d.Examples = m }
+}
+
 // Predict scores every record of path with the snapshot's model and writes
 // one prediction per line to out, in the service's schema (the source is
 // the file and the record's line). With labels in the file it also scores

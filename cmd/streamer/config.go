@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"streamer/config"
+	"streamer/ingest"
 )
 
 // configFlags are the --config and --set flags of the commands that read
@@ -22,4 +23,16 @@ func (c *configFlags) register(f *pflag.FlagSet) {
 // then base (the command's own settings) and the user's --set flags.
 func (c *configFlags) load(base ...string) (config.Config, error) {
 	return config.Load(c.path, append(base, c.overrides...))
+}
+
+// given reports whether the user named a configuration: a file or a key.
+func (c *configFlags) given() bool { return c.path != "" || len(c.overrides) > 0 }
+
+// decoder returns the decoder of the configuration the user named.
+func (c *configFlags) decoder() (ingest.Decoder, error) {
+	cfg, err := c.load()
+	if err != nil {
+		return ingest.Decoder{}, err
+	}
+	return cfg.Decoder()
 }

@@ -22,6 +22,7 @@ func newFitCommand() *cobra.Command {
 		algo, laplacian, weights string
 		out, transductiveOut     string
 		unlabeled, cpuProfile    string
+		conf                     configFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "fit",
@@ -38,7 +39,11 @@ as scikit-learn does, for a multi-class file whose classes include 0);
 (SVMlin's format: 1, -1 or 0 per line) overrides the labels. The
 Laplacian algorithms build a kNN graph over the rows: exact for small
 files, approximate (HNSW) beyond. It prints one JSON line and writes the
-model with --out, in the snapshot format the service publishes.`,
+model with --out, in the snapshot format the service publishes. With
+--config or --set (the service's configuration), JSONL rows are read as
+the service reads its messages: input.examples says where their fields
+are and features.* how they are hashed (--dim, when given, sets
+features.dim), so that the model seeds a service so configured.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -61,6 +66,17 @@ model with --out, in the snapshot format the service publishes.`,
 			// default λ_I = 0 would fail only after both.
 			if err := cfg.Params.Validate(); err != nil {
 				return fmt.Errorf("fit: %w (see --lambda, --lambda-u, --lambda-i, --r, --max-switch, --cost-pos, --cost-neg, --sr-delta, --sr-gamma, --sr-k)", err)
+			}
+			if conf.given() {
+				dec, err := conf.decoder()
+				if err != nil {
+					return err
+				}
+				features := dec.Featurizer
+				if cmd.Flags().Changed("dim") {
+					features.Dim = cfg.Features.Dim
+				}
+				cfg.Features, cfg.Examples = features, dec.Examples
 			}
 			cfg.BadLines = cmd.ErrOrStderr()
 			cfg.Warnings = cmd.ErrOrStderr()
@@ -106,6 +122,7 @@ model with --out, in the snapshot format the service publishes.`,
 	f.StringVar(&cfg.Name, "name", "default", "model name in the snapshot")
 	f.StringVar(&out, "out", "", "write the model (a snapshot file) here")
 	f.StringVar(&transductiveOut, "transductive-out", "", "write the predicted label of every training row here, one per line")
+	conf.register(f)
 	// For profiling the solver; not part of the command's interface.
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	_ = f.MarkHidden("cpuprofile")
@@ -125,6 +142,7 @@ func writeLines(path string, lines []string) error {
 
 func newPredictCommand() *cobra.Command {
 	var model, data, out, unlabeled string
+	var conf configFlags
 	cmd := &cobra.Command{
 		Use:   "predict",
 		Short: "Apply a model to a LIBSVM or JSONL file",
@@ -133,7 +151,8 @@ fit or from the service) and writes one prediction per line, in the
 service's prediction schema, to --out (standard output by default). When the
 file carries labels it prints JSON with accuracy and macro_f1. The label
 that marks a LIBSVM row unlabeled is read as by fit (see fit --help and
---unlabeled-label).`,
+--unlabeled-label). With --config or --set, JSONL rows are read where the
+configuration's input.examples says.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			mark, err := ingest.ParseUnlabeledLabel(unlabeled)
@@ -153,7 +172,15 @@ that marks a LIBSVM row unlabeled is read as by fit (see fit --help and
 				defer f.Close()
 				w, summary = f, cmd.OutOrStdout()
 			}
-			rep, err := offline.PredictWarning(snap, data, w, cmd.ErrOrStderr(), offline.WithUnlabeledLabel(mark))
+			opts := []offline.PredictOption{offline.WithUnlabeledLabel(mark)}
+			if conf.given() {
+				dec, err := conf.decoder()
+				if err != nil {
+					return err
+				}
+				opts = append(opts, offline.WithMapping(dec.Examples))
+			}
+			rep, err := offline.PredictWarning(snap, data, w, cmd.ErrOrStderr(), opts...)
 			if err != nil {
 				return err
 			}
@@ -165,6 +192,7 @@ that marks a LIBSVM row unlabeled is read as by fit (see fit --help and
 	f.StringVar(&data, "data", "", "file to score: LIBSVM/svmlight (.gz, .bz2) or JSONL")
 	f.StringVar(&out, "out", "", "write the predictions here instead of standard output")
 	addUnlabeledLabelFlag(f, &unlabeled)
+	conf.register(f)
 	_ = cmd.MarkFlagRequired("model")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd

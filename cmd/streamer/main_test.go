@@ -237,3 +237,61 @@ func TestRetrainedReplayKeepsOffThePredictionsTopic(t *testing.T) {
 		t.Fatalf("replay --retrain to the predictions topic: err = %v", err)
 	}
 }
+
+// TestFitAndPredictReadATeamsSchema: with --config, fit and predict read
+// JSONL rows where the configuration's input.examples says, as the
+// service reads its messages, and fit hashes them as features.* says;
+// without it the same rows have no id.
+func TestFitAndPredictReadATeamsSchema(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "team.yaml")
+	os.WriteFile(conf, []byte(`input:
+  examples:
+    id: /post_id
+    id_numbers: true
+    text: [/title, /body]
+    feature_fields: [followers=/author/followers]
+    text_with_features: true
+    label: /verdict
+features:
+  dim: 4096
+  normalize: true
+`), 0o644)
+	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 7, Topics: 2})
+	var b strings.Builder
+	for i := range 400 {
+		d := gen.Next()
+		title, body, _ := strings.Cut(d.Text, " ")
+		row, _ := json.Marshal(map[string]any{"post_id": i, "title": title, "body": body, "author": map[string]int{"followers": i % 7}, "verdict": d.Label})
+		fmt.Fprintf(&b, "%s\n", row)
+	}
+	data := filepath.Join(dir, "posts.jsonl")
+	os.WriteFile(data, []byte(b.String()), 0o644)
+	model := filepath.Join(dir, "seed.snap")
+	var fit struct {
+		Rows, Labeled, Features int
+	}
+	if err := json.Unmarshal([]byte(run(t, "fit", "--data", data, "--config", conf, "--out", model)), &fit); err != nil {
+		t.Fatal(err)
+	}
+	if fit.Rows != 400 || fit.Labeled != 400 || fit.Features != 4096 {
+		t.Fatalf("fit read %+v, want 400 labeled rows in 4,096 features", fit)
+	}
+	var pred struct {
+		Rows       int
+		Accuracy   float64
+		BadRecords int `json:"bad_records"`
+	}
+	for _, tc := range []struct {
+		args []string
+		rows int
+	}{{[]string{"--config", conf}, 400}, {nil, 0}} {
+		out := run(t, append([]string{"predict", "--model", model, "--data", data, "--out", filepath.Join(dir, "p.jsonl")}, tc.args...)...)
+		if err := json.Unmarshal([]byte(out), &pred); err != nil {
+			t.Fatal(err)
+		}
+		if pred.Rows != tc.rows || pred.BadRecords != 400-tc.rows || tc.rows > 0 && pred.Accuracy < 0.9 {
+			t.Errorf("predict %v: %+v, want %d rows scored", tc.args, pred, tc.rows)
+		}
+	}
+}
