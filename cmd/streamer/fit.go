@@ -159,6 +159,14 @@ configuration's input.examples says.`,
 			if err != nil {
 				return fmt.Errorf("--unlabeled-label: %w", err)
 			}
+			opts := []offline.PredictOption{offline.WithUnlabeledLabel(mark)}
+			if conf.given() {
+				dec, err := conf.decoder()
+				if err != nil {
+					return err
+				}
+				opts = append(opts, offline.WithMapping(dec.Examples))
+			}
 			snap, err := snapshot.ReadFile(model)
 			if err != nil {
 				return err
@@ -171,14 +179,6 @@ configuration's input.examples says.`,
 				}
 				defer f.Close()
 				w, summary = f, cmd.OutOrStdout()
-			}
-			opts := []offline.PredictOption{offline.WithUnlabeledLabel(mark)}
-			if conf.given() {
-				dec, err := conf.decoder()
-				if err != nil {
-					return err
-				}
-				opts = append(opts, offline.WithMapping(dec.Examples))
 			}
 			rep, err := offline.PredictWarning(snap, data, w, cmd.ErrOrStderr(), opts...)
 			if err != nil {
