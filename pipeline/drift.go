@@ -96,9 +96,10 @@ func (c DriftConfig) searches() bool { return !c.Off && !c.Detectors.Off[drift.N
 type Alarm struct {
 	drift.Alarm
 	// Examples is the number of examples read, by this process and, from
-	// the snapshot it resumed, those before it: the stream's position. Since, in the Alarm, is in examples for the
-	// detectors without labels, in the learner's positions
-	// (online.Learner.Admitted) for the labels detector.
+	// the snapshot it resumed, those before it: the stream's position.
+	// Since, in the Alarm, is in examples for the detectors without
+	// labels, in the learner's positions (online.Learner.Admitted) for the
+	// labels detector.
 	Examples int64
 	// EventTime is the time of the newest example read; Time the clock's.
 	EventTime, Time time.Time

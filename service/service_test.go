@@ -371,24 +371,14 @@ func (r *running) exited() bool {
 
 func TestServiceEndToEndWithRestart(t *testing.T) {
 	t.Parallel()
-	cluster := startCluster(t)
-	addrs := cluster.Addrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	preds := readPredictions(t, ctx, addrs)
-	stream := newStreamWriter(t, addrs, 1)
+	f := newFixture(t, 1)
+	ctx, preds, stream := f.ctx, f.preds, f.stream
 
-	// First run: the whole first part of the stream.
-	cfg := testConfig(t, addrs)
+	// First run: the whole first part of the stream, in steps, so that
+	// solves land between them.
+	cfg := testConfig(t, f.addrs)
 	svc, stop := runService(t, cfg)
-	var first []string
-	for range 8 {
-		// In steps, so that solves land between them.
-		v := svc.Pipeline().Learner().InForce().Stamp.Version
-		first = append(first, stream.write(t, ctx, 100)...)
-		waitFor(t, "predictions of the first examples", time.Minute, func() bool { return preds.has(first) == len(first) })
-		waitFor(t, "a solve", 30*time.Second, func() bool { now := svc.Pipeline().Learner().InForce().Stamp.Version; return now > v })
-	}
+	first := f.feed(t, svc, 8, 100, true)
 	waitFor(t, "a snapshot", 30*time.Second, func() bool { return svc.Status().Snapshots > 0 })
 	if err := stop(); err != nil {
 		t.Fatal(err)

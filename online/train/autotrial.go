@@ -205,11 +205,11 @@ func addRevealed(record trialRecord, labeled map[uint64]bool, kept map[Algorithm
 	for a, m := range kept {
 		rows[a] = m.OverMappedRows() // data's rows are mapped already
 	}
+	right := make(map[Algorithm]bool, len(rows)) // every key set at each row
 	for i, label := range data.Labels {
 		if label == "" || labeled[data.Keys[i]] {
 			continue
 		}
-		right := make(map[Algorithm]bool, len(rows))
 		for a, m := range rows {
 			right[a] = m.Classes[m.Predict(data.Rows[i]).Class] == label
 		}
