@@ -318,11 +318,12 @@ func wireRecord(t *testing.T, schema avro.Schema, id int, v any) []byte {
 
 // TestRunAvroWithRegistry: `streamer run` on Avro posts and verdicts in
 // Confluent's wire format, their schemas from a registry that asks for a
-// password and is down at first, predictions written in Avro too. No
-// schema registry server is packaged for this machine: the registry's REST
-// calls are served by franz-go's srfake, an in-process httptest server of
-// Confluent's API. kcat cannot encode Avro without a registry of its own
-// to reach, so the test produces the records with kafka-go.
+// password and is down at first, predictions written in Avro too, with
+// review routing and explanations. No schema registry server is packaged
+// for this machine: the registry's REST calls are served by franz-go's
+// srfake, an in-process httptest server of Confluent's API. kcat cannot
+// encode Avro without a registry of its own to reach, so the test
+// produces the records with kafka-go.
 func TestRunAvroWithRegistry(t *testing.T) {
 	reg := srfake.New(srfake.WithAuth("Basic " + base64.StdEncoding.EncodeToString([]byte("moderation:hunter2"))))
 	defer reg.Close()
@@ -340,21 +341,25 @@ func TestRunAvroWithRegistry(t *testing.T) {
 	})
 	t.Setenv("STREAMER_SCHEMA_REGISTRY_PASSWORD", "hunter2")
 	r := startRun(t, append([]string{"input.format=avro", "output.format=avro", "schema_registry.url=" + reg.URL(),
-		"schema_registry.username=moderation", "input.examples.id=/post_id"}, moderationSets...)...)
+		"schema_registry.username=moderation", "input.examples.id=/post_id",
+		"review.thresholds=spam=1", "predictions.explain=2"}, moderationSets...)...)
 
 	postSchema, verdictSchema := avro.MustParse(postAvroSchema), avro.MustParse(verdictAvroSchema)
-	var examples, labels []kafka.Message
 	want := map[string]bool{}
-	const n = 60
-	for i := range n {
-		words := []string{"cheap pills buy now", "lovely walk in the park", "win a prize today", "our meeting notes"}[i%4]
-		p := avroPost{PostID: int64(2000 + i), Body: fmt.Sprintf("%s %d", words, i), Author: avroAuthor{Name: "a", Followers: int32(i % 7)}, CreatedAt: int64(1764331200 + i)}
-		examples = append(examples, kafka.Message{Key: fmt.Appendf(nil, "p-%d", i), Value: wireRecord(t, postSchema, postID, p)})
-		want[fmt.Sprint(2000+i)] = true
-		if i%3 == 0 {
-			labels = append(labels, kafka.Message{Value: wireRecord(t, verdictSchema, verdictID, avroVerdict{PostID: int64(2000 + i), Verdict: []string{"spam", "ham"}[i%2]})})
+	posts := func(from, to, labelEvery int) (examples, labels []kafka.Message) {
+		for i := from; i < to; i++ {
+			words := []string{"cheap pills buy now", "lovely walk in the park", "win a prize today", "our meeting notes"}[i%4]
+			p := avroPost{PostID: int64(2000 + i), Body: fmt.Sprintf("%s %d", words, i), Author: avroAuthor{Name: "a", Followers: int32(i % 7)}, CreatedAt: int64(1764331200 + i)}
+			examples = append(examples, kafka.Message{Key: fmt.Appendf(nil, "p-%d", i), Value: wireRecord(t, postSchema, postID, p)})
+			want[fmt.Sprint(2000+i)] = true
+			if labelEvery > 0 && i%labelEvery == 0 {
+				labels = append(labels, kafka.Message{Value: wireRecord(t, verdictSchema, verdictID, avroVerdict{PostID: int64(2000 + i), Verdict: []string{"spam", "ham"}[i%2]})})
+			}
 		}
+		return examples, labels
 	}
+	const n, later = 60, 20
+	examples, labels := posts(0, n, 3)
 	good := wireRecord(t, postSchema, postID, avroPost{PostID: 1, Body: "x"})
 	bad := map[string]string{
 		`{"post_id": 1, "body": "JSON, not Avro"}`:                                 "not_wire_format",
@@ -366,12 +371,13 @@ func TestRunAvroWithRegistry(t *testing.T) {
 	}
 	tr := &kafka.Transport{}
 	defer tr.CloseIdleConnections()
-	ctx := context.Background()
-	for topic, msgs := range map[string][]kafka.Message{"examples": examples, "labels": labels} {
+	write := func(topic string, msgs []kafka.Message) {
 		w := &kafka.Writer{Addr: kafka.TCP(r.broker), Topic: topic, Transport: tr, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
-		r.within("the "+topic+" to be written", time.Minute, func() bool { return w.WriteMessages(ctx, msgs...) == nil })
-		w.Close()
+		defer w.Close()
+		r.within("the "+topic+" to be written", time.Minute, func() bool { return w.WriteMessages(context.Background(), msgs...) == nil })
 	}
+	write("examples", examples)
+	write("labels", labels)
 
 	// The registry is down: the records wait, /readyz and the metrics say
 	// so, and nothing is predicted or dead-lettered.
@@ -387,6 +393,13 @@ func TestRunAvroWithRegistry(t *testing.T) {
 	})
 	r.within("the dead letters", time.Minute, func() bool { return deadLetters(r) >= len(bad) })
 
+	// Posts that a model predicts: spam ones are routed to review, and
+	// every one is explained.
+	r.within("a model", time.Minute, func() bool { return httpStatus("http://"+r.http+"/readyz") == http.StatusOK })
+	examples, _ = posts(n, n+later, 0)
+	write("examples", examples)
+	r.within("a prediction routed to review", time.Minute, func() bool { return r.metric("streamer_predictions_reviewed_total") > 0 })
+
 	// The predictions are Avro under the schema registered for them; read
 	// before the run stops, since its broker stops with it.
 	registered, ok := reg.GetSchema("predictions-value", 1)
@@ -394,24 +407,43 @@ func TestRunAvroWithRegistry(t *testing.T) {
 		t.Fatal("no schema under predictions-value")
 	}
 	predSchema := avro.MustParse(registered.Schema.Schema)
-	got := map[string]bool{}
-	readTopic(t, r.broker, "predictions", func(m kafka.Message) {
+	decode := func(m kafka.Message) avroPrediction {
 		if m.Value[0] != 0 || int(binary.BigEndian.Uint32(m.Value[1:5])) != registered.ID {
 			t.Fatalf("prediction %q: header % x, want the registered id %d", m.Key, m.Value[:5], registered.ID)
 		}
-		var p struct {
-			ID string `avro:"id"`
-		}
+		var p avroPrediction
 		if err := avro.Unmarshal(predSchema, m.Value[5:], &p); err != nil || p.ID != string(m.Key) {
 			t.Fatalf("prediction %q: %+v, %v", m.Key, p, err)
 		}
-		got[p.ID] = true
-	}, n)
+		return p
+	}
+	got := map[string]avroPrediction{}
+	readTopic(t, r.broker, "predictions", func(m kafka.Message) { got[string(m.Key)] = decode(m) }, n+later)
 	for id := range want {
-		if !got[id] {
+		if _, ok := got[id]; !ok {
 			t.Fatalf("no prediction for %s (of %d)", id, len(got))
 		}
 	}
+	routed := 0
+	for id, p := range got {
+		if p.Label == nil {
+			continue
+		}
+		if wantReview := *p.Label == "spam" && *p.Prob < 1; p.Review != wantReview {
+			t.Errorf("prediction %s: %s at %v, review %v", id, *p.Label, *p.Prob, p.Review)
+		}
+		if e := p.Explanation; e == nil || e.Class != *p.Label || len(e.Terms) == 0 || len(e.Terms) > 2 {
+			t.Errorf("prediction %s of %s: explanation %+v, want 1 or 2 terms for its class", id, *p.Label, e)
+		}
+		if p.Review {
+			routed++
+		}
+	}
+	readTopic(t, r.broker, "review", func(m kafka.Message) {
+		if p := decode(m); !p.Review || !got[p.ID].Review {
+			t.Errorf("review record %s: %+v is not a routed prediction", m.Key, p)
+		}
+	}, routed)
 	reasons := map[string]string{}
 	readTopic(t, r.broker, "examples-dlq", func(m kafka.Message) {
 		for _, h := range m.Headers {
@@ -429,6 +461,20 @@ func TestRunAvroWithRegistry(t *testing.T) {
 	if strings.Contains(r.logs.String(), "hunter2") {
 		t.Fatal("the registry's password is in the logs")
 	}
+}
+
+// avroPrediction is a prediction as a consumer decodes it from Avro.
+type avroPrediction struct {
+	ID          string   `avro:"id"`
+	Label       *string  `avro:"label"`
+	Prob        *float64 `avro:"prob"`
+	Review      bool     `avro:"review"`
+	Explanation *struct {
+		Class string `avro:"class"`
+		Terms []struct {
+			Names []string `avro:"names"`
+		} `avro:"terms"`
+	} `avro:"explanation"`
 }
 
 // deadLetters returns the examples dead-lettered so far, by the metrics.
