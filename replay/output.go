@@ -55,22 +55,23 @@ func (o *FileOutput) Close(context.Context) error {
 type TopicOutput struct {
 	w     *kafka.Writer
 	topic string
+	enc   *publish.Encoder
 	buf   []kafka.Message
 }
 
-// NewTopicOutput returns an output to topic, which it creates with
-// partitions partitions when it is missing, as the service creates the
-// topics it writes to.
-func NewTopicOutput(ctx context.Context, conn *brokers.Connection, topic string, partitions int) (*TopicOutput, error) {
+// NewTopicOutput returns an output to topic in format f, which it creates
+// with partitions partitions when it is missing, as the service creates
+// the topics it writes to.
+func NewTopicOutput(ctx context.Context, conn *brokers.Connection, topic string, partitions int, f publish.Format) (*TopicOutput, error) {
 	if err := conn.EnsureTopics(ctx, brokers.Topic{Name: topic, Partitions: partitions}); err != nil {
 		return nil, fmt.Errorf("output topic: %w", err)
 	}
-	return &TopicOutput{w: publish.NewRecordWriter(conn, publish.WriterConfig{}), topic: topic}, nil
+	return &TopicOutput{w: publish.NewRecordWriter(conn, publish.WriterConfig{}), topic: topic, enc: publish.NewEncoderOf(0, f)}, nil
 }
 
 // Write implements Output.
 func (o *TopicOutput) Write(ctx context.Context, p *pipeline.Prediction) error {
-	m, err := publish.PredictionRecord(o.topic, p)
+	m, err := o.enc.Prediction(o.topic, p)
 	if err != nil {
 		return err
 	}
@@ -89,6 +90,7 @@ func (o *TopicOutput) flush(ctx context.Context) error {
 		return fmt.Errorf("replay output to %s: %w", o.topic, err)
 	}
 	o.buf = o.buf[:0]
+	o.enc.Reset()
 	return nil
 }
 

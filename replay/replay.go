@@ -10,7 +10,6 @@ import (
 
 	"streamer/brokers"
 	"streamer/ingest"
-	"streamer/offline"
 	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/snapshot"
@@ -25,9 +24,10 @@ type Config struct {
 	// from (nil: from nothing).
 	Snapshot *snapshot.Snapshot
 	Retrain  bool
-	// Pipeline configures decoding and, with Retrain, the learner, as in
-	// the service. Re-solves are triggered by counts only, so that the
-	// same input gives the same output.
+	// Pipeline configures decoding, review routing and explanations and,
+	// with Retrain, the learner, as in the service. Re-solves are
+	// triggered by counts only, so that the same input gives the same
+	// output.
 	Pipeline pipeline.Config
 	Out      Output
 	// Progress, when set, is told how many records were handled of the
@@ -232,9 +232,6 @@ func newHandler(cfg Config, conn *brokers.Connection) (*handler, error) {
 	h := &handler{cfg: cfg, dlq: newDeadLetters(conn), score: pipeline.NewPrequential(0, 0)}
 	dec := cfg.Pipeline.Decoder
 	h.dec = &dec
-	if !cfg.Retrain {
-		return h, nil
-	}
 	pcfg := cfg.Pipeline
 	pcfg.Baseline = false
 	pipe, err := pipeline.New(pcfg)
@@ -242,8 +239,10 @@ func newHandler(cfg Config, conn *brokers.Connection) (*handler, error) {
 		return nil, err
 	}
 	if cfg.Snapshot != nil {
-		// The replay's solves continue the snapshot's numbering, under
-		// its epoch.
+		// A pinned model scores as a service's scorer would, review
+		// routing and explanations included; when retraining, the
+		// replay's solves continue the snapshot's numbering, under its
+		// epoch.
 		pipe.SetModel(pipeline.Restored(cfg.Snapshot))
 		pipe.Learner().SetEpoch(cfg.Snapshot.Epoch)
 	}
@@ -290,13 +289,16 @@ func (h *handler) handle(ctx context.Context, m kafka.Message, sum *Summary) err
 // predict scores ex with the pinned model, or runs it through the core
 // loop and solves when a solve is due.
 func (h *handler) predict(ctx context.Context, ex ingest.Example, src pipeline.Source) (pipeline.Prediction, error) {
-	if h.pipe == nil {
-		p := offline.Score(h.cfg.Snapshot, ex, src)
+	if !h.cfg.Retrain {
+		ps, err := h.pipe.Score([]ingest.Example{ex}, src)
+		if err != nil {
+			return pipeline.Prediction{}, err
+		}
 		if ex.Labeled {
 			h.labeled++
-			h.score.Add(*p.Label, ex.Label, h.labeled)
+			h.score.Add(*ps[0].Label, ex.Label, h.labeled)
 		}
-		return p, nil
+		return ps[0], nil
 	}
 	p, err := h.pipe.Example(ex, src)
 	if err != nil {
@@ -311,7 +313,7 @@ func (h *handler) predict(ctx context.Context, ex ingest.Example, src pipeline.S
 }
 
 func (h *handler) finish(sum *Summary) {
-	if h.pipe != nil {
+	if h.cfg.Retrain {
 		st := h.pipe.Stats()
 		sum.ModelVersion = st.ModelVersion
 		sum.Labeled = st.SSL.Total

@@ -3,8 +3,11 @@ package replay
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hamba/avro/v2"
 	"github.com/segmentio/kafka-go"
 
 	"streamer/brokers"
@@ -22,6 +26,7 @@ import (
 	"streamer/offline"
 	"streamer/online/train"
 	"streamer/pipeline"
+	"streamer/publish"
 	"streamer/synth"
 )
 
@@ -318,10 +323,14 @@ func TestInterruptedReplaySaysHowFar(t *testing.T) {
 
 // TestReplayCreatesItsOutputTopic replays into a topic that does not exist
 // yet: it is created, as the service creates what it writes to.
+// TestReplayCreatesItsOutputTopic: a replay to a missing topic creates
+// it and writes a record per prediction, in the format asked for (Avro in
+// Confluent's wire format here).
 func TestReplayCreatesItsOutputTopic(t *testing.T) {
 	f := newFixture(t, 100)
 	ctx := context.Background()
-	out, err := NewTopicOutput(ctx, f.conn, "backfill", 2)
+	const schemaID = 9
+	out, err := NewTopicOutput(ctx, f.conn, "backfill", 2, publish.Format{Avro: true, SchemaID: schemaID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,12 +349,70 @@ func TestReplayCreatesItsOutputTopic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	schema := avro.MustParse(pipeline.PredictionAvroSchema)
 	var written int64
-	for _, r := range ranges {
+	for part, r := range ranges {
 		written += r.End - r.First
+		err := f.conn.ReadRange(ctx, "backfill", part, r.First, r.End, func(m kafka.Message) error {
+			var p struct {
+				ID string `avro:"id"`
+			}
+			if m.Value[0] != 0 || binary.BigEndian.Uint32(m.Value[1:5]) != schemaID {
+				return fmt.Errorf("record %q: header % x, want schema %d", m.Key, m.Value[:5], schemaID)
+			}
+			if err := avro.Unmarshal(schema, m.Value[5:], &p); err != nil || p.ID != string(m.Key) {
+				return fmt.Errorf("record %q: %+v, %v", m.Key, p, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	if written != sum.Predictions || written == 0 {
 		t.Fatalf("%d records on the new topic, %d predictions", written, sum.Predictions)
+	}
+}
+
+// TestPinnedReplayRoutesAndExplains: a pinned model's predictions are
+// marked for review below their class's threshold and explained, as the
+// service's scorers mark and explain them.
+func TestPinnedReplayRoutesAndExplains(t *testing.T) {
+	f := newFixture(t, 200)
+	fit, err := offline.RunFit(context.Background(), offline.FitConfig{
+		Data: f.jsonl, Features: ingest.Featurizer{Dim: 16384}, Params: train.Params{Algorithm: train.SVM},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := f.config(t)
+	cfg.Snapshot = fit.Snapshot
+	class := fit.Snapshot.Model.Classes[0]
+	cfg.Pipeline.Review.Thresholds = map[string]float64{class: 0.9}
+	cfg.Pipeline.Explain = 2
+	_, data := f.replayToFile(t, cfg)
+	routed := 0
+	for id, p := range decodeLines(t, data) {
+		if want := *p.Label == class && *p.Prob < 0.9; p.Review != want {
+			t.Errorf("%s: %s at %v, review %v", id, *p.Label, *p.Prob, p.Review)
+		}
+		if p.Review {
+			routed++
+		}
+		e := p.Explanation
+		if e == nil || e.Class != *p.Label || len(e.Terms) != 2 {
+			t.Fatalf("%s: explanation %+v, want 2 terms of %s", id, e, *p.Label)
+		}
+		sum := e.Bias + e.Rest
+		for _, term := range e.Terms {
+			sum += term.Contribution
+		}
+		if math.Abs(sum-e.Score) > 1e-9*(1+math.Abs(e.Score)) || e.Score != p.Scores[*p.Label] {
+			t.Fatalf("%s: terms, bias and rest add to %v, score %v, prediction's score %v", id, sum, e.Score, p.Scores[*p.Label])
+		}
+	}
+	if routed == 0 {
+		t.Fatalf("no prediction of %s below 0.9 was routed", class)
 	}
 }
 

@@ -340,9 +340,10 @@ func TestRunAvroWithRegistry(t *testing.T) {
 		return false
 	})
 	t.Setenv("STREAMER_SCHEMA_REGISTRY_PASSWORD", "hunter2")
-	r := startRun(t, append([]string{"input.format=avro", "output.format=avro", "schema_registry.url=" + reg.URL(),
+	sets := append([]string{"input.format=avro", "output.format=avro", "schema_registry.url=" + reg.URL(),
 		"schema_registry.username=moderation", "input.examples.id=/post_id",
-		"review.thresholds=spam=1", "predictions.explain=2"}, moderationSets...)...)
+		"review.thresholds=spam=1", "predictions.explain=2"}, moderationSets...)
+	r := startRun(t, sets...)
 
 	postSchema, verdictSchema := avro.MustParse(postAvroSchema), avro.MustParse(verdictAvroSchema)
 	want := map[string]bool{}
@@ -406,16 +407,8 @@ func TestRunAvroWithRegistry(t *testing.T) {
 	if !ok || registered.Schema.Schema == "" {
 		t.Fatal("no schema under predictions-value")
 	}
-	predSchema := avro.MustParse(registered.Schema.Schema)
 	decode := func(m kafka.Message) avroPrediction {
-		if m.Value[0] != 0 || int(binary.BigEndian.Uint32(m.Value[1:5])) != registered.ID {
-			t.Fatalf("prediction %q: header % x, want the registered id %d", m.Key, m.Value[:5], registered.ID)
-		}
-		var p avroPrediction
-		if err := avro.Unmarshal(predSchema, m.Value[5:], &p); err != nil || p.ID != string(m.Key) {
-			t.Fatalf("prediction %q: %+v, %v", m.Key, p, err)
-		}
-		return p
+		return decodePrediction(t, registered, m)
 	}
 	got := map[string]avroPrediction{}
 	readTopic(t, r.broker, "predictions", func(m kafka.Message) { got[string(m.Key)] = decode(m) }, n+later)
@@ -457,10 +450,47 @@ func TestRunAvroWithRegistry(t *testing.T) {
 			t.Errorf("dead letter %.40q: reason %q, want %q", v, reasons[v], reason)
 		}
 	}
+
+	// A backfill to a topic of its own is Avro too, under the schema
+	// registered for that topic, routed and explained as the service's.
+	args := []string{"replay", "--from", "0", "--retrain", "--out-topic", "backfill", "--set", "kafka.brokers=" + r.broker}
+	for _, s := range sets {
+		args = append(args, "--set", s)
+	}
+	if out, err := runErr(args...); err != nil {
+		t.Fatalf("streamer replay: %v\n%s", err, out)
+	}
+	backfill, ok := reg.GetSchema("backfill-value", 1)
+	if !ok {
+		t.Fatal("no schema under backfill-value")
+	}
+	explained := 0
+	readTopic(t, r.broker, "backfill", func(m kafka.Message) {
+		if p := decodePrediction(t, backfill, m); p.Explanation != nil {
+			explained++
+		}
+	}, n+later)
+	if explained == 0 {
+		t.Error("no backfilled prediction is explained")
+	}
 	r.stop()
 	if strings.Contains(r.logs.String(), "hunter2") {
 		t.Fatal("the registry's password is in the logs")
 	}
+}
+
+// decodePrediction decodes an Avro prediction record written under the
+// schema registered as s, keyed by the prediction's id.
+func decodePrediction(t *testing.T, s sr.SubjectSchema, m kafka.Message) avroPrediction {
+	t.Helper()
+	if m.Value[0] != 0 || int(binary.BigEndian.Uint32(m.Value[1:5])) != s.ID {
+		t.Fatalf("prediction %q: header % x, want the registered id %d", m.Key, m.Value[:5], s.ID)
+	}
+	var p avroPrediction
+	if err := avro.Unmarshal(avro.MustParse(s.Schema.Schema), m.Value[5:], &p); err != nil || p.ID != string(m.Key) {
+		t.Fatalf("prediction %q: %+v, %v", m.Key, p, err)
+	}
+	return p
 }
 
 // avroPrediction is a prediction as a consumer decodes it from Avro.

@@ -17,6 +17,8 @@ import (
 	"streamer/brokers"
 	"streamer/config"
 	"streamer/control"
+	"streamer/pipeline"
+	"streamer/publish"
 	"streamer/replay"
 	"streamer/schemaregistry"
 	"streamer/snapshot"
@@ -43,19 +45,20 @@ func newReplayCommand() *cobra.Command {
 every partition, or RFC 3339 times, resolved through the broker's
 offset-for-time lookup; --to end is the end when the replay starts), each
 partition with its own reader, and writes a prediction for every example in
-the service's schema to --out-topic or --out-file. With --snapshot FILE or
+the service's schema to --out-topic (in output.format) or --out-file (JSON
+lines), each marked for review and explained as the service would mark and
+explain it; nothing is written to the review topic. With --snapshot FILE or
 --snapshot-version N (from the history topic, snapshot.history_topic, or
 the snapshot topic; of epoch --snapshot-epoch E, which may be left out when
 one epoch only made a version N) every example is scored by that model;
 with --pinned, by the version pinned on the control topic (streamer model
-pin). With
---retrain the learner learns as it goes, as the live service would, from
-the snapshot if one is given: the same input gives byte-identical output.
-Its models are the replay's own, numbered on from the snapshot's version
-and announced nowhere: they are not the service's versions of those
-numbers, and --out-topic may not be the service's predictions topic
-(kafka.topics.predictions). It never joins the live consumer group and
-never commits offsets.`,
+pin). With --retrain the learner learns as it goes, as the live service
+would, from the snapshot if one is given: the same input gives
+byte-identical output. Its models are the replay's own, numbered on from
+the snapshot's version and announced nowhere: they are not the service's
+versions of those numbers, and --out-topic may not be the service's
+predictions topic (kafka.topics.predictions). It never joins the live
+consumer group and never commits offsets.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl.epochGiven = cmd.Flags().Changed("snapshot-epoch")
@@ -94,14 +97,8 @@ func runReplay(cmd *cobra.Command, fl replayFlags) error {
 		return err
 	}
 	defer conn.Close()
-	if fl.outFile != "" {
-		if rc.Out, err = replay.NewFileOutput(fl.outFile); err != nil {
-			return err
-		}
-	} else {
-		if rc.Out, err = replay.NewTopicOutput(cmd.Context(), conn, fl.outTopic, cfg.Kafka.Partitions); err != nil {
-			return err
-		}
+	if rc.Out, err = replayOutput(cmd.Context(), cfg, fl, conn); err != nil {
+		return err
 	}
 	rc.Progress = progress(cmd.ErrOrStderr())
 	sum, err := replay.Run(cmd.Context(), conn, rc)
@@ -110,6 +107,37 @@ func runReplay(cmd *cobra.Command, fl replayFlags) error {
 	}
 	printReplay(cmd.OutOrStdout(), sum)
 	return nil
+}
+
+// replayOutput opens --out-file, JSON lines, or --out-topic, written in
+// output.format: Avro under the predictions' schema, registered under the
+// subject <topic>-value.
+func replayOutput(ctx context.Context, cfg config.Config, fl replayFlags, conn *brokers.Connection) (replay.Output, error) {
+	if fl.outFile != "" {
+		out, err := replay.NewFileOutput(fl.outFile)
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	var format publish.Format
+	if cfg.Output.Format == config.FormatAvro {
+		reg, err := schemaregistry.New(cfg.Registry())
+		if err != nil {
+			return nil, fmt.Errorf("schema_registry.%w", err)
+		}
+		subject := fl.outTopic + "-value"
+		id, err := reg.Register(ctx, subject, pipeline.PredictionAvroSchema)
+		if err != nil {
+			return nil, fmt.Errorf("--out-topic %s: register the predictions' schema under %s: %w", fl.outTopic, subject, err)
+		}
+		format = publish.Format{Avro: true, SchemaID: id}
+	}
+	out, err := replay.NewTopicOutput(ctx, conn, fl.outTopic, cfg.Kafka.Partitions, format)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (fl replayFlags) check() error {
