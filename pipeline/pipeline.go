@@ -316,6 +316,15 @@ func (p *Pipeline) ScoreExplained(exs []ingest.Example, src Source, k int) ([]Pr
 	return out, nil
 }
 
+// ScoreOne is Score of a single example, without the slices.
+func (p *Pipeline) ScoreOne(ex ingest.Example, src Source) (Prediction, error) {
+	s := p.learner.Scoring()
+	if !s.Model.Ready() {
+		return Prediction{}, p.noModel()
+	}
+	return p.newPrediction(ex, src, s, s.Predict(ex.Vector), p.cfg.Explain), nil
+}
+
 // Label joins a late label: it labels the example if it is still in the
 // window (the next solve learns from it), and scores the prediction made
 // for it when it arrived. A label for an example not seen yet waits for it.

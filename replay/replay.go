@@ -290,15 +290,15 @@ func (h *handler) handle(ctx context.Context, m kafka.Message, sum *Summary) err
 // loop and solves when a solve is due.
 func (h *handler) predict(ctx context.Context, ex ingest.Example, src pipeline.Source) (pipeline.Prediction, error) {
 	if !h.cfg.Retrain {
-		ps, err := h.pipe.Score([]ingest.Example{ex}, src)
+		p, err := h.pipe.ScoreOne(ex, src)
 		if err != nil {
-			return pipeline.Prediction{}, err
+			return p, err
 		}
 		if ex.Labeled {
 			h.labeled++
-			h.score.Add(*ps[0].Label, ex.Label, h.labeled)
+			h.score.Add(*p.Label, ex.Label, h.labeled)
 		}
-		return ps[0], nil
+		return p, nil
 	}
 	p, err := h.pipe.Example(ex, src)
 	if err != nil {
