@@ -946,24 +946,6 @@ type frozen struct {
 	grades []review.Grade
 }
 
-// Grade records a prediction made before its label was known, with
-// whether the label agreed: the review thresholds of the next solves are
-// chosen on the most recent (ReviewConfig). Without a target precision it
-// records nothing.
-func (l *Learner) Grade(g review.Grade) {
-	if l.cfg.Review.TargetPrecision <= 0 || g.Class == "" {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.grades) < l.cfg.Review.Grades {
-		l.grades = append(l.grades, g)
-		return
-	}
-	l.grades[l.gradeNext] = g
-	l.gradeNext = (l.gradeNext + 1) % len(l.grades)
-}
-
 func (l *Learner) train(ctx context.Context, f frozen) (SolveReport, error) {
 	view, labels := f.view, f.labels
 	rep := SolveReport{Window: len(view.keys)}

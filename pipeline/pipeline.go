@@ -535,14 +535,17 @@ type Progress struct {
 	// Unlabeled are the ids of the window's rows whose labels drift made
 	// the learner forget (online.Learner.Unlabeled).
 	Unlabeled []string
+	// Grades are the graded predictions the learner chooses review
+	// thresholds on, oldest first (online.Learner.Grades).
+	Grades []review.Grade
 }
 
 // Progress returns the pipeline's progress now.
 func (p *Pipeline) Progress() Progress {
-	solved, unlabeled := !p.learner.Changed(), p.learner.Unlabeled()
+	solved, unlabeled, grades := !p.learner.Changed(), p.learner.Unlabeled(), p.learner.Grades()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pr := Progress{Solved: solved, SSL: p.ssl.State(int(p.examples)), Unlabeled: unlabeled}
+	pr := Progress{Solved: solved, SSL: p.ssl.State(int(p.examples)), Unlabeled: unlabeled, Grades: grades}
 	if p.baseline != nil {
 		base := p.base.State(int(p.examples))
 		pr.Baseline = &base
@@ -550,9 +553,9 @@ func (p *Pipeline) Progress() Progress {
 	return pr
 }
 
-// Resume continues the prequential scores and the stream's position of a
-// snapshot's progress, and forgets again the labels that drift had made
-// the learners forget. When the window was rebuilt exactly as it was at
+// Resume continues the prequential scores, the review grades and the
+// stream's position of a snapshot's progress, and forgets again the
+// labels that drift had made the learners forget. When the window was rebuilt exactly as it was at
 // the snapshot (sameWindow) and the snapshot's model had been solved on
 // it, the next solve waits for something new instead of solving the same
 // window again.
@@ -560,6 +563,7 @@ func (p *Pipeline) Resume(pr Progress, sameWindow bool) {
 	for _, l := range p.learners() {
 		l.Unlabel(pr.Unlabeled)
 	}
+	p.learner.ResumeGrades(pr.Grades)
 	if sameWindow && pr.Solved {
 		p.learner.MarkSolved()
 	}

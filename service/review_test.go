@@ -1,6 +1,8 @@
 package service
 
 import (
+	"math"
+	"slices"
 	"testing"
 
 	"streamer/ingest"
@@ -65,4 +67,42 @@ func newUnconnected(t *testing.T, role string) *Service {
 		t.Fatal(err)
 	}
 	return svc
+}
+
+// TestReviewGradesSurviveARestart: the graded predictions the review
+// thresholds are chosen on go into the snapshot, and a restarted service
+// chooses the thresholds of its first solves on them, rather than on the
+// few labels graded since it started, which would send every prediction
+// to review.
+func TestReviewGradesSurviveARestart(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 4)
+	cfg := testConfig(t, f.addrs, "review.target_precision=0.95")
+	svc, stop := runService(t, cfg)
+	f.feed(t, svc, 6, 100, true)
+	before := svc.Pipeline().Learner().Grades()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if len(before) < 50 {
+		t.Fatalf("%d grades before the restart, want some 50 at least", len(before))
+	}
+
+	svc2, _ := runService(t, cfg)
+	<-svc2.Started()
+	resumed := svc2.Pipeline().Learner().Grades()
+	if len(resumed) < len(before) {
+		t.Fatalf("%d grades after the restart, %d before", len(resumed), len(before))
+	}
+	for i, g := range before {
+		r := resumed[i]
+		if r.Class != g.Class || r.Correct != g.Correct || math.Abs(r.Prob-g.Prob) > 1e-6 {
+			t.Fatalf("grade %d: %+v after the restart, %+v before", i, r, g)
+		}
+	}
+	f.feed(t, svc2, 1, 20, true)
+	s := svc2.Pipeline().Learner().InForce()
+	if !slices.ContainsFunc(s.Thresholds, func(x float64) bool { return !math.IsInf(x, 1) }) {
+		t.Fatalf("the first solve after the restart sends every class to review: thresholds %v", s.Thresholds)
+	}
 }

@@ -89,11 +89,18 @@ func centroidCount(centroids [][]float64) int {
 }
 
 // reviewLines says which predictions of each class go to review (those
-// below its probability threshold: all, none or below a value), and the
-// precision the thresholds were chosen for.
+// below its probability threshold: all, none or below a value), the
+// precision the thresholds were chosen for, and how many graded
+// predictions the next thresholds will be chosen on.
 func reviewLines(s *Snapshot) []string {
+	var graded []string
+	if s.Progress != nil && s.Progress.ReviewGrades != nil {
+		g := s.Progress.ReviewGrades
+		graded = []string{fmt.Sprintf("graded\t%d predictions graded by their labels (%d right), on which the next thresholds are chosen",
+			len(g.Class), strings.Count(g.Correct, "1"))}
+	}
 	if s.ReviewThresholds == nil {
-		return []string{"review\tno thresholds"}
+		return append([]string{"review\tno thresholds"}, graded...)
 	}
 	parts := make([]string, len(s.ReviewThresholds))
 	for c, t := range s.ReviewThresholds {
@@ -110,5 +117,5 @@ func reviewLines(s *Snapshot) []string {
 			parts[c] = fmt.Sprintf("%s below %.3g", name, t)
 		}
 	}
-	return []string{fmt.Sprintf("review\tpredictions sent to review, for precision %g: %s", s.ReviewTargetPrecision, strings.Join(parts, ", "))}
+	return append([]string{fmt.Sprintf("review\tpredictions sent to review, for precision %g: %s", s.ReviewTargetPrecision, strings.Join(parts, ", "))}, graded...)
 }

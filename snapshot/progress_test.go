@@ -2,13 +2,16 @@ package snapshot
 
 import (
 	"bytes"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
+
+	"streamer/online/review"
 )
 
-// TestProgressRoundTrip keeps the prequential state and the ids of the
-// labels drift forgot through the codec, and
+// TestProgressRoundTrip keeps the prequential state, the ids of the
+// labels drift forgot and the review grades through the codec, and
 // a snapshot without it (as written before it was kept) decodes with none.
 func TestProgressRoundTrip(t *testing.T) {
 	s := testSnapshot(2, 50, 1, 7)
@@ -22,6 +25,9 @@ func TestProgressRoundTrip(t *testing.T) {
 		},
 		Baseline:  &Prequential{Correct: 7, Total: 11},
 		Unlabeled: []string{"ex-3", "ex-9"},
+		ReviewGrades: NewGrades([]review.Grade{
+			{Class: "spam", Prob: 0.75, Correct: true}, {Class: "ham", Prob: 0.5, Correct: false}, {Class: "spam", Prob: 1},
+		}),
 	}
 	data, err := Encode(s)
 	if err != nil {
@@ -35,8 +41,9 @@ func TestProgressRoundTrip(t *testing.T) {
 		t.Fatalf("progress after a round trip %+v, want %+v", got.Progress, s.Progress)
 	}
 	var summary strings.Builder
-	if err := Summarize(&summary, got); err != nil || !strings.Contains(summary.String(), "2 labels of window rows, forgotten at drift alarms") {
-		t.Errorf("summary without the forgotten labels (%v):\n%s", err, summary.String())
+	if err := Summarize(&summary, got); err != nil || !strings.Contains(summary.String(), "2 labels of window rows, forgotten at drift alarms") ||
+		!strings.Contains(summary.String(), "3 predictions graded by their labels (1 right)") {
+		t.Errorf("summary without the forgotten labels or the grades (%v):\n%s", err, summary.String())
 	}
 	s.Progress = nil
 	old, err := Encode(s)
@@ -48,5 +55,40 @@ func TestProgressRoundTrip(t *testing.T) {
 	}
 	if got, err := Decode(old); err != nil || got.Progress != nil {
 		t.Fatalf("snapshot without progress decoded as %+v, %v", got.Progress, err)
+	}
+}
+
+// TestGradesColumns: grades in columns read back as they were written,
+// and a header whose grades do not fit together is refused, naming what.
+func TestGradesColumns(t *testing.T) {
+	in := []review.Grade{{Class: "b", Prob: 0.25, Correct: true}, {Class: "a", Prob: 0.5}, {Class: "b", Prob: 1, Correct: true}}
+	g := NewGrades(in)
+	if got := g.Grades(); !reflect.DeepEqual(got, in) {
+		t.Fatalf("grades %+v, want %+v", got, in)
+	}
+	if NewGrades(nil) != nil || (*Grades)(nil).Grades() != nil {
+		t.Fatal("no grades are not nil")
+	}
+	for _, tt := range []struct {
+		bad  func(*Grades)
+		want string
+	}{
+		{func(g *Grades) { g.Class[1] = 2 }, "class 2 of grade 1"},
+		{func(g *Grades) { g.Class[0] = -1 }, "class -1 of grade 0"},
+		{func(g *Grades) { g.Prob = g.Prob[:2] }, "3 classes, 2 probabilities and 3 outcomes"},
+		{func(g *Grades) { g.Prob[2] = 1.5 }, "probability 1.5 of grade 2"},
+		{func(g *Grades) { g.Correct = "1x1" }, "outcome 'x' of grade 1"},
+	} {
+		s := testSnapshot(2, 50, 1, 7)
+		g := NewGrades(in)
+		tt.bad(g)
+		s.Progress = &Progress{ReviewGrades: g}
+		data, err := Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Decode(data); !errors.Is(err, ErrNotSnapshot) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("decode: %v, want ErrNotSnapshot saying %q", err, tt.want)
+		}
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+
+	"streamer/online/review"
 )
 
 // Thresholds are review thresholds, one per class. A class whose
@@ -42,10 +45,15 @@ func (t *Thresholds) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// checkReview verifies that the review thresholds fit the classes, lie in
-// [0, 1] (or are +Inf) and come with the target precision they were
-// chosen for.
+// checkReview verifies the grades of the progress (Grades.check), and
+// that the review thresholds fit the classes, lie in [0, 1] (or are +Inf)
+// and come with the target precision they were chosen for.
 func (h *header) checkReview() error {
+	if h.Progress != nil {
+		if err := h.Progress.ReviewGrades.check(); err != nil {
+			return err
+		}
+	}
 	t, target := h.ReviewThresholds, h.ReviewTargetPrecision
 	switch {
 	case t == nil && target == 0:
@@ -58,6 +66,74 @@ func (h *header) checkReview() error {
 	for c, v := range t {
 		if !(v >= 0 && v <= 1) && !math.IsInf(v, 1) {
 			return fmt.Errorf("%w: review_thresholds[%d] is %v, want a value in [0, 1] or null", ErrNotSnapshot, c, v)
+		}
+	}
+	return nil
+}
+
+// Grades are the graded predictions the learner chooses review
+// thresholds on (review.Grade), oldest first, in columns: prediction i
+// was of class Classes[Class[i]] with probability Prob[i], and its label
+// agreed when Correct[i] is '1' ('0' else).
+type Grades struct {
+	Classes []string  `json:"classes"`
+	Class   []int     `json:"class"`
+	Prob    []float32 `json:"prob"`
+	Correct string    `json:"correct"`
+}
+
+// NewGrades returns gs in columns; nil for none.
+func NewGrades(gs []review.Grade) *Grades {
+	if len(gs) == 0 {
+		return nil
+	}
+	out := &Grades{Class: make([]int, len(gs)), Prob: make([]float32, len(gs))}
+	correct := make([]byte, len(gs))
+	for i, g := range gs {
+		c := slices.Index(out.Classes, g.Class)
+		if c < 0 {
+			c = len(out.Classes)
+			out.Classes = append(out.Classes, g.Class)
+		}
+		out.Class[i], out.Prob[i], correct[i] = c, float32(g.Prob), '0'
+		if g.Correct {
+			correct[i] = '1'
+		}
+	}
+	out.Correct = string(correct)
+	return out
+}
+
+// Grades returns the grades, oldest first.
+func (g *Grades) Grades() []review.Grade {
+	if g == nil {
+		return nil
+	}
+	out := make([]review.Grade, len(g.Class))
+	for i, c := range g.Class {
+		out[i] = review.Grade{Class: g.Classes[c], Prob: float64(g.Prob[i]), Correct: g.Correct[i] == '1'}
+	}
+	return out
+}
+
+// check verifies that the columns have one length, every class index
+// names a class, every probability lies in [0, 1] and every Correct is
+// '0' or '1'.
+func (g *Grades) check() error {
+	if g == nil {
+		return nil
+	}
+	if len(g.Prob) != len(g.Class) || len(g.Correct) != len(g.Class) {
+		return fmt.Errorf("%w: review_grades has %d classes, %d probabilities and %d outcomes", ErrNotSnapshot, len(g.Class), len(g.Prob), len(g.Correct))
+	}
+	for i, c := range g.Class {
+		switch {
+		case c < 0 || c >= len(g.Classes):
+			return fmt.Errorf("%w: review_grades class %d of grade %d is not one of its %d classes", ErrNotSnapshot, c, i, len(g.Classes))
+		case !(g.Prob[i] >= 0 && g.Prob[i] <= 1):
+			return fmt.Errorf("%w: review_grades probability %v of grade %d is not in [0, 1]", ErrNotSnapshot, g.Prob[i], i)
+		case g.Correct[i] != '0' && g.Correct[i] != '1':
+			return fmt.Errorf("%w: review_grades outcome %q of grade %d is not 0 or 1", ErrNotSnapshot, g.Correct[i], i)
 		}
 	}
 	return nil

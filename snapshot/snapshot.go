@@ -118,6 +118,9 @@ type Progress struct {
 	// made the learner forget: a restore, which reads the labels again,
 	// forgets them again.
 	Unlabeled []string `json:"unlabeled,omitempty"`
+	// ReviewGrades are the graded predictions the next solves choose
+	// their review thresholds on; nil without a target precision.
+	ReviewGrades *Grades `json:"review_grades,omitempty"`
 }
 
 // Prequential is the state of a stream's prequential scores, what

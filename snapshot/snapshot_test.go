@@ -12,6 +12,7 @@ import (
 
 	"streamer/online/kernel"
 	"streamer/online/model"
+	"streamer/online/review"
 	"streamer/vector"
 )
 
@@ -275,7 +276,9 @@ func FuzzDecodeBody(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(good[len(Magic)+2 : len(good)-4])
-	for _, s := range []*Snapshot{srSnapshot(), kernelSnapshot(f)} {
+	graded := testSnapshot(2, 30, 0.5, 11)
+	graded.Progress = &Progress{ReviewGrades: NewGrades([]review.Grade{{Class: "spam", Prob: 0.9, Correct: true}, {Class: "ham", Prob: 0.6}})}
+	for _, s := range []*Snapshot{srSnapshot(), kernelSnapshot(f), graded} {
 		data, err := Encode(s)
 		if err != nil {
 			f.Fatal(err)
