@@ -90,6 +90,7 @@ func relabeledStream(t *testing.T, p *Pipeline, gen *synth.TextStream, rows int,
 // learner forgets the labels before it and learns the new ones; without
 // the reaction the alarm is the same and the model stays wrong longer.
 func TestDriftLabelsAlarmAndForget(t *testing.T) {
+	t.Parallel()
 	detectors := drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}
 	var said []Alarm
 	react := driftPipeline(t, DriftConfig{Detectors: detectors, Forget: true, OnAlarm: func(a Alarm) { said = append(said, a) }})
@@ -130,6 +131,7 @@ func TestDriftLabelsAlarmAndForget(t *testing.T) {
 // more often than a learner that forgets every label. Where the errors
 // name three of the four classes, it forgets every label.
 func TestDriftForgetsTheClassesThatChanged(t *testing.T) {
+	t.Parallel()
 	detectors := drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}
 	run := func(seed uint64, classes bool) (*Pipeline, Alarm, float64) {
 		p := driftPipeline(t, DriftConfig{Detectors: detectors, Forget: true, ForgetClasses: classes})
@@ -175,6 +177,7 @@ func TestDriftForgetsTheClassesThatChanged(t *testing.T) {
 // from another's progress, reading the same examples and labels again,
 // holds the labels the other holds, not those its drift alarm forgot.
 func TestDriftForgottenLabelsStayForgottenAfterARestart(t *testing.T) {
+	t.Parallel()
 	detectors := drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}
 	cfg := DriftConfig{Detectors: detectors, Forget: true, ForgetClasses: true}
 	before := driftPipeline(t, cfg)
@@ -207,6 +210,7 @@ func TestDriftForgottenLabelsStayForgottenAfterARestart(t *testing.T) {
 // is placed in the stream counted from its start, as the prequential
 // curve is, not from the restart.
 func TestDriftAlarmPositionsContinueAfterARestart(t *testing.T) {
+	t.Parallel()
 	detectors := drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}
 	cfg := DriftConfig{Detectors: detectors, Forget: true, ForgetClasses: true}
 	before := driftPipeline(t, cfg)
@@ -250,6 +254,7 @@ func pairSwapStream(t *testing.T, p *Pipeline, seed uint64) (float64, []synth.Do
 // quickens solves and raises the budget of label requests for the
 // examples after it; a pipeline told not to ask keeps its budget.
 func TestDriftAlarmWithoutLabelsAsks(t *testing.T) {
+	t.Parallel()
 	requested := func(ask bool) (int, []string) {
 		p, err := New(Config{
 			Decoder: ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 14}},

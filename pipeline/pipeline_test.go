@@ -101,6 +101,7 @@ func decoded(t *testing.T, p *Pipeline, d synth.Document, withLabel bool) ingest
 // TestPipelineLearnsFromLateLabels streams examples with labels revealed
 // later, and checks predictions, prequential scoring and the join.
 func TestPipelineLearnsFromLateLabels(t *testing.T) {
+	t.Parallel()
 	p := testPipeline(t, true)
 	gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 2, Topics: 2})
 	var docs []synth.Document

@@ -78,6 +78,7 @@ func TestAnswersToChosenRequestsAreMarked(t *testing.T) {
 // unasked alarms and sends every prediction to review; the one that
 // asked for them does neither.
 func TestChosenAnswersFeedNeitherDriftNorReview(t *testing.T) {
+	t.Parallel()
 	newPipeline := func(requests active.Config) *Pipeline {
 		p, err := New(Config{
 			Decoder: ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 14}},

@@ -151,6 +151,7 @@ func TestReviewRouting(t *testing.T) {
 // re-thresholded (run with -race): over a kNN graph of three classes the
 // explanations name labeled neighbours, and their terms add up.
 func TestExplanationsBesideTheStream(t *testing.T) {
+	t.Parallel()
 	rows, class := synth.Clusters(synth.ClusterConfig{Points: 600, Dim: 8, Clusters: 3, Seed: 3})
 	p, err := New(Config{
 		Decoder: ingest.Decoder{},
