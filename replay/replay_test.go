@@ -27,6 +27,7 @@ import (
 	"streamer/online/train"
 	"streamer/pipeline"
 	"streamer/publish"
+	"streamer/snapshot"
 	"streamer/synth"
 )
 
@@ -109,6 +110,19 @@ func (f *fixture) config(t *testing.T) Config {
 	}
 }
 
+// fit returns a model fitted, as streamer fit would, on the fixture's
+// examples that carry their label.
+func (f *fixture) fit(t *testing.T) *snapshot.Snapshot {
+	t.Helper()
+	fit, err := offline.RunFit(context.Background(), offline.FitConfig{
+		Data: f.jsonl, Features: ingest.Featurizer{Dim: 16384}, Params: train.Params{Algorithm: train.SVM},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fit.Snapshot
+}
+
 func (f *fixture) replayToFile(t *testing.T, cfg Config) (Summary, []byte) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "out.jsonl")
@@ -143,20 +157,15 @@ func decodeLines(t *testing.T, data []byte) map[string]pipeline.Prediction {
 
 func TestPinnedReplayMatchesPredict(t *testing.T) {
 	f := newFixture(t, 400)
-	fit, err := offline.RunFit(context.Background(), offline.FitConfig{
-		Data: f.jsonl, Features: ingest.Featurizer{Dim: 16384}, Params: train.Params{Algorithm: train.SVM},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := f.fit(t)
 	cfg := f.config(t)
-	cfg.Snapshot = fit.Snapshot
+	cfg.Snapshot = snap
 	sum, data := f.replayToFile(t, cfg)
 	if sum.Predictions != 400 || sum.BadRecords != 1 || sum.Accuracy == nil {
 		t.Fatalf("summary %+v", sum)
 	}
 	var want bytes.Buffer
-	if _, err := offline.Predict(fit.Snapshot, f.jsonl, &want); err != nil {
+	if _, err := offline.Predict(snap, f.jsonl, &want); err != nil {
 		t.Fatal(err)
 	}
 	got, exp := decodeLines(t, data), decodeLines(t, want.Bytes())
@@ -176,15 +185,10 @@ func TestPinnedReplayMatchesPredict(t *testing.T) {
 // summary still names the pinned model, which scored nothing.
 func TestPinnedReplayOfNothingNamesItsModel(t *testing.T) {
 	f := newFixture(t, 50)
-	fit, err := offline.RunFit(context.Background(), offline.FitConfig{
-		Data: f.jsonl, Features: ingest.Featurizer{Dim: 16384}, Params: train.Params{Algorithm: train.SVM},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fit.Snapshot.Version = 6
+	snap := f.fit(t)
+	snap.Version = 6
 	cfg := f.config(t)
-	cfg.Snapshot = fit.Snapshot
+	cfg.Snapshot = snap
 	cfg.From = Bound{Offset: 1000}
 	sum, data := f.replayToFile(t, cfg)
 	if sum.Records != 0 || len(data) != 0 || sum.ModelVersion != 6 {
@@ -379,15 +383,10 @@ func TestReplayCreatesItsOutputTopic(t *testing.T) {
 // service's scorers mark and explain them.
 func TestPinnedReplayRoutesAndExplains(t *testing.T) {
 	f := newFixture(t, 200)
-	fit, err := offline.RunFit(context.Background(), offline.FitConfig{
-		Data: f.jsonl, Features: ingest.Featurizer{Dim: 16384}, Params: train.Params{Algorithm: train.SVM},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := f.fit(t)
 	cfg := f.config(t)
-	cfg.Snapshot = fit.Snapshot
-	class := fit.Snapshot.Model.Classes[0]
+	cfg.Snapshot = snap
+	class := snap.Model.Classes[0]
 	cfg.Pipeline.Review.Thresholds = map[string]float64{class: 0.9}
 	cfg.Pipeline.Explain = 2
 	_, data := f.replayToFile(t, cfg)
