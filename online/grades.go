@@ -1,6 +1,10 @@
 package online
 
-import "streamer/online/review"
+import (
+	"slices"
+
+	"streamer/online/review"
+)
 
 // Grade records a prediction made before its label was known, with
 // whether the label agreed: the review thresholds of the next solves are
@@ -58,4 +62,22 @@ func (l *Learner) ResumeGrades(before []review.Grade) {
 	for _, g := range since {
 		l.addGrade(g)
 	}
+}
+
+// ForgetGrades drops the grades of predictions of the given classes, or
+// every grade for none given: a drift alarm found that what those
+// classes' labels say changed, so that their grades from before no
+// longer tell how often such predictions are right. Until new labels
+// grade them again, the next solves review those classes' predictions
+// as they would a new class's.
+func (l *Learner) ForgetGrades(classes []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kept := make([]review.Grade, 0, len(l.grades))
+	kept = append(kept, l.grades[l.gradeNext:]...)
+	kept = append(kept, l.grades[:l.gradeNext]...)
+	kept = slices.DeleteFunc(kept, func(g review.Grade) bool {
+		return len(classes) == 0 || slices.Contains(classes, g.Class)
+	})
+	l.grades, l.gradeNext = kept, 0
 }

@@ -66,3 +66,28 @@ func TestGradesResumeBeforeThoseSince(t *testing.T) {
 		t.Fatalf("a learner without a target kept %v", got)
 	}
 }
+
+// TestForgetGrades: the grades of the classes named go, the others stay
+// in their order, the ring goes on taking new ones; naming none forgets
+// every grade.
+func TestForgetGrades(t *testing.T) {
+	l := gradeLearner(t, 4)
+	in := []review.Grade{{Class: "a", Prob: 0.1}, {Class: "b", Prob: 0.2}, {Class: "a", Prob: 0.3}, {Class: "c", Prob: 0.4}, {Class: "b", Prob: 0.5}}
+	for _, g := range in {
+		l.Grade(g)
+	}
+	l.ForgetGrades([]string{"b"})
+	if got, want := l.Grades(), []review.Grade{in[2], in[3]}; !slices.Equal(got, want) {
+		t.Fatalf("after forgetting b: %v, want %v", got, want)
+	}
+	for _, g := range in[:3] {
+		l.Grade(g)
+	}
+	if got, want := l.Grades(), []review.Grade{in[3], in[0], in[1], in[2]}; !slices.Equal(got, want) {
+		t.Fatalf("after three more: %v, want %v", got, want)
+	}
+	l.ForgetGrades(nil)
+	if got := l.Grades(); len(got) != 0 {
+		t.Fatalf("after forgetting every class: %v", got)
+	}
+}

@@ -300,7 +300,8 @@ func (p *Pipeline) react(found []drift.Alarm) {
 
 // forget reacts to an alarm of the labels whose change began at position
 // and whose errors since involve classes, as the configuration says, and
-// returns the reactions. It forgets the labels of those classes only when
+// returns the reactions. The review grades of the classes whose labels it
+// forgets go with them. It forgets the labels of those classes only when
 // they are at most half of the model's: the classes whose labels stay
 // then outnumber those left with only the labels since the change. A
 // class that keeps its old labels beside classes that lost theirs draws
@@ -310,15 +311,18 @@ func (p *Pipeline) forget(position uint64, classes []string) []string {
 	cfg := p.watch.cfg
 	known := len(p.learner.InForce().Model.Classes)
 	reaction, apply := "forget", func(l *online.Learner) { l.Forget(position, false) }
+	var graded []string // the classes whose review grades go; none: every class's
 	switch {
 	case cfg.ForgetRows:
 		reaction, apply = "forget_rows", func(l *online.Learner) { l.Forget(position, true) }
 	case cfg.ForgetClasses && len(classes) > 0 && 2*len(classes) <= known:
 		reaction, apply = "forget_classes", func(l *online.Learner) { l.ForgetClasses(position, classes) }
+		graded = classes
 	}
 	for _, l := range p.learners() {
 		apply(l)
 	}
+	p.learner.ForgetGrades(graded)
 	return []string{reaction, "solve"}
 }
 

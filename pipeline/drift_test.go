@@ -19,9 +19,11 @@ import (
 	"streamer/synth"
 )
 
-func driftPipeline(t *testing.T, d DriftConfig) *Pipeline {
+// driftPipeline returns a pipeline of a small window watching for drift
+// as d says, its configuration then changed by the options.
+func driftPipeline(t *testing.T, d DriftConfig, options ...func(*Config)) *Pipeline {
 	t.Helper()
-	p, err := New(Config{
+	cfg := Config{
 		Decoder: ingest.Decoder{Featurizer: ingest.Featurizer{Dim: 1 << 14}},
 		Learner: online.LearnerConfig{
 			Features:      1 << 14,
@@ -30,7 +32,11 @@ func driftPipeline(t *testing.T, d DriftConfig) *Pipeline {
 			SolveExamples: 50, SolveLabels: 5,
 		},
 		Drift: d,
-	})
+	}
+	for _, o := range options {
+		o(&cfg)
+	}
+	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +176,47 @@ func TestDriftForgetsTheClassesThatChanged(t *testing.T) {
 	_, most, _ := run(1, true)
 	if len(most.Classes) != 3 || !slices.Equal(most.Reactions, []string{"forget", "solve"}) {
 		t.Errorf("first alarm %+v; want three classes named and every label forgotten", most)
+	}
+}
+
+// TestDriftForgetsTheReviewGradesOfTheClassesThatChanged: the grades of
+// predictions that the review thresholds are chosen on go at an alarm of
+// the labels with the labels it forgets: those of the classes it names,
+// or every grade when it forgets every label. Grades from before a
+// change of what a class means would keep its predictions out of review
+// at the precision of the old meaning.
+func TestDriftForgetsTheReviewGradesOfTheClassesThatChanged(t *testing.T) {
+	t.Parallel()
+	detectors := drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}
+	for _, tt := range []struct {
+		seed  uint64
+		named int
+		kept  []string // the classes of the grades that stay
+	}{
+		{5, 2, []string{"c", "d"}},
+		{1, 3, nil},
+	} {
+		var p *Pipeline
+		var at map[string]int // the grades' classes at the first alarm
+		p = driftPipeline(t, DriftConfig{Detectors: detectors, Forget: true, ForgetClasses: true, OnAlarm: func(Alarm) {
+			if at == nil {
+				at = map[string]int{}
+				for _, g := range p.Learner().Grades() {
+					at[g.Class]++
+				}
+			}
+		}}, func(c *Config) { c.Learner.Review.TargetPrecision = 0.9 })
+		pairSwapStream(t, p, tt.seed)
+		alarms := p.Alarms()
+		if len(alarms) == 0 || len(alarms[0].Classes) != tt.named {
+			t.Fatalf("seed %d: alarms %+v; want the first to name %d classes", tt.seed, alarms, tt.named)
+		}
+		if got := slices.Sorted(maps.Keys(at)); !slices.Equal(got, tt.kept) {
+			t.Errorf("seed %d: grades at the alarm naming %v: %v; want those of %v only", tt.seed, alarms[0].Classes, at, tt.kept)
+		}
+		if len(p.Learner().Grades()) == 0 {
+			t.Errorf("seed %d: no grade after the alarm", tt.seed)
+		}
 	}
 }
 
