@@ -555,10 +555,10 @@ func (p *Pipeline) Progress() Progress {
 
 // Resume continues the prequential scores, the review grades and the
 // stream's position of a snapshot's progress, and forgets again the
-// labels that drift had made the learners forget. When the window was rebuilt exactly as it was at
-// the snapshot (sameWindow) and the snapshot's model had been solved on
-// it, the next solve waits for something new instead of solving the same
-// window again.
+// labels that drift had made the learners forget. When the window was
+// rebuilt exactly as it was at the snapshot (sameWindow) and the
+// snapshot's model had been solved on it, the next solve waits for
+// something new instead of solving the same window again.
 func (p *Pipeline) Resume(pr Progress, sameWindow bool) {
 	for _, l := range p.learners() {
 		l.Unlabel(pr.Unlabeled)

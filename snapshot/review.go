@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 
 	"streamer/online/review"
 )
@@ -89,10 +88,12 @@ func NewGrades(gs []review.Grade) *Grades {
 	}
 	out := &Grades{Class: make([]int, len(gs)), Prob: make([]float32, len(gs))}
 	correct := make([]byte, len(gs))
+	index := map[string]int{}
 	for i, g := range gs {
-		c := slices.Index(out.Classes, g.Class)
-		if c < 0 {
+		c, ok := index[g.Class]
+		if !ok {
 			c = len(out.Classes)
+			index[g.Class] = c
 			out.Classes = append(out.Classes, g.Class)
 		}
 		out.Class[i], out.Prob[i], correct[i] = c, float32(g.Prob), '0'
