@@ -76,7 +76,7 @@ func PredictWarning(snap *snapshot.Snapshot, path string, out, warnings io.Write
 		o(dec)
 	}
 	bad, err := eachRecordNamingBad(path, dec, warnings, func(rec ingest.Record) error {
-		p := Score(snap, rec.Example, pipeline.Source{Topic: path, Offset: int64(rec.Line)})
+		p := scoreWith(snap, rec.Example, pipeline.Source{Topic: path, Offset: int64(rec.Line)})
 		line, err := p.Marshal()
 		if err != nil {
 			return err
@@ -109,9 +109,9 @@ func PredictWarning(snap *snapshot.Snapshot, path string, out, warnings io.Write
 	return rep, nil
 }
 
-// Score is the prediction of a pinned snapshot's model for one example, in
-// the service's schema; `replay --snapshot` and `predict` share it.
-func Score(snap *snapshot.Snapshot, ex ingest.Example, src pipeline.Source) pipeline.Prediction {
+// scoreWith is the prediction of a pinned snapshot's model for one example, in
+// the service's schema, without review routing or an explanation.
+func scoreWith(snap *snapshot.Snapshot, ex ingest.Example, src pipeline.Source) pipeline.Prediction {
 	return pipeline.NewPrediction(ex, src, &snap.Model, snap.Stamp(), snap.Model.Predict(ex.Vector))
 }
 
