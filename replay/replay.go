@@ -221,7 +221,6 @@ func recordTime(ctx context.Context, conn *brokers.Connection, topic string, par
 // the core loop when retraining.
 type handler struct {
 	cfg     Config
-	dec     *ingest.Decoder
 	pipe    *pipeline.Pipeline
 	dlq     *deadLetters
 	score   *pipeline.Prequential
@@ -230,8 +229,6 @@ type handler struct {
 
 func newHandler(cfg Config, conn *brokers.Connection) (*handler, error) {
 	h := &handler{cfg: cfg, dlq: newDeadLetters(conn), score: pipeline.NewPrequential(0, 0)}
-	dec := cfg.Pipeline.Decoder
-	h.dec = &dec
 	pcfg := cfg.Pipeline
 	pcfg.Baseline = false
 	pipe, err := pipeline.New(pcfg)
@@ -254,7 +251,7 @@ func (h *handler) handle(ctx context.Context, m kafka.Message, sum *Summary) err
 	sum.Records++
 	src := pipeline.Source{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
 	if m.Topic == h.cfg.Topics.Labels {
-		if l, err := h.dec.DecodeLabelRecord(ctx, m.Key, m.Value); errors.Is(err, ingest.ErrSchemaUnavailable) {
+		if l, err := h.pipe.DecodeLabelRecord(ctx, m.Key, m.Value); errors.Is(err, ingest.ErrSchemaUnavailable) {
 			return fmt.Errorf("%s[%d] at %d: %w", m.Topic, m.Partition, m.Offset, err)
 		} else if err != nil {
 			sum.BadRecords++
@@ -265,13 +262,12 @@ func (h *handler) handle(ctx context.Context, m kafka.Message, sum *Summary) err
 		return nil
 	}
 	sum.Reached[m.Partition] = m.Offset + 1
-	ex, err := h.dec.DecodeExampleRecord(ctx, m.Key, m.Value)
+	// The pipeline's decoder names the example's inputs when
+	// explanations are on.
+	ex, err := h.pipe.DecodeExampleRecord(ctx, m.Key, m.Value, m.Time)
 	if errors.Is(err, ingest.ErrSchemaUnavailable) {
 		// Not a bad record: the replay stops rather than refuse it.
 		return fmt.Errorf("%s[%d] at %d: %w", m.Topic, m.Partition, m.Offset, err)
-	}
-	if err == nil && ex.TS.IsZero() {
-		ex.TS = m.Time
 	}
 	var p pipeline.Prediction
 	if err == nil {

@@ -402,6 +402,11 @@ func TestPinnedReplayRoutesAndExplains(t *testing.T) {
 		if e == nil || e.Class != *p.Label || len(e.Terms) != 2 {
 			t.Fatalf("%s: explanation %+v, want 2 terms of %s", id, e, *p.Label)
 		}
+		for _, term := range e.Terms {
+			if term.Contribution != 0 && len(term.Names) == 0 {
+				t.Fatalf("%s: term %+v without the words hashed there", id, term)
+			}
+		}
 		sum := e.Bias + e.Rest
 		for _, term := range e.Terms {
 			sum += term.Contribution
