@@ -35,19 +35,33 @@ func DecoderFor(snap *snapshot.Snapshot, path string) *ingest.Decoder {
 	return dec
 }
 
-// PredictOption changes how Predict reads its file.
-type PredictOption func(*ingest.Decoder)
+// PredictOption changes how Predict reads its file or scores its rows.
+type PredictOption func(*predictSettings)
+
+type predictSettings struct {
+	dec     *ingest.Decoder
+	scoring *pipeline.Config
+}
 
 // WithUnlabeledLabel says which LIBSVM label marks an unlabeled row in the
 // file (by default ingest.UnlabeledAuto: decided from the file's labels).
 func WithUnlabeledLabel(u ingest.UnlabeledLabel) PredictOption {
-	return func(d *ingest.Decoder) { d.Unlabeled = u }
+	return func(s *predictSettings) { s.dec.Unlabeled = u }
 }
 
 // WithMapping reads a JSONL file's rows where m says (input.examples);
 // nil is the default schema.
 func WithMapping(m *ingest.ExampleMapping) PredictOption {
-	return func(d *ingest.Decoder) { d.Examples = m }
+	return func(s *predictSettings) { s.dec.Examples = m }
+}
+
+// WithScoring scores the rows as a service of configuration cfg scores
+// them with the snapshot's model in force: marked for review below their
+// class's threshold (cfg.Review, and the thresholds published with the
+// model for cfg's target precision) and explained (cfg.Explain). The
+// rows are still read as the other options and the snapshot say.
+func WithScoring(cfg pipeline.Config) PredictOption {
+	return func(s *predictSettings) { s.scoring = &cfg }
 }
 
 // Predict scores every record of path with the snapshot's model and writes
@@ -71,12 +85,19 @@ func PredictWarning(snap *snapshot.Snapshot, path string, out, warnings io.Write
 		classes[c] = true
 	}
 	foreign := map[string]int{}
-	dec := DecoderFor(snap, path)
+	set := predictSettings{dec: DecoderFor(snap, path)}
 	for _, o := range opts {
-		o(dec)
+		o(&set)
 	}
-	bad, err := eachRecordNamingBad(path, dec, warnings, func(rec ingest.Record) error {
-		p := scoreWith(snap, rec.Example, pipeline.Source{Topic: path, Offset: int64(rec.Line)})
+	predict, err := scorer(snap, set)
+	if err != nil {
+		return rep, err
+	}
+	bad, err := eachRecordNamingBad(path, set.dec, warnings, func(rec ingest.Record) error {
+		p, err := predict(rec.Example, pipeline.Source{Topic: path, Offset: int64(rec.Line)})
+		if err != nil {
+			return err
+		}
 		line, err := p.Marshal()
 		if err != nil {
 			return err
@@ -109,10 +130,27 @@ func PredictWarning(snap *snapshot.Snapshot, path string, out, warnings io.Write
 	return rep, nil
 }
 
-// scoreWith is the prediction of a pinned snapshot's model for one example, in
-// the service's schema, without review routing or an explanation.
-func scoreWith(snap *snapshot.Snapshot, ex ingest.Example, src pipeline.Source) pipeline.Prediction {
-	return pipeline.NewPrediction(ex, src, &snap.Model, snap.Stamp(), snap.Model.Predict(ex.Vector))
+// scorer returns how Predict scores a row: the snapshot's model's
+// prediction in the service's schema, routed and explained when the
+// settings score as a service does.
+func scorer(snap *snapshot.Snapshot, set predictSettings) (func(ingest.Example, pipeline.Source) (pipeline.Prediction, error), error) {
+	if set.scoring == nil {
+		return func(ex ingest.Example, src pipeline.Source) (pipeline.Prediction, error) {
+			return pipeline.NewPrediction(ex, src, &snap.Model, snap.Stamp(), snap.Model.Predict(ex.Vector)), nil
+		}, nil
+	}
+	cfg := *set.scoring
+	// Rows are featurized as the model's features were, and the words an
+	// explanation names are kept.
+	set.dec.KeepNames = cfg.Explain > 0
+	cfg.Decoder = *set.dec
+	cfg.Baseline = false
+	pipe, err := pipeline.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	pipe.SetModel(pipeline.Restored(snap))
+	return pipe.ScoreOne, nil
 }
 
 // warnForeignLabels says which labels of the file are no class of the

@@ -140,6 +140,25 @@ func writeLines(path string, lines []string) error {
 	})
 }
 
+// predictScoring returns the options of predict in the configuration the
+// user named: rows read where input.examples says, marked for review and
+// explained as the service would.
+func predictScoring(conf configFlags) ([]offline.PredictOption, error) {
+	cfg, err := conf.load()
+	if err != nil {
+		return nil, err
+	}
+	dec, err := cfg.Decoder()
+	if err != nil {
+		return nil, err
+	}
+	pcfg, err := cfg.Pipeline()
+	if err != nil {
+		return nil, err
+	}
+	return []offline.PredictOption{offline.WithMapping(dec.Examples), offline.WithScoring(pcfg)}, nil
+}
+
 func newPredictCommand() *cobra.Command {
 	var model, data, out, unlabeled string
 	var conf configFlags
@@ -152,7 +171,9 @@ service's prediction schema, to --out (standard output by default). When the
 file carries labels it prints JSON with accuracy and macro_f1. The label
 that marks a LIBSVM row unlabeled is read as by fit (see fit --help and
 --unlabeled-label). With --config or --set, JSONL rows are read where the
-configuration's input.examples says.`,
+configuration's input.examples says, and predictions are marked for review
+(review.*) and explained (predictions.explain) as the service would mark
+and explain them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			mark, err := ingest.ParseUnlabeledLabel(unlabeled)
@@ -161,11 +182,11 @@ configuration's input.examples says.`,
 			}
 			opts := []offline.PredictOption{offline.WithUnlabeledLabel(mark)}
 			if conf.given() {
-				dec, err := conf.decoder()
+				scoring, err := predictScoring(conf)
 				if err != nil {
 					return err
 				}
-				opts = append(opts, offline.WithMapping(dec.Examples))
+				opts = append(opts, scoring...)
 			}
 			snap, err := snapshot.ReadFile(model)
 			if err != nil {

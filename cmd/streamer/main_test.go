@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"streamer/pipeline"
 	"streamer/synth"
 )
 
@@ -293,5 +294,33 @@ features:
 		if pred.Rows != tc.rows || pred.BadRecords != 400-tc.rows || tc.rows > 0 && pred.Accuracy < 0.9 {
 			t.Errorf("predict %v: %+v, want %d rows scored", tc.args, pred, tc.rows)
 		}
+	}
+
+	// With review routing and explanations in the configuration, predict
+	// marks and explains as the service would.
+	out := filepath.Join(dir, "routed.jsonl")
+	run(t, "predict", "--model", model, "--data", data, "--out", out, "--config", conf, "--set", "review.thresholds=spam=1", "--set", "predictions.explain=2")
+	lines, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	routed := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(lines)), "\n") {
+		var p pipeline.Prediction
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			t.Fatal(err)
+		}
+		if want := *p.Label == "spam" && *p.Prob < 1; p.Review != want {
+			t.Fatalf("%s: %s at %v, review %v", p.ID, *p.Label, *p.Prob, p.Review)
+		}
+		if p.Review {
+			routed++
+		}
+		if e := p.Explanation; e == nil || len(e.Terms) != 2 || !slices.ContainsFunc(e.Terms, func(t pipeline.Term) bool { return len(t.Names) > 0 }) {
+			t.Fatalf("%s: explanation %+v, want 2 terms, named", p.ID, e)
+		}
+	}
+	if routed == 0 {
+		t.Error("no spam prediction routed to review")
 	}
 }
