@@ -135,22 +135,43 @@ func TestDriftLabelsAlarmAndForget(t *testing.T) {
 // swapped ones, the learner told to forget classes forgets their labels
 // from before the change, keeps the others', and is right after the swap
 // more often than a learner that forgets every label. Where the errors
-// name three of the four classes, it forgets every label.
+// name three of the four classes, it forgets every label. The grades of
+// predictions that the review thresholds are chosen on go with the
+// labels: grades from before a change of what a class means would keep
+// its predictions out of review at the precision of the old meaning.
 func TestDriftForgetsTheClassesThatChanged(t *testing.T) {
 	t.Parallel()
 	detectors := drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}
-	run := func(seed uint64, classes bool) (*Pipeline, Alarm, float64) {
-		p := driftPipeline(t, DriftConfig{Detectors: detectors, Forget: true, ForgetClasses: classes})
+	// run returns the pipeline, its first alarm, the accuracy after the
+	// swap and the classes of the review grades just after the alarm.
+	run := func(seed uint64, classes bool) (*Pipeline, Alarm, float64, []string) {
+		var p *Pipeline
+		var graded []string
+		p = driftPipeline(t, DriftConfig{Detectors: detectors, Forget: true, ForgetClasses: classes, OnAlarm: func(Alarm) {
+			if graded == nil {
+				graded = []string{}
+				for _, g := range p.Learner().Grades() {
+					if !slices.Contains(graded, g.Class) {
+						graded = append(graded, g.Class)
+					}
+				}
+				slices.Sort(graded)
+			}
+		}}, func(c *Config) { c.Learner.Review.TargetPrecision = 0.9 })
 		acc, _ := pairSwapStream(t, p, seed)
 		alarms := p.Alarms()
 		if len(alarms) == 0 || alarms[0].Detector != drift.Labels {
 			t.Fatalf("seed %d: alarms %+v; want one of the labels", seed, alarms)
 		}
-		return p, alarms[0], acc
+		return p, alarms[0], acc, graded
 	}
 
-	p, first, byClass := run(5, true)
-	_, all, byLabels := run(5, false)
+	p, first, byClass, graded := run(5, true)
+	_, all, byLabels, gradedAll := run(5, false)
+	if !slices.Equal(graded, []string{"c", "d"}) || len(gradedAll) != 0 {
+		t.Errorf("review grades after the alarm naming %v: of %v forgetting those classes, of %v forgetting every label; want c and d, then none",
+			first.Classes, graded, gradedAll)
+	}
 	if !slices.Equal(first.Classes, []string{"a", "b"}) || !slices.Equal(first.Reactions, []string{"forget_classes", "solve"}) {
 		t.Fatalf("first alarm %+v; want classes a and b, forget_classes and solve", first)
 	}
@@ -173,50 +194,9 @@ func TestDriftForgetsTheClassesThatChanged(t *testing.T) {
 		t.Logf("accuracy after the swap: %.3f forgetting a and b, %.3f forgetting every label", byClass, byLabels)
 	}
 
-	_, most, _ := run(1, true)
-	if len(most.Classes) != 3 || !slices.Equal(most.Reactions, []string{"forget", "solve"}) {
-		t.Errorf("first alarm %+v; want three classes named and every label forgotten", most)
-	}
-}
-
-// TestDriftForgetsTheReviewGradesOfTheClassesThatChanged: the grades of
-// predictions that the review thresholds are chosen on go at an alarm of
-// the labels with the labels it forgets: those of the classes it names,
-// or every grade when it forgets every label. Grades from before a
-// change of what a class means would keep its predictions out of review
-// at the precision of the old meaning.
-func TestDriftForgetsTheReviewGradesOfTheClassesThatChanged(t *testing.T) {
-	t.Parallel()
-	detectors := drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}
-	for _, tt := range []struct {
-		seed  uint64
-		named int
-		kept  []string // the classes of the grades that stay
-	}{
-		{5, 2, []string{"c", "d"}},
-		{1, 3, nil},
-	} {
-		var p *Pipeline
-		var at map[string]int // the grades' classes at the first alarm
-		p = driftPipeline(t, DriftConfig{Detectors: detectors, Forget: true, ForgetClasses: true, OnAlarm: func(Alarm) {
-			if at == nil {
-				at = map[string]int{}
-				for _, g := range p.Learner().Grades() {
-					at[g.Class]++
-				}
-			}
-		}}, func(c *Config) { c.Learner.Review.TargetPrecision = 0.9 })
-		pairSwapStream(t, p, tt.seed)
-		alarms := p.Alarms()
-		if len(alarms) == 0 || len(alarms[0].Classes) != tt.named {
-			t.Fatalf("seed %d: alarms %+v; want the first to name %d classes", tt.seed, alarms, tt.named)
-		}
-		if got := slices.Sorted(maps.Keys(at)); !slices.Equal(got, tt.kept) {
-			t.Errorf("seed %d: grades at the alarm naming %v: %v; want those of %v only", tt.seed, alarms[0].Classes, at, tt.kept)
-		}
-		if len(p.Learner().Grades()) == 0 {
-			t.Errorf("seed %d: no grade after the alarm", tt.seed)
-		}
+	_, most, _, gradedMost := run(1, true)
+	if len(most.Classes) != 3 || !slices.Equal(most.Reactions, []string{"forget", "solve"}) || len(gradedMost) != 0 {
+		t.Errorf("first alarm %+v, review grades of %v after it; want three classes named, every label and every grade forgotten", most, gradedMost)
 	}
 }
 
