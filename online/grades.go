@@ -35,6 +35,12 @@ func (l *Learner) addGrade(g review.Grade) {
 func (l *Learner) Grades() []review.Grade {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.orderedGrades()
+}
+
+// orderedGrades returns a copy of the ring of grades, oldest first; l.mu
+// is held.
+func (l *Learner) orderedGrades() []review.Grade {
 	out := make([]review.Grade, 0, len(l.grades))
 	out = append(out, l.grades[l.gradeNext:]...)
 	return append(out, l.grades[:l.gradeNext]...)
@@ -50,9 +56,7 @@ func (l *Learner) ResumeGrades(before []review.Grade) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	since := make([]review.Grade, 0, len(l.grades))
-	since = append(since, l.grades[l.gradeNext:]...)
-	since = append(since, l.grades[:l.gradeNext]...)
+	since := l.orderedGrades()
 	l.grades, l.gradeNext = l.grades[:0], 0
 	for _, g := range before {
 		if g.Class != "" {
@@ -73,11 +77,8 @@ func (l *Learner) ResumeGrades(before []review.Grade) {
 func (l *Learner) ForgetGrades(classes []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	kept := make([]review.Grade, 0, len(l.grades))
-	kept = append(kept, l.grades[l.gradeNext:]...)
-	kept = append(kept, l.grades[:l.gradeNext]...)
-	kept = slices.DeleteFunc(kept, func(g review.Grade) bool {
+	l.grades = slices.DeleteFunc(l.orderedGrades(), func(g review.Grade) bool {
 		return len(classes) == 0 || slices.Contains(classes, g.Class)
 	})
-	l.grades, l.gradeNext = kept, 0
+	l.gradeNext = 0
 }

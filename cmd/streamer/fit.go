@@ -148,15 +148,11 @@ func predictScoring(conf configFlags) ([]offline.PredictOption, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec, err := cfg.Decoder()
-	if err != nil {
-		return nil, err
-	}
 	pcfg, err := cfg.Pipeline()
 	if err != nil {
 		return nil, err
 	}
-	return []offline.PredictOption{offline.WithMapping(dec.Examples), offline.WithScoring(pcfg)}, nil
+	return []offline.PredictOption{offline.WithMapping(pcfg.Decoder.Examples), offline.WithScoring(pcfg)}, nil
 }
 
 func newPredictCommand() *cobra.Command {
