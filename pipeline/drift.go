@@ -10,6 +10,7 @@ import (
 	"streamer/online/drift"
 	"streamer/online/model"
 	"streamer/online/train"
+	"streamer/snapshot"
 )
 
 // DriftConfig says how the pipeline watches the stream for drift and how
@@ -128,10 +129,12 @@ type watch struct {
 	total   int
 	newest  time.Time
 	kind    modelKind // of the last model that scored
-	// graded holds the newest outcomes the labels detector was given, a
-	// ring of keptGraded from gradedNext.
+	// graded holds the newest labels the labels detector was shown, a
+	// ring of keptGraded from gradedNext; the newest sinceAlarm of them
+	// came since its last alarm.
 	graded     []graded
 	gradedNext int
+	sinceAlarm int
 }
 
 // modelKind is what makes one model's uncertainties comparable with
@@ -210,34 +213,79 @@ func rows(s online.Scored) []int {
 	return out
 }
 
-// graded is a label the labels detector was given: the position of its
-// example, the class predicted at arrival and the label.
+// graded is a label the labels detector was shown (the example's id, the
+// class predicted at its arrival, the label, whether the detector was
+// given it) and the position of its example.
 type graded struct {
-	position     uint64
-	class, label string
+	snapshot.DriftLabel
+	position uint64
 }
 
-// keptGraded bounds the outcomes a watch keeps to name the classes of an
-// alarm: more than a detector's recent labels and reference hold.
+// keptGraded bounds the labels a watch keeps to name the classes of an
+// alarm and to take up at a restore: more than a detector's recent
+// labels and reference hold.
 const keptGraded = 1024
 
-// outcome gives the labels detector a label of an example predicted as
-// class. The caller holds the pipeline's mu.
-func (w *watch) outcome(class, label string, position uint64, now int64) []drift.Alarm {
+// outcome shows the labels detector the label of example id, at
+// position, predicted as class. The caller holds the pipeline's mu.
+func (w *watch) outcome(id, class, label string, position uint64, now int64) []drift.Alarm {
 	if w == nil {
 		return nil
 	}
-	g := graded{position: position, class: class, label: label}
+	fed := w.monitor.Listens(drift.Labels, now)
+	w.keep(graded{DriftLabel: snapshot.DriftLabel{ID: id, Predicted: class, Label: label, Fed: fed}, position: position})
+	a, ok := w.monitor.Outcome(class != label, int64(position), now)
+	if !ok {
+		return nil
+	}
+	w.sinceAlarm = 0
+	return []drift.Alarm{a}
+}
+
+// keep adds g to the ring of graded labels.
+func (w *watch) keep(g graded) {
 	if len(w.graded) < keptGraded {
 		w.graded = append(w.graded, g)
 	} else {
 		w.graded[w.gradedNext] = g
 		w.gradedNext = (w.gradedNext + 1) % keptGraded
 	}
-	if a, ok := w.monitor.Outcome(class != label, int64(position), now); ok {
-		return []drift.Alarm{a}
+	w.sinceAlarm = min(w.sinceAlarm+1, keptGraded)
+}
+
+// newestGraded returns the newest n graded labels, oldest first.
+func (w *watch) newestGraded(n int) []graded {
+	ordered := append(append([]graded(nil), w.graded[w.gradedNext:]...), w.graded[:w.gradedNext]...)
+	return ordered[len(ordered)-n:]
+}
+
+// progress is what a snapshot keeps of the watch: the labels since the
+// labels detector's last alarm and the positions each detector is deaf
+// until. The caller holds the pipeline's mu.
+func (w *watch) progress() *snapshot.DriftWatch {
+	if w == nil {
+		return nil
 	}
-	return nil
+	since := w.newestGraded(w.sinceAlarm)
+	labels := make([]snapshot.DriftLabel, len(since))
+	for i, g := range since {
+		labels[i] = g.DriftLabel
+	}
+	return snapshot.NewDriftWatch(w.monitor.Deaf(), labels)
+}
+
+// resume takes up the watch a snapshot kept (progress), the labels'
+// examples now at positions in the window rebuilt. The caller holds the
+// pipeline's mu.
+func (w *watch) resume(kept *snapshot.DriftWatch, positions []uint64) {
+	var outcomes []drift.Outcome
+	for i, l := range kept.Labels() {
+		w.keep(graded{DriftLabel: l, position: positions[i]})
+		if l.Fed {
+			outcomes = append(outcomes, drift.Outcome{Wrong: l.Predicted != l.Label, Example: int64(positions[i])})
+		}
+	}
+	w.monitor.Resume(kept.Deaf, outcomes)
 }
 
 // errorClasses returns, sorted, the classes of the graded labels of
@@ -246,8 +294,8 @@ func (w *watch) outcome(class, label string, position uint64, now int64) []drift
 func (w *watch) errorClasses(position int64) []string {
 	seen := map[string]bool{}
 	for _, g := range w.graded {
-		if int64(g.position) >= position && g.class != g.label {
-			seen[g.class], seen[g.label] = true, true
+		if int64(g.position) >= position && g.Predicted != g.Label {
+			seen[g.Predicted], seen[g.Label] = true, true
 		}
 	}
 	out := make([]string, 0, len(seen))

@@ -60,14 +60,31 @@ func swapStream(t *testing.T, p *Pipeline, rows int) float64 {
 // examples from 700 to 899, and the examples.
 func relabeledStream(t *testing.T, p *Pipeline, gen *synth.TextStream, rows int, relabel map[string]string) (float64, []synth.Document) {
 	t.Helper()
-	var docs []synth.Document
-	right, scored := 0, 0
-	for i := range rows {
-		d := gen.Next()
-		if to, ok := relabel[d.Label]; ok && i >= 600 {
-			d.Label = to
+	docs := relabeled(gen, rows, relabel)
+	return feed(t, p, docs, 0, rows), docs
+}
+
+// relabeled returns rows examples of gen, the labels of the classes in
+// relabel changed as it says from example 600 on.
+func relabeled(gen *synth.TextStream, rows int, relabel map[string]string) []synth.Document {
+	docs := make([]synth.Document, rows)
+	for i := range docs {
+		docs[i] = gen.Next()
+		if to, ok := relabel[docs[i].Label]; ok && i >= 600 {
+			docs[i].Label = to
 		}
-		docs = append(docs, d)
+	}
+	return docs
+}
+
+// feed streams the examples docs[from:to] into p, a label for every fifth
+// 20 examples later, solving when due. It returns the accuracy of the
+// predictions of the examples from 700 to 899 among them.
+func feed(t *testing.T, p *Pipeline, docs []synth.Document, from, to int) float64 {
+	t.Helper()
+	right, scored := 0, 0
+	for i := from; i < to; i++ {
+		d := docs[i]
 		pred, err := p.Example(decoded(t, p, d, false), Source{Topic: "examples", Offset: int64(i)})
 		if err != nil {
 			t.Fatal(err)
@@ -88,7 +105,7 @@ func relabeledStream(t *testing.T, p *Pipeline, gen *synth.TextStream, rows int,
 			}
 		}
 	}
-	return float64(right) / float64(max(1, scored)), docs
+	return float64(right) / float64(max(1, scored))
 }
 
 // TestDriftLabelsAlarmAndForget: labels that turn against the model make
@@ -243,6 +260,10 @@ func TestDriftAlarmPositionsContinueAfterARestart(t *testing.T) {
 	before := driftPipeline(t, cfg)
 	pairSwapStream(t, before, 5)
 	progress := before.Progress()
+	// The same stream again is not the one the watch was watching, and
+	// 900 examples on the labels detector is still deaf after its alarm:
+	// the watch starts afresh here.
+	progress.Drift = nil
 	after := driftPipeline(t, cfg)
 	after.Resume(progress, false)
 	pairSwapStream(t, after, 5)
@@ -253,6 +274,72 @@ func TestDriftAlarmPositionsContinueAfterARestart(t *testing.T) {
 	if want := first[0].Examples + int64(progress.SSL.Examples); again[0].Examples != want {
 		t.Errorf("the same alarm after 900 examples more at example %d, want %d", again[0].Examples, want)
 	}
+}
+
+// TestDriftWatchContinuesAcrossARestart: a label swap that begins before
+// a restart alarms after it when it would have without the restart: the
+// labels detector takes up the labels it was shown since its last alarm,
+// by their examples in the window rebuilt, and the reaction forgets the
+// labels from before the change. Started afresh, the detector first
+// takes a reference of the labels since the restart, the swap's errors
+// among them, and finds the swap late or never.
+func TestDriftWatchContinuesAcrossARestart(t *testing.T) {
+	t.Parallel()
+	detectors := drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}
+	cfg := DriftConfig{Detectors: detectors, Forget: true}
+	docs := relabeled(synth.NewTextStream(synth.TextStreamConfig{Seed: 3, Topics: 2}), 900, map[string]string{"ham": "spam", "spam": "ham"})
+	whole := driftPipeline(t, cfg)
+	wholeAccuracy := feed(t, whole, docs, 0, len(docs))
+	alarms := whole.Alarms()
+	// The restart comes after the first swapped label (that of example
+	// 600 comes with example 620) and before the alarm.
+	const restart = 625
+	if len(alarms) == 0 || alarms[0].Examples < restart {
+		t.Fatalf("without a restart, alarms %+v; want one after example %d", alarms, restart)
+	}
+	before := driftPipeline(t, cfg)
+	feed(t, before, docs, 0, restart)
+	progress := before.Progress()
+	if progress.Drift == nil || len(progress.Drift.IDs) == 0 {
+		t.Fatalf("the progress keeps no drift watch: %+v", progress.Drift)
+	}
+	restarted := func(pr Progress) (*Pipeline, float64) {
+		p := driftPipeline(t, cfg)
+		p.SetModel(before.Learner().InForce())
+		for i, d := range docs[:restart] {
+			if err := p.Restore(decoded(t, p, d, false), Source{Topic: "examples", Offset: int64(i)}); err != nil {
+				t.Fatal(err)
+			}
+			if i >= 20 && i%5 == 0 {
+				late := docs[i-20]
+				p.RestoreLabel(ingest.Label{ID: late.ID, Label: late.Label}, Source{Topic: "labels", Offset: int64(i)})
+			}
+		}
+		p.Resume(pr, false)
+		return p, feed(t, p, docs, restart, len(docs))
+	}
+	after, afterAccuracy := restarted(progress)
+	afresh := progress
+	afresh.Drift = nil
+	fresh, freshAccuracy := restarted(afresh)
+
+	first := func(p *Pipeline) int64 {
+		if a := p.Alarms(); len(a) > 0 {
+			return a[0].Examples
+		}
+		return -1
+	}
+	if got := first(after); got < alarms[0].Examples-10 || got > alarms[0].Examples+10 {
+		t.Errorf("after the restart, the first alarm at example %d (-1: none); want %d ± 10, as without it", got, alarms[0].Examples)
+	}
+	if afterAccuracy < wholeAccuracy-0.05 {
+		t.Errorf("accuracy after the swap %.3f across the restart, %.3f without it", afterAccuracy, wholeAccuracy)
+	}
+	if f := first(fresh); f >= 0 && f <= alarms[0].Examples+50 {
+		t.Errorf("started afresh, the detector alarmed at example %d; the test wants a restart it misses", f)
+	}
+	t.Logf("first alarm at example %d without a restart, %d across it, %d started afresh (-1: none); accuracy after the swap %.3f, %.3f, %.3f",
+		alarms[0].Examples, first(after), first(fresh), wholeAccuracy, afterAccuracy, freshAccuracy)
 }
 
 // windowLabels returns the labels of p's window by id.
@@ -426,7 +513,7 @@ func TestErrorClassesAreThoseOfTheErrorsSinceAPosition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.outcome("x", "y", 0, 0) // pushed out of the ring below
+	w.outcome("x0", "x", "y", 0, 0) // pushed out of the ring below
 	for i := range keptGraded {
 		class, label := "a", "a"
 		switch i {
@@ -437,7 +524,7 @@ func TestErrorClassesAreThoseOfTheErrorsSinceAPosition(t *testing.T) {
 		case 1000:
 			class, label = "e", "f"
 		}
-		w.outcome(class, label, uint64(1+i), int64(i))
+		w.outcome(strconv.Itoa(i), class, label, uint64(1+i), int64(i))
 	}
 	if got := w.errorClasses(500); !slices.Equal(got, []string{"d", "e", "f"}) {
 		t.Errorf("classes since 500: %v, want d, e, f", got)

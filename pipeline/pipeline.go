@@ -236,7 +236,7 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 	}
 	found := p.watch.arrival(scored, kind, ok, ex.TS, p.position())
 	if truth != "" && stored.Class != "" {
-		found = append(found, p.watch.outcome(stored.Class, truth, position, p.position())...)
+		found = append(found, p.watch.outcome(ex.ID, stored.Class, truth, position, p.position())...)
 	}
 	p.mu.Unlock()
 	p.react(found)
@@ -362,7 +362,7 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	}
 	var found []drift.Alarm
 	if watched {
-		found = p.watch.outcome(stored.Class, l.Label, position, p.position())
+		found = p.watch.outcome(l.ID, stored.Class, l.Label, position, p.position())
 	}
 	p.mu.Unlock()
 	p.react(found)
@@ -538,6 +538,9 @@ type Progress struct {
 	// Grades are the graded predictions the learner chooses review
 	// thresholds on, oldest first (online.Learner.Grades).
 	Grades []review.Grade
+	// Drift is what the drift watch takes up at a restore; nil when it is
+	// off.
+	Drift *snapshot.DriftWatch
 }
 
 // Progress returns the pipeline's progress now.
@@ -545,7 +548,7 @@ func (p *Pipeline) Progress() Progress {
 	solved, unlabeled, grades := !p.learner.Changed(), p.learner.Unlabeled(), p.learner.Grades()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pr := Progress{Solved: solved, SSL: p.ssl.State(int(p.examples)), Unlabeled: unlabeled, Grades: grades}
+	pr := Progress{Solved: solved, SSL: p.ssl.State(int(p.examples)), Unlabeled: unlabeled, Grades: grades, Drift: p.watch.progress()}
 	if p.baseline != nil {
 		base := p.base.State(int(p.examples))
 		pr.Baseline = &base
@@ -553,9 +556,11 @@ func (p *Pipeline) Progress() Progress {
 	return pr
 }
 
-// Resume continues the prequential scores, the review grades and the
-// stream's position of a snapshot's progress, and forgets again the
-// labels that drift had made the learners forget. When the window was
+// Resume continues the prequential scores, the review grades, the drift
+// watch and the stream's position of a snapshot's progress, and forgets
+// again the labels that drift had made the learners forget. It comes
+// after the window is rebuilt: the drift watch finds the examples of its
+// labels there. When the window was
 // rebuilt exactly as it was at the snapshot (sameWindow) and the
 // snapshot's model had been solved on it, the next solve waits for
 // something new instead of solving the same window again.
@@ -567,13 +572,33 @@ func (p *Pipeline) Resume(pr Progress, sameWindow bool) {
 	if sameWindow && pr.Solved {
 		p.learner.MarkSolved()
 	}
+	var positions []uint64
+	if p.watch != nil && pr.Drift != nil {
+		positions = p.rebuiltPositions(pr.Drift.IDs)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if positions != nil {
+		p.watch.resume(pr.Drift, positions)
+	}
 	p.ssl.Resume(pr.SSL)
 	p.before = int64(pr.SSL.Examples)
 	if pr.Baseline != nil {
 		p.base.Resume(*pr.Baseline)
 	}
+}
+
+// rebuiltPositions returns the positions of the examples ids in the
+// window rebuilt at a restore; 0, before every row, for those no longer
+// in it.
+func (p *Pipeline) rebuiltPositions(ids []string) []uint64 {
+	out := make([]uint64, len(ids))
+	for i, id := range ids {
+		if key, ok := p.learner.Admitted(id); ok {
+			out[i] = key
+		}
+	}
+	return out
 }
 
 // position is the stream's position: the examples read since the

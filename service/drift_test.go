@@ -111,3 +111,30 @@ func readDriftEvent(t *testing.T, ctx context.Context, addrs []string, topic str
 	}
 	return ev
 }
+
+// TestDriftWatchSurvivesARestart: the labels the labels detector was
+// shown since its last alarm go into the snapshot, and the service
+// restarted from it takes them up (the detector is given them again:
+// pipeline's TestDriftWatchContinuesAcrossARestart shows what that buys).
+func TestDriftWatchSurvivesARestart(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 4)
+	cfg := testConfig(t, f.addrs)
+	svc, stop := runService(t, cfg)
+	f.feed(t, svc, 6, 100, true)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	before := svc.Pipeline().Progress().Drift
+	if before == nil || strings.Count(before.Fed, "1") < 20 {
+		t.Fatalf("the labels detector was given too few labels to test: %+v", before)
+	}
+
+	svc2, _ := runService(t, cfg)
+	<-svc2.Started()
+	after := svc2.Pipeline().Progress().Drift
+	if after == nil || !slices.Equal(after.Labels(), before.Labels()) {
+		t.Fatalf("after the restart the drift watch holds %+v, before it %+v", after, before)
+	}
+	t.Logf("%d labels taken up, %d given to the detector", len(after.IDs), strings.Count(after.Fed, "1"))
+}

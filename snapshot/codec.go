@@ -219,6 +219,9 @@ func (r *reader) header() (*header, error) {
 	if err := h.checkReview(); err != nil {
 		return nil, err
 	}
+	if err := h.Progress.check(); err != nil {
+		return nil, err
+	}
 	return &h, nil
 }
 

@@ -29,6 +29,7 @@ func Summarize(w io.Writer, s *Snapshot) error {
 	}
 	lines = append(lines, modelLines(&s.Model)...)
 	lines = append(lines, reviewLines(s)...)
+	lines = append(lines, driftLines(s)...)
 	if s.Progress != nil && len(s.Progress.Unlabeled) > 0 {
 		lines = append(lines, fmt.Sprintf("forgotten\t%d labels of window rows, forgotten at drift alarms", len(s.Progress.Unlabeled)))
 	}

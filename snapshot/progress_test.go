@@ -11,7 +11,8 @@ import (
 )
 
 // TestProgressRoundTrip keeps the prequential state, the ids of the
-// labels drift forgot and the review grades through the codec, and
+// labels drift forgot, the review grades and the drift watch through the
+// codec, and
 // a snapshot without it (as written before it was kept) decodes with none.
 func TestProgressRoundTrip(t *testing.T) {
 	s := testSnapshot(2, 50, 1, 7)
@@ -28,6 +29,9 @@ func TestProgressRoundTrip(t *testing.T) {
 		ReviewGrades: NewGrades([]review.Grade{
 			{Class: "spam", Prob: 0.75, Correct: true}, {Class: "ham", Prob: 0.5, Correct: false}, {Class: "spam", Prob: 1},
 		}),
+		Drift: NewDriftWatch(map[string]int64{"labels": 2400, "scores": 900}, []DriftLabel{
+			{ID: "ex-40", Predicted: "spam", Label: "ham"}, {ID: "ex-41", Predicted: "ham", Label: "ham", Fed: true},
+		}),
 	}
 	data, err := Encode(s)
 	if err != nil {
@@ -42,8 +46,9 @@ func TestProgressRoundTrip(t *testing.T) {
 	}
 	var summary strings.Builder
 	if err := Summarize(&summary, got); err != nil || !strings.Contains(summary.String(), "2 labels of window rows, forgotten at drift alarms") ||
-		!strings.Contains(summary.String(), "3 predictions graded by their labels (1 right)") {
-		t.Errorf("summary without the forgotten labels or the grades (%v):\n%s", err, summary.String())
+		!strings.Contains(summary.String(), "3 predictions graded by their labels (1 right)") ||
+		!strings.Contains(summary.String(), "2 labels since the labels detector's last alarm (1 given to it, 1 wrong); labels deaf until example 2400; scores deaf until example 900") {
+		t.Errorf("summary without the forgotten labels, the grades or the drift watch (%v):\n%s", err, summary.String())
 	}
 	s.Progress = nil
 	old, err := Encode(s)
@@ -83,6 +88,42 @@ func TestGradesColumns(t *testing.T) {
 		g := NewGrades(in)
 		tt.bad(g)
 		s.Progress = &Progress{ReviewGrades: g}
+		data, err := Encode(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Decode(data); !errors.Is(err, ErrNotSnapshot) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("decode: %v, want ErrNotSnapshot saying %q", err, tt.want)
+		}
+	}
+}
+
+// TestDriftWatchColumns: the drift watch's labels in columns read back as
+// they were written, and a header whose columns do not fit together is
+// refused, naming what.
+func TestDriftWatchColumns(t *testing.T) {
+	in := []DriftLabel{{ID: "a", Predicted: "x", Label: "y", Fed: true}, {ID: "b", Predicted: "y", Label: "y"}, {ID: "c", Predicted: "z", Label: "x", Fed: true}}
+	w := NewDriftWatch(nil, in)
+	if got := w.Labels(); !reflect.DeepEqual(got, in) {
+		t.Fatalf("labels %+v, want %+v", got, in)
+	}
+	if NewDriftWatch(map[string]int64{}, nil) != nil || (*DriftWatch)(nil).Labels() != nil {
+		t.Fatal("an empty watch is not nil")
+	}
+	for _, tt := range []struct {
+		bad  func(*DriftWatch)
+		want string
+	}{
+		{func(w *DriftWatch) { w.Predicted[1] = 3 }, "drift label 1 names class 3 of 3"},
+		{func(w *DriftWatch) { w.Label[0] = -1 }, "drift label 0 names class -1"},
+		{func(w *DriftWatch) { w.IDs = w.IDs[:2] }, "2 ids, 3 predictions, 3 labels and 3 fed"},
+		{func(w *DriftWatch) { w.Fed = "1?1" }, "drift fed '?' of label 1"},
+		{func(w *DriftWatch) { w.Deaf = map[string]int64{"labels": -5} }, `deaf position -5 of "labels"`},
+	} {
+		s := testSnapshot(2, 50, 1, 7)
+		w := NewDriftWatch(nil, in)
+		tt.bad(w)
+		s.Progress = &Progress{Drift: w}
 		data, err := Encode(s)
 		if err != nil {
 			t.Fatal(err)

@@ -44,15 +44,10 @@ func (t *Thresholds) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// checkReview verifies the grades of the progress (Grades.check), and
-// that the review thresholds fit the classes, lie in [0, 1] (or are +Inf)
-// and come with the target precision they were chosen for.
+// checkReview verifies that the review thresholds fit the classes, lie in
+// [0, 1] (or are +Inf) and come with the target precision they were
+// chosen for.
 func (h *header) checkReview() error {
-	if h.Progress != nil {
-		if err := h.Progress.ReviewGrades.check(); err != nil {
-			return err
-		}
-	}
 	t, target := h.ReviewThresholds, h.ReviewTargetPrecision
 	switch {
 	case t == nil && target == 0:

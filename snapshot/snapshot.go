@@ -121,6 +121,20 @@ type Progress struct {
 	// ReviewGrades are the graded predictions the next solves choose
 	// their review thresholds on; nil without a target precision.
 	ReviewGrades *Grades `json:"review_grades,omitempty"`
+	// Drift is what the drift watch takes up at a restore; nil when it
+	// is off or has nothing to keep.
+	Drift *DriftWatch `json:"drift,omitempty"`
+}
+
+// check verifies the review grades and the drift watch a progress holds.
+func (p *Progress) check() error {
+	if p == nil {
+		return nil
+	}
+	if err := p.ReviewGrades.check(); err != nil {
+		return err
+	}
+	return p.Drift.check()
 }
 
 // Prequential is the state of a stream's prequential scores, what

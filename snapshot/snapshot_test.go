@@ -277,7 +277,10 @@ func FuzzDecodeBody(f *testing.F) {
 	}
 	f.Add(good[len(Magic)+2 : len(good)-4])
 	graded := testSnapshot(2, 30, 0.5, 11)
-	graded.Progress = &Progress{ReviewGrades: NewGrades([]review.Grade{{Class: "spam", Prob: 0.9, Correct: true}, {Class: "ham", Prob: 0.6}})}
+	graded.Progress = &Progress{
+		ReviewGrades: NewGrades([]review.Grade{{Class: "spam", Prob: 0.9, Correct: true}, {Class: "ham", Prob: 0.6}}),
+		Drift:        NewDriftWatch(map[string]int64{"labels": 300}, []DriftLabel{{ID: "7", Predicted: "spam", Label: "ham", Fed: true}}),
+	}
 	for _, s := range []*Snapshot{srSnapshot(), kernelSnapshot(f), graded} {
 		data, err := Encode(s)
 		if err != nil {

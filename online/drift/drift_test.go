@@ -365,3 +365,77 @@ func TestMonitorRestart(t *testing.T) {
 		t.Errorf("alarm at %d, want 104", at)
 	}
 }
+
+// TestMonitorResume: a monitor that resumes another's deaf positions and
+// the outcomes its labels detector was given since its last alarm goes
+// on as the other does: the same statistic after every later outcome,
+// the same alarm, and deaf where the other is. One that starts afresh at
+// the same point misses the rise that began before it.
+func TestMonitorResume(t *testing.T) {
+	cfg := Config{Spacing: 100, Off: map[string]bool{Neighbours: true, Scores: true}}
+	r := rand.New(rand.NewPCG(21, 21))
+	// 10% errors, but for a burst of 90% from outcome 60 to 89 that
+	// alarms; the rate rises to 45% at outcome 380, and the restart comes
+	// at 390.
+	outcomes := make([]Outcome, 600)
+	for i := range outcomes {
+		rate := 0.1
+		switch {
+		case i >= 60 && i < 90:
+			rate = 0.9
+		case i >= 380:
+			rate = 0.45
+		}
+		outcomes[i] = Outcome{Wrong: r.Float64() < rate, Example: int64(i)}
+	}
+	const restart = 390
+	whole, _ := NewMonitor(cfg)
+	var given []Outcome // since the last alarm, while listening
+	var firstAlarm int64 = -1
+	for i, o := range outcomes[:restart] {
+		listens := whole.Listens(Labels, int64(i))
+		if _, ok := whole.Outcome(o.Wrong, o.Example, int64(i)); ok {
+			given, firstAlarm = nil, int64(i)
+		} else if listens {
+			given = append(given, o)
+		}
+	}
+	if firstAlarm < 60 || firstAlarm > 100 {
+		t.Fatalf("the burst alarmed at %d, want between 60 and 100", firstAlarm)
+	}
+	resumed, _ := NewMonitor(cfg)
+	resumed.Resume(whole.Deaf(), given)
+	fresh, _ := NewMonitor(cfg)
+	fresh.Resume(whole.Deaf(), nil)
+	if got, want := resumed.Status()[0].Statistic, whole.Status()[0].Statistic; got != want {
+		t.Fatalf("statistic after resuming %v, want %v", got, want)
+	}
+	alarmAt := map[*Monitor]int64{whole: -1, resumed: -1, fresh: -1}
+	for i := restart; i < len(outcomes); i++ {
+		o := outcomes[i]
+		for _, m := range []*Monitor{whole, resumed, fresh} {
+			if _, ok := m.Outcome(o.Wrong, o.Example, int64(i)); ok && alarmAt[m] < 0 {
+				alarmAt[m] = int64(i)
+			}
+		}
+		if alarmAt[whole] < 0 && resumed.Status()[0].Statistic != whole.Status()[0].Statistic {
+			t.Fatalf("outcome %d: statistic %v resumed, %v whole", i, resumed.Status()[0].Statistic, whole.Status()[0].Statistic)
+		}
+	}
+	if alarmAt[whole] < restart || alarmAt[resumed] != alarmAt[whole] {
+		t.Errorf("the rise alarmed at %d resumed, %d whole; want the same, after %d", alarmAt[resumed], alarmAt[whole], restart)
+	}
+	if alarmAt[fresh] >= 0 && alarmAt[fresh] <= alarmAt[whole] {
+		t.Errorf("started afresh, the rise alarmed at %d, not after %d", alarmAt[fresh], alarmAt[whole])
+	}
+	t.Logf("the rise from outcome 380 alarmed at %d, resumed or not; started afresh at %d (-1: never)", alarmAt[whole], alarmAt[fresh])
+
+	deaf, _ := NewMonitor(cfg)
+	deaf.Resume(map[string]int64{Labels: 1000, "ages": 5}, nil)
+	if deaf.Listens(Labels, 999) || !deaf.Listens(Labels, 1000) {
+		t.Error("deaf positions not resumed")
+	}
+	if _, ok := deaf.Deaf()["ages"]; ok {
+		t.Error("an unknown detector's deaf position was kept")
+	}
+}

@@ -2,6 +2,7 @@ package drift
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 )
@@ -118,10 +119,44 @@ func NewMonitor(cfg Config) (*Monitor, error) {
 // On reports whether the detector of that name runs.
 func (m *Monitor) On(name string) bool { return !m.cfg.Off[name] }
 
-// listens reports whether the named detector takes what it is given at
-// position now.
-func (m *Monitor) listens(name string, now int64) bool {
+// Listens reports whether the named detector takes what it is given at
+// position now: it runs, and is not deaf after an alarm.
+func (m *Monitor) Listens(name string, now int64) bool {
 	return m.On(name) && now >= m.deaf[name]
+}
+
+// Outcome is a prequential outcome as the labels detector is given it:
+// whether the prediction was wrong, and the example's position.
+type Outcome struct {
+	Wrong   bool
+	Example int64
+}
+
+// Deaf returns, by detector, the position before which it ignores what
+// it is given (after its alarm, or a Restart); a detector not listed
+// listens.
+func (m *Monitor) Deaf() map[string]int64 { return maps.Clone(m.deaf) }
+
+// Resume takes up the watch of another monitor, as a process restarted
+// from a snapshot does: each detector is deaf until the position deaf
+// gives it, and the labels detector, started again, is given outcomes in
+// order (those the other's was given since it last started again), so
+// that a change that began before the restart is weighed as if there had
+// been none. It raises no alarm; the next outcome raises one the
+// statistic calls for.
+func (m *Monitor) Resume(deaf map[string]int64, outcomes []Outcome) {
+	for name, at := range deaf {
+		if m.detector(name) != nil {
+			m.deaf[name] = at
+		}
+	}
+	m.labels.Reset()
+	if !m.On(Labels) {
+		return
+	}
+	for _, o := range outcomes {
+		m.labels.Add(o.Wrong, o.Example)
+	}
 }
 
 // Outcome gives the labels detector a prequential outcome: whether the
@@ -129,7 +164,7 @@ func (m *Monitor) listens(name string, now int64) bool {
 // example's position (what the alarm's Since is told in), now the
 // stream's.
 func (m *Monitor) Outcome(wrong bool, example, now int64) (Alarm, bool) {
-	if !m.listens(Labels, now) || !m.labels.Add(wrong, example) {
+	if !m.Listens(Labels, now) || !m.labels.Add(wrong, example) {
 		return Alarm{}, false
 	}
 	return m.fire(Labels, now), true
@@ -161,7 +196,7 @@ func (m *Monitor) Recency(z float64, now int64) (Alarm, bool) {
 // Uncertainty gives the scores detector an arrival's uncertainty, one
 // minus the probability of the class predicted, at position now.
 func (m *Monitor) Uncertainty(u float64, now int64) (Alarm, bool) {
-	if !m.listens(Scores, now) || !m.scores.Add(u, now) {
+	if !m.Listens(Scores, now) || !m.scores.Add(u, now) {
 		return Alarm{}, false
 	}
 	return m.fire(Scores, now), true
