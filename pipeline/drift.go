@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -259,10 +260,10 @@ func (w *watch) newestGraded(n int) []graded {
 	return ordered[len(ordered)-n:]
 }
 
-// progress is what a snapshot keeps of the watch: the labels since the
-// labels detector's last alarm and the positions each detector is deaf
-// until. The caller holds the pipeline's mu.
-func (w *watch) progress() *snapshot.DriftWatch {
+// progress is what a snapshot keeps of the watch at position now: the
+// labels since the labels detector's last alarm and the positions after
+// now that detectors are deaf until. The caller holds the pipeline's mu.
+func (w *watch) progress(now int64) *snapshot.DriftWatch {
 	if w == nil {
 		return nil
 	}
@@ -271,7 +272,9 @@ func (w *watch) progress() *snapshot.DriftWatch {
 	for i, g := range since {
 		labels[i] = g.DriftLabel
 	}
-	return snapshot.NewDriftWatch(w.monitor.Deaf(), labels)
+	deaf := w.monitor.Deaf()
+	maps.DeleteFunc(deaf, func(_ string, until int64) bool { return until <= now })
+	return snapshot.NewDriftWatch(deaf, labels)
 }
 
 // resume takes up the watch a snapshot kept (progress), the labels'

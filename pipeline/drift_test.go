@@ -297,6 +297,9 @@ func TestDriftWatchContinuesAcrossARestart(t *testing.T) {
 	if len(alarms) == 0 || alarms[0].Examples < restart {
 		t.Fatalf("without a restart, alarms %+v; want one after example %d", alarms, restart)
 	}
+	if kept := whole.Progress().Drift; kept == nil || kept.Deaf[drift.Labels] != alarms[0].Examples+2000 {
+		t.Errorf("the progress keeps the watch %+v; want the labels detector deaf until 2,000 examples after its alarm", kept)
+	}
 	before := driftPipeline(t, cfg)
 	feed(t, before, docs, 0, restart)
 	progress := before.Progress()

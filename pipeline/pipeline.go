@@ -548,7 +548,7 @@ func (p *Pipeline) Progress() Progress {
 	solved, unlabeled, grades := !p.learner.Changed(), p.learner.Unlabeled(), p.learner.Grades()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pr := Progress{Solved: solved, SSL: p.ssl.State(int(p.examples)), Unlabeled: unlabeled, Grades: grades, Drift: p.watch.progress()}
+	pr := Progress{Solved: solved, SSL: p.ssl.State(int(p.examples)), Unlabeled: unlabeled, Grades: grades, Drift: p.watch.progress(p.position())}
 	if p.baseline != nil {
 		base := p.base.State(int(p.examples))
 		pr.Baseline = &base
