@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,9 @@ func (s *Service) onDriftAlarm(a pipeline.Alarm) {
 	s.log.Info("drift alarm", "detector", a.Detector, "statistic", a.Statistic, "threshold", a.Threshold,
 		"examples", a.Examples, "change_at", a.Since, "model_version", a.Model.Version, "epoch", a.Model.Epoch,
 		"reactions", a.Reactions, "classes", a.Classes)
+	if slices.Contains(a.Reactions, "solve") {
+		s.reacted.Store(true)
+	}
 	select {
 	case s.driftAlarms <- a:
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,12 +13,14 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"streamer/publish"
+	"streamer/snapshot"
 )
 
 // TestDriftAlarmIsSaid: once the labels of a stream the model learned
 // start to say the opposite class, the labels detector alarms, and the
 // alarm is counted, logged, said by /readyz (which stays ready) and
-// written to the events topic with the model in force; the labels it
+// written to the events topic with the model in force; the model solved
+// after forgetting is published in a snapshot at once, and the labels it
 // forgot stay forgotten after a restart.
 func TestDriftAlarmIsSaid(t *testing.T) {
 	if testing.Short() {
@@ -30,7 +33,11 @@ func TestDriftAlarmIsSaid(t *testing.T) {
 	// A window that keeps the first labels: the model learns the new ones
 	// only once they outnumber the old, however fast it solves.
 	var logs lockedBuffer
-	run := startService(t, testConfig(t, addrs, "drift.spacing=100000", "window.max_examples=2000"), newTextLogger(&logs))
+	// Snapshots only after the first solve and a drift reaction's, and
+	// each written to a file too.
+	file := filepath.Join(t.TempDir(), "model.snap")
+	run := startService(t, testConfig(t, addrs, "drift.spacing=100000", "window.max_examples=2000",
+		"snapshot.every_solves=1000", "snapshot.every=1h", "snapshot.file="+file), newTextLogger(&logs))
 	svc, stop := run.svc, run.stop
 	<-svc.Started()
 	base := "http://" + svc.HTTPAddr()
@@ -76,6 +83,11 @@ func TestDriftAlarmIsSaid(t *testing.T) {
 		t.Errorf("event %+v", ev)
 	}
 	waitFor(t, "the solve that forgets", 30*time.Second, func() bool { return len(svc.Pipeline().Learner().Unlabeled()) > 0 })
+	// Scorers take the model that forgot at once, not some solves later.
+	waitFor(t, "a snapshot of the model that forgot", 30*time.Second, func() bool {
+		snap, err := snapshot.ReadFile(file)
+		return err == nil && snap.Progress != nil && len(snap.Progress.Unlabeled) > 0
+	})
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}

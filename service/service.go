@@ -58,7 +58,10 @@ type Service struct {
 	versions     *publish.AnnouncementWriter
 	lastAnnounce atomic.Int64 // time.Duration
 	// driftAlarms queues the drift alarms for the events topic (drift.go).
+	// reacted is set by an alarm that made the learner forget and solve:
+	// the model of the next solve is published at once (solveLoop).
 	driftAlarms chan pipeline.Alarm
+	reacted     atomic.Bool
 
 	// registry is the schema registry's client; nil when no record is
 	// Avro.

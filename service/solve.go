@@ -18,7 +18,8 @@ import (
 // every solve_interval when the window changed, but, while the examples
 // are backlogged, never sooner than schedule.solve_share allows
 // (consumer.SolvePacer), and publishes a snapshot after its first solve, then
-// every every_solves solves or every snapshot.every.
+// every every_solves solves or every snapshot.every, and after the first
+// solve that follows a drift reaction.
 // Label requests are chosen and written here too (requests.go).
 // Solves run here, beside the consumer, which keeps scoring with the model
 // in force. A solve or a snapshot that fails is tried again at the next
@@ -34,6 +35,8 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, out ou
 	// snapshot exists, scorers have no model at all and a restart has
 	// nothing to restore.
 	first := true
+	// reaction: a model solved after a drift reaction waits to be published.
+	reaction := false
 	pacer := consumer.SolvePacer{Share: s.cfg.Schedule.SolveShare}
 	landed := s.pipe.Learner().LandedDue()
 	lastSkip := "" // why the last solve was skipped, "" after one that ran
@@ -50,13 +53,19 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, out ou
 			return nil
 		}
 		start := time.Now()
+		// A solve that began after a drift reaction holds it: its model
+		// goes to the scorers (and to a restart) at once.
+		reacted := s.reacted.Swap(false)
 		if rows, ok := s.solve(ctx, &lastSkip); ok {
 			pacer.Done(time.Since(start), rows, time.Now())
 			sinceSnapshot++
+			reaction = reaction || reacted
+		} else if reacted {
+			s.reacted.Store(true)
 		}
-		if sinceSnapshot > 0 && (first || sinceSnapshot >= s.cfg.Snapshot.EverySolves || time.Since(lastSnapshot) >= s.cfg.Snapshot.Every) {
+		if sinceSnapshot > 0 && (first || reaction || sinceSnapshot >= s.cfg.Snapshot.EverySolves || time.Since(lastSnapshot) >= s.cfg.Snapshot.Every) {
 			if s.publishSnapshot(ctx, snaps) == nil {
-				sinceSnapshot, lastSnapshot, first = 0, time.Now(), false
+				sinceSnapshot, lastSnapshot, first, reaction = 0, time.Now(), false, false
 			}
 		}
 		if s.requests() {
