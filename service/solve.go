@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"streamer/online"
@@ -17,9 +18,7 @@ import (
 // arrived, or the learner that enough examples landed in its window, or
 // every solve_interval when the window changed, but, while the examples
 // are backlogged, never sooner than schedule.solve_share allows
-// (consumer.SolvePacer), and publishes a snapshot after its first solve, then
-// every every_solves solves or every snapshot.every, and after the first
-// solve that follows a drift reaction.
+// (consumer.SolvePacer), and publishes snapshots as snapshotCadence says.
 // Label requests are chosen and written here too (requests.go).
 // Solves run here, beside the consumer, which keeps scoring with the model
 // in force. A solve or a snapshot that fails is tried again at the next
@@ -29,14 +28,7 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, out ou
 	snaps := out.snapshots
 	tick := time.NewTicker(s.cfg.Schedule.SolveInterval)
 	defer tick.Stop()
-	sinceSnapshot := 0
-	lastSnapshot := time.Now()
-	// The first model this process solves is published at once: until a
-	// snapshot exists, scorers have no model at all and a restart has
-	// nothing to restore.
-	first := true
-	// reaction: a model solved after a drift reaction waits to be published.
-	reaction := false
+	cadence := newSnapshotCadence(s.cfg.Snapshot.EverySolves, s.cfg.Snapshot.Every, time.Now())
 	pacer := consumer.SolvePacer{Share: s.cfg.Schedule.SolveShare}
 	landed := s.pipe.Learner().LandedDue()
 	lastSkip := "" // why the last solve was skipped, "" after one that ran
@@ -53,25 +45,57 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, out ou
 			return nil
 		}
 		start := time.Now()
-		// A solve that began after a drift reaction holds it: its model
-		// goes to the scorers (and to a restart) at once.
+		// A solve that began after a drift reaction holds it.
 		reacted := s.reacted.Swap(false)
 		if rows, ok := s.solve(ctx, &lastSkip); ok {
 			pacer.Done(time.Since(start), rows, time.Now())
-			sinceSnapshot++
-			reaction = reaction || reacted
+			cadence.solved(s.pipe.Learner().InForce().Model.Classes, reacted)
 		} else if reacted {
 			s.reacted.Store(true)
 		}
-		if sinceSnapshot > 0 && (first || reaction || sinceSnapshot >= s.cfg.Snapshot.EverySolves || time.Since(lastSnapshot) >= s.cfg.Snapshot.Every) {
-			if s.publishSnapshot(ctx, snaps) == nil {
-				sinceSnapshot, lastSnapshot, first, reaction = 0, time.Now(), false, false
-			}
+		if cadence.due(time.Now()) && s.publishSnapshot(ctx, snaps) == nil {
+			cadence.published(s.pipe.Learner().InForce().Model.Classes, time.Now())
 		}
 		if s.requests() {
 			s.publishRequests(ctx, out.records)
 		}
 	}
+}
+
+// snapshotCadence says when the solve loop publishes a snapshot: after
+// the process's first solve (until a snapshot exists, scorers have no
+// model at all and a restart has nothing to restore), then after
+// everySolves solves or every, and after the first solve that follows a
+// drift reaction or that changed the model's classes, which scorers
+// should not wait for.
+type snapshotCadence struct {
+	everySolves int
+	every       time.Duration
+	solves      int       // since the last snapshot
+	last        time.Time // of the last snapshot, or of the start
+	first, soon bool
+	classes     []string // of the last snapshot's model
+}
+
+func newSnapshotCadence(everySolves int, every time.Duration, now time.Time) *snapshotCadence {
+	return &snapshotCadence{everySolves: everySolves, every: every, last: now, first: true}
+}
+
+// solved counts a solve whose model has classes, and that followed a
+// drift reaction when reacted.
+func (c *snapshotCadence) solved(classes []string, reacted bool) {
+	c.solves++
+	c.soon = c.soon || reacted || !slices.Equal(classes, c.classes)
+}
+
+// due reports whether a snapshot is to be published now.
+func (c *snapshotCadence) due(now time.Time) bool {
+	return c.solves > 0 && (c.first || c.soon || c.solves >= c.everySolves || now.Sub(c.last) >= c.every)
+}
+
+// published records a snapshot of a model of classes published at now.
+func (c *snapshotCadence) published(classes []string, now time.Time) {
+	c.solves, c.last, c.first, c.soon, c.classes = 0, now, false, false, classes
 }
 
 // solve runs one re-solve and reports whether a new model is in force,

@@ -12,6 +12,7 @@ import (
 
 	"streamer/online"
 	"streamer/online/train"
+	"streamer/synth"
 )
 
 // TestFirstSolveIsPublished: with a snapshot cadence that would not publish
@@ -36,6 +37,76 @@ func TestFirstSolveIsPublished(t *testing.T) {
 	}
 	if n := run.svc.Status().Snapshots; n != 1 {
 		t.Fatalf("%d snapshots published before the cadence allowed a second", n)
+	}
+}
+
+// TestSnapshotCadence: the first solve is published, then every third, or
+// the first after a minute, or at once the first after a drift reaction
+// or of other classes; nothing before a solve.
+func TestSnapshotCadence(t *testing.T) {
+	start := time.Unix(0, 0)
+	c := newSnapshotCadence(3, time.Minute, start)
+	ab, abc := []string{"a", "b"}, []string{"a", "b", "c"}
+	if c.due(start) {
+		t.Fatal("due before any solve")
+	}
+	steps := []struct {
+		classes []string
+		reacted bool
+		at      time.Duration
+		due     bool
+	}{
+		{ab, false, 1, true}, // the first
+		{ab, false, 2, false},
+		{ab, false, 3, false},
+		{ab, false, 4, true},  // the third since
+		{ab, true, 5, true},   // a drift reaction
+		{abc, false, 6, true}, // a new class
+		{abc, false, 7, false},
+		{abc, false, 70, true}, // a minute since
+	}
+	for i, st := range steps {
+		now := start.Add(st.at * time.Second)
+		c.solved(st.classes, st.reacted)
+		if got := c.due(now); got != st.due {
+			t.Fatalf("solve %d: due %v, want %v", i+1, got, st.due)
+		}
+		if st.due {
+			c.published(st.classes, now)
+		}
+	}
+}
+
+// TestNewClassIsPublished: with a snapshot cadence that would not publish
+// for an hour, a model that knows a class the last snapshot's did not is
+// published at once: a scorer with the older model could never predict
+// the class.
+func TestNewClassIsPublished(t *testing.T) {
+	t.Parallel()
+	cluster := startCluster(t)
+	addrs := cluster.Addrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := testConfig(t, addrs, "snapshot.every_solves=1000", "snapshot.every=1h")
+	run := startService(t, cfg, testLogger(t))
+	stream := newStreamWriter(t, addrs, 5)
+	stream.gen = synth.NewTextStream(synth.TextStreamConfig{Seed: 5, Topics: 2, Classes: []string{"a", "b", "c"}})
+	stream.relabel = func(l string) string { return strings.Replace(l, "c", "b", 1) } // c is not labeled yet
+	stream.write(t, ctx, 300)
+	waitFor(t, "a first snapshot", time.Minute, func() bool { return run.svc.Status().Snapshots == 1 })
+	stream.relabel = nil
+	stream.write(t, ctx, 300)
+	waitFor(t, "a model of three classes", time.Minute, func() bool {
+		return len(run.svc.Pipeline().Learner().InForce().Model.Classes) == 3
+	})
+	waitFor(t, "its snapshot", 30*time.Second, func() bool { return run.svc.Status().Snapshots == 2 })
+	for range 2 {
+		solves := run.svc.Status().Pipeline.Solves
+		stream.write(t, ctx, 200)
+		waitFor(t, "another solve", time.Minute, func() bool { return run.svc.Status().Pipeline.Solves > solves })
+	}
+	if n := run.svc.Status().Snapshots; n != 2 {
+		t.Fatalf("%d snapshots published; want 2: the first solve's and the first of three classes'", n)
 	}
 }
 
