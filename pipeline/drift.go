@@ -261,16 +261,18 @@ func (w *watch) newestGraded(n int) []graded {
 }
 
 // progress is what a snapshot keeps of the watch at position now: the
-// labels since the labels detector's last alarm and the positions after
-// now that detectors are deaf until. The caller holds the pipeline's mu.
+// labels since the labels detector's last alarm, when it runs, and the
+// positions after now that detectors are deaf until. The caller holds
+// the pipeline's mu.
 func (w *watch) progress(now int64) *snapshot.DriftWatch {
 	if w == nil {
 		return nil
 	}
-	since := w.newestGraded(w.sinceAlarm)
-	labels := make([]snapshot.DriftLabel, len(since))
-	for i, g := range since {
-		labels[i] = g.DriftLabel
+	var labels []snapshot.DriftLabel
+	if w.monitor.On(drift.Labels) {
+		for _, g := range w.newestGraded(w.sinceAlarm) {
+			labels = append(labels, g.DriftLabel)
+		}
 	}
 	deaf := w.monitor.Deaf()
 	maps.DeleteFunc(deaf, func(_ string, until int64) bool { return until <= now })

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -568,5 +569,56 @@ func TestScoresDetectorStartsAgainForAnotherAlgorithm(t *testing.T) {
 		if (len(alarms) > 0) != tt.alarm {
 			t.Errorf("svm, then %s: alarms %v, want an alarm: %v", tt.after, alarms, tt.alarm)
 		}
+	}
+}
+
+// TestDriftWatchProgress: the watch keeps for a snapshot the labels shown
+// to its labels detector since its last alarm, marking those that came
+// while it was deaf, and the positions it is deaf until; none when the
+// labels detector does not run.
+func TestDriftWatchProgress(t *testing.T) {
+	w, err := newWatch(DriftConfig{Detectors: drift.Config{Spacing: 100, Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := int64(0)
+	show := func(n int, wrong bool) (alarmed int64) {
+		alarmed = -1
+		for range n {
+			now++
+			label := "a"
+			if wrong {
+				label = "b"
+			}
+			if len(w.outcome(strconv.FormatInt(now, 10), "a", label, uint64(now), now)) > 0 && alarmed < 0 {
+				alarmed = now
+			}
+		}
+		return alarmed
+	}
+	show(40, false)
+	at := show(30, true)
+	if at < 0 {
+		t.Fatal("no alarm")
+	}
+	show(5, false) // while deaf
+	kept := w.progress(now)
+	since := int(now - at)
+	if kept == nil || len(kept.IDs) != since || strings.Contains(kept.Fed, "1") || kept.Deaf[drift.Labels] != at+100 {
+		t.Fatalf("%d labels after the alarm at %d: %+v; want as many, none fed, deaf until %d", since, at, kept, at+100)
+	}
+	show(200, false)
+	kept = w.progress(now)
+	if len(kept.IDs) != since+200 || !strings.HasPrefix(kept.Fed, strings.Repeat("0", since)) || strings.Count(kept.Fed, "1") == 0 || len(kept.Deaf) != 0 {
+		t.Fatalf("past the spacing: %d labels, fed %q, deaf %v", len(kept.IDs), kept.Fed, kept.Deaf)
+	}
+
+	off, err := newWatch(DriftConfig{Detectors: drift.Config{Off: map[string]bool{drift.Labels: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	off.outcome("x", "a", "b", 1, 1)
+	if kept := off.progress(1); kept != nil {
+		t.Errorf("with the labels detector off the watch keeps %+v", kept)
 	}
 }
