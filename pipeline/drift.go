@@ -260,10 +260,10 @@ func (w *watch) newestGraded(n int) []graded {
 	return ordered[len(ordered)-n:]
 }
 
-// progress is what a snapshot keeps of the watch at position now: the
-// labels since the labels detector's last alarm, when it runs, and the
-// positions after now that detectors are deaf until. The caller holds
-// the pipeline's mu.
+// progress is what a snapshot keeps of the watch at position now: each
+// detector's alarms, the last alarm, the positions after now that
+// detectors are deaf until, and the labels since the labels detector's
+// last alarm, when it runs. The caller holds the pipeline's mu.
 func (w *watch) progress(now int64) *snapshot.DriftWatch {
 	if w == nil {
 		return nil
@@ -276,21 +276,42 @@ func (w *watch) progress(now int64) *snapshot.DriftWatch {
 	}
 	deaf := w.monitor.Deaf()
 	maps.DeleteFunc(deaf, func(_ string, until int64) bool { return until <= now })
-	return snapshot.NewDriftWatch(deaf, labels)
+	var last *snapshot.DriftAlarm
+	if n := len(w.alarms); n > 0 {
+		a := w.alarms[n-1].kept()
+		last = &a
+	}
+	return snapshot.NewDriftWatch(deaf, w.monitor.Alarmed(), last, labels)
 }
 
 // resume takes up the watch a snapshot kept (progress), the labels'
 // examples now at positions in the window rebuilt. The caller holds the
 // pipeline's mu.
 func (w *watch) resume(kept *snapshot.DriftWatch, positions []uint64) {
-	var outcomes []drift.Outcome
+	st := drift.State{Deaf: kept.Deaf, Alarms: kept.Alarms}
 	for i, l := range kept.Labels() {
 		w.keep(graded{DriftLabel: l, position: positions[i]})
 		if l.Fed {
-			outcomes = append(outcomes, drift.Outcome{Wrong: l.Predicted != l.Label, Example: int64(positions[i])})
+			st.Outcomes = append(st.Outcomes, drift.Outcome{Wrong: l.Predicted != l.Label, Example: int64(positions[i])})
 		}
 	}
-	w.monitor.Resume(kept.Deaf, outcomes)
+	w.monitor.Resume(st)
+	w.total = kept.Total()
+	if kept.Last != nil {
+		w.alarms = append(w.alarms, resumedAlarm(*kept.Last))
+	}
+}
+
+// kept returns the alarm as a snapshot keeps it.
+func (a Alarm) kept() snapshot.DriftAlarm {
+	return snapshot.DriftAlarm{Detector: a.Detector, Statistic: a.Statistic, Threshold: a.Threshold, Examples: a.Examples, ChangeAt: a.Since,
+		EventTime: a.EventTime, Time: a.Time, Model: a.Model, Reactions: a.Reactions, Classes: a.Classes}
+}
+
+// resumedAlarm returns an alarm a snapshot kept.
+func resumedAlarm(k snapshot.DriftAlarm) Alarm {
+	return Alarm{Alarm: drift.Alarm{Detector: k.Detector, Statistic: k.Statistic, Threshold: k.Threshold, At: k.Examples, Since: k.ChangeAt},
+		Examples: k.Examples, EventTime: k.EventTime, Time: k.Time, Model: k.Model, Reactions: k.Reactions, Classes: k.Classes}
 }
 
 // errorClasses returns, sorted, the classes of the graded labels of

@@ -301,8 +301,13 @@ func TestDriftWatchContinuesAcrossARestart(t *testing.T) {
 	if len(alarms) == 0 || alarms[0].Examples < restart {
 		t.Fatalf("without a restart, alarms %+v; want one after example %d", alarms, restart)
 	}
-	if kept := whole.Progress().Drift; kept == nil || kept.Deaf[drift.Labels] != alarms[0].Examples+2000 {
-		t.Errorf("the progress keeps the watch %+v; want the labels detector deaf until 2,000 examples after its alarm", kept)
+	if kept := whole.Progress().Drift; kept == nil || kept.Deaf[drift.Labels] != alarms[0].Examples+2000 || kept.Last == nil || kept.Last.Examples != alarms[0].Examples {
+		t.Errorf("the progress keeps the watch %+v; want the labels detector deaf until 2,000 examples after its alarm, and the alarm", kept)
+	}
+	later := driftPipeline(t, cfg)
+	later.Resume(whole.Progress(), false)
+	if st := later.DriftStatus(); st.Alarms != len(alarms) || st.Last == nil || st.Last.Examples != alarms[0].Examples || !slices.Equal(st.Last.Classes, alarms[0].Classes) {
+		t.Errorf("restarted after the alarm: %d alarms, the last %+v; want %d, the last %+v", st.Alarms, st.Last, len(alarms), alarms[len(alarms)-1])
 	}
 	if progress.Drift == nil || len(progress.Drift.IDs) == 0 {
 		t.Fatalf("the progress keeps no drift watch: %+v", progress.Drift)
@@ -574,8 +579,9 @@ func TestScoresDetectorStartsAgainForAnotherAlgorithm(t *testing.T) {
 
 // TestDriftWatchProgress: the watch keeps for a snapshot the labels shown
 // to its labels detector since its last alarm, marking those that came
-// while it was deaf, and the positions it is deaf until; none when the
-// labels detector does not run.
+// while it was deaf, the positions it is deaf until and its alarms, which
+// a watch that resumes them counts; no labels when the labels detector
+// does not run.
 func TestDriftWatchProgress(t *testing.T) {
 	w, err := newWatch(DriftConfig{Detectors: drift.Config{Spacing: 100, Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}})
 	if err != nil {
@@ -606,6 +612,17 @@ func TestDriftWatchProgress(t *testing.T) {
 	since := int(now - at)
 	if kept == nil || len(kept.IDs) != since || strings.Contains(kept.Fed, "1") || kept.Deaf[drift.Labels] != at+100 {
 		t.Fatalf("%d labels after the alarm at %d: %+v; want as many, none fed, deaf until %d", since, at, kept, at+100)
+	}
+	if kept.Alarms[drift.Labels] != 1 {
+		t.Fatalf("alarms kept %v; want one of labels", kept.Alarms)
+	}
+	resumed, err := newWatch(DriftConfig{Detectors: drift.Config{Spacing: 100, Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed.resume(kept, make([]uint64, len(kept.IDs)))
+	if resumed.total != 1 || resumed.monitor.Status()[0].Alarms != 1 || resumed.monitor.Listens(drift.Labels, at+99) {
+		t.Errorf("resumed: %d alarms, status %+v; want one, and deaf until %d", resumed.total, resumed.monitor.Status()[0], at+100)
 	}
 	show(200, false)
 	kept = w.progress(now)

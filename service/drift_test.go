@@ -21,7 +21,7 @@ import (
 // alarm is counted, logged, said by /readyz (which stays ready) and
 // written to the events topic with the model in force; the model solved
 // after forgetting is published in a snapshot at once, and the labels it
-// forgot stay forgotten after a restart.
+// forgot stay forgotten after a restart, which says the alarm too.
 func TestDriftAlarmIsSaid(t *testing.T) {
 	if testing.Short() {
 		t.Skip("streams a thousand examples through the service")
@@ -98,6 +98,11 @@ func TestDriftAlarmIsSaid(t *testing.T) {
 	<-again.svc.Started()
 	if got := again.svc.Pipeline().Learner().Unlabeled(); !slices.Equal(got, forgotten) {
 		t.Errorf("after a restart %d labels forgotten, before it %d", len(got), len(forgotten))
+	}
+	readyz := "http://" + again.svc.HTTPAddr() + "/readyz"
+	waitFor(t, "ready after the restart", 30*time.Second, func() bool { code, _ := get(t, readyz); return code == http.StatusOK })
+	if _, body := get(t, readyz); !strings.Contains(body, "1 alarms; last: labels at example") {
+		t.Errorf("/readyz after a restart does not say the alarm before it: %q", body)
 	}
 	if err := again.stop(); err != nil {
 		t.Fatal(err)

@@ -153,7 +153,7 @@ func registerDrift(f promauto.Factory, pipe *pipeline.Pipeline) {
 		labels := prometheus.Labels{"detector": name}
 		f.NewCounterFunc(prometheus.CounterOpts{
 			Name: "streamer_drift_alarms_total", ConstLabels: labels,
-			Help: "Drift alarms by detector (drift.detectors): labels (a rise of the prequential error rate), neighbours (arrivals whose nearest window rows are the newest), scores (a rise of the predictions' uncertainty).",
+			Help: "Drift alarms by detector (drift.detectors), counted across restarts: labels (a rise of the prequential error rate), neighbours (arrivals whose nearest window rows are the newest), scores (a rise of the predictions' uncertainty).",
 		}, func() float64 { return float64(driftStatus(pipe, name).Alarms) })
 		f.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "streamer_drift_statistic", ConstLabels: labels,

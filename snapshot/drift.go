@@ -5,23 +5,46 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
+
+	"streamer/online/model"
 )
 
 // DriftWatch is what the drift watch keeps across a restart or a
-// takeover: the labels its labels detector was shown since its last
-// alarm, by example id (a restore renumbers the window's positions), and
-// the stream positions before which each detector stays deaf after an
-// alarm. In columns: label i was for example IDs[i], whose prediction
-// was of class Classes[Predicted[i]], labeled Classes[Label[i]]; Fed[i]
-// is '1' when the detector was given it, '0' when it came while the
-// detector was deaf.
+// takeover: each detector's alarms and the stream position before which
+// it stays deaf after its last, the last alarm, and the labels the labels
+// detector was shown since its last alarm, by example id (a restore
+// renumbers the window's positions). In columns: label i was for example
+// IDs[i], whose prediction was of class Classes[Predicted[i]], labeled
+// Classes[Label[i]]; Fed[i] is '1' when the detector was given it, '0'
+// when it came while the detector was deaf.
 type DriftWatch struct {
 	Deaf      map[string]int64 `json:"deaf,omitempty"`
+	Alarms    map[string]int   `json:"alarms,omitempty"`
+	Last      *DriftAlarm      `json:"last,omitempty"`
 	Classes   []string         `json:"classes,omitempty"`
 	IDs       []string         `json:"ids,omitempty"`
 	Predicted []int            `json:"predicted,omitempty"`
 	Label     []int            `json:"label,omitempty"`
 	Fed       string           `json:"fed,omitempty"`
+}
+
+// DriftAlarm is an alarm of the drift watch, as /readyz and the events
+// topic say it: the detector, its statistic and threshold, the stream
+// position (examples read) and where the change is placed, the newest
+// example's time and the clock's, the model in force, the reactions and
+// the classes of the errors since the change.
+type DriftAlarm struct {
+	Detector  string      `json:"detector"`
+	Statistic float64     `json:"statistic"`
+	Threshold float64     `json:"threshold"`
+	Examples  int64       `json:"examples"`
+	ChangeAt  int64       `json:"change_at"`
+	EventTime time.Time   `json:"event_time"`
+	Time      time.Time   `json:"time"`
+	Model     model.Stamp `json:"model"`
+	Reactions []string    `json:"reactions,omitempty"`
+	Classes   []string    `json:"classes,omitempty"`
 }
 
 // DriftLabel is one label the drift watch was shown: the example's id,
@@ -32,13 +55,14 @@ type DriftLabel struct {
 	Fed                  bool
 }
 
-// NewDriftWatch returns the watch's deaf positions and labels, oldest
-// first, in columns; nil when it has neither.
-func NewDriftWatch(deaf map[string]int64, labels []DriftLabel) *DriftWatch {
-	if len(deaf) == 0 && len(labels) == 0 {
+// NewDriftWatch returns the watch's deaf positions, alarms, last alarm
+// and labels, oldest first, in columns; nil when it has none of them.
+func NewDriftWatch(deaf map[string]int64, alarms map[string]int, last *DriftAlarm, labels []DriftLabel) *DriftWatch {
+	if len(deaf) == 0 && len(alarms) == 0 && last == nil && len(labels) == 0 {
 		return nil
 	}
-	w := &DriftWatch{Deaf: deaf, IDs: make([]string, len(labels)), Predicted: make([]int, len(labels)), Label: make([]int, len(labels))}
+	w := &DriftWatch{Deaf: deaf, Alarms: alarms, Last: last,
+		IDs: make([]string, len(labels)), Predicted: make([]int, len(labels)), Label: make([]int, len(labels))}
 	index := map[string]int{}
 	class := func(c string) int {
 		i, ok := index[c]
@@ -98,7 +122,29 @@ func (w *DriftWatch) check() error {
 			return fmt.Errorf("%w: drift deaf position %d of %q is negative", ErrNotSnapshot, at, name)
 		}
 	}
+	total := 0
+	for name, n := range w.Alarms {
+		if n < 0 {
+			return fmt.Errorf("%w: drift alarms %d of %q are negative", ErrNotSnapshot, n, name)
+		}
+		total += n
+	}
+	if w.Last != nil && total == 0 {
+		return fmt.Errorf("%w: drift holds a last alarm and counts none", ErrNotSnapshot)
+	}
 	return nil
+}
+
+// Total returns the alarms of every detector.
+func (w *DriftWatch) Total() int {
+	if w == nil {
+		return 0
+	}
+	total := 0
+	for _, n := range w.Alarms {
+		total += n
+	}
+	return total
 }
 
 // driftLines says what the drift watch takes up at a restore.
@@ -111,6 +157,9 @@ func driftLines(s *Snapshot) []string {
 		len(w.IDs), strings.Count(w.Fed, "1"), wrong(w))
 	for _, name := range slices.Sorted(maps.Keys(w.Deaf)) {
 		line += fmt.Sprintf("; %s deaf until example %d", name, w.Deaf[name])
+	}
+	if a := w.Last; a != nil {
+		line += fmt.Sprintf("; %d alarms, the last of %s at example %d, model %d.%d", w.Total(), a.Detector, a.Examples, a.Model.Epoch, a.Model.Version)
 	}
 	return []string{line}
 }

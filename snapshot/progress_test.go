@@ -6,7 +6,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"streamer/online/model"
 	"streamer/online/review"
 )
 
@@ -29,9 +31,12 @@ func TestProgressRoundTrip(t *testing.T) {
 		ReviewGrades: NewGrades([]review.Grade{
 			{Class: "spam", Prob: 0.75, Correct: true}, {Class: "ham", Prob: 0.5, Correct: false}, {Class: "spam", Prob: 1},
 		}),
-		Drift: NewDriftWatch(map[string]int64{"labels": 2400, "scores": 900}, []DriftLabel{
-			{ID: "ex-40", Predicted: "spam", Label: "ham"}, {ID: "ex-41", Predicted: "ham", Label: "ham", Fed: true},
-		}),
+		Drift: NewDriftWatch(map[string]int64{"labels": 2400, "scores": 900}, map[string]int{"labels": 1, "scores": 2},
+			&DriftAlarm{Detector: "labels", Statistic: 7.1, Threshold: 6.9, Examples: 400, ChangeAt: 350,
+				EventTime: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Time: time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC),
+				Model: model.Stamp{Epoch: 1, Version: 7}, Reactions: []string{"forget", "solve"}, Classes: []string{"ham", "spam"}}, []DriftLabel{
+				{ID: "ex-40", Predicted: "spam", Label: "ham"}, {ID: "ex-41", Predicted: "ham", Label: "ham", Fed: true},
+			}),
 	}
 	data, err := Encode(s)
 	if err != nil {
@@ -47,7 +52,7 @@ func TestProgressRoundTrip(t *testing.T) {
 	var summary strings.Builder
 	if err := Summarize(&summary, got); err != nil || !strings.Contains(summary.String(), "2 labels of window rows, forgotten at drift alarms") ||
 		!strings.Contains(summary.String(), "3 predictions graded by their labels (1 right)") ||
-		!strings.Contains(summary.String(), "2 labels since the labels detector's last alarm (1 given to it, 1 wrong); labels deaf until example 2400; scores deaf until example 900") {
+		!strings.Contains(summary.String(), "2 labels since the labels detector's last alarm (1 given to it, 1 wrong); labels deaf until example 2400; scores deaf until example 900; 3 alarms, the last of labels at example 400, model 1.7") {
 		t.Errorf("summary without the forgotten labels, the grades or the drift watch (%v):\n%s", err, summary.String())
 	}
 	s.Progress = nil
@@ -103,11 +108,11 @@ func TestGradesColumns(t *testing.T) {
 // refused, naming what.
 func TestDriftWatchColumns(t *testing.T) {
 	in := []DriftLabel{{ID: "a", Predicted: "x", Label: "y", Fed: true}, {ID: "b", Predicted: "y", Label: "y"}, {ID: "c", Predicted: "z", Label: "x", Fed: true}}
-	w := NewDriftWatch(nil, in)
+	w := NewDriftWatch(nil, nil, nil, in)
 	if got := w.Labels(); !reflect.DeepEqual(got, in) {
 		t.Fatalf("labels %+v, want %+v", got, in)
 	}
-	if NewDriftWatch(map[string]int64{}, nil) != nil || (*DriftWatch)(nil).Labels() != nil {
+	if NewDriftWatch(map[string]int64{}, nil, nil, nil) != nil || (*DriftWatch)(nil).Labels() != nil {
 		t.Fatal("an empty watch is not nil")
 	}
 	for _, tt := range []struct {
@@ -119,9 +124,11 @@ func TestDriftWatchColumns(t *testing.T) {
 		{func(w *DriftWatch) { w.IDs = w.IDs[:2] }, "2 ids, 3 predictions, 3 labels and 3 fed"},
 		{func(w *DriftWatch) { w.Fed = "1?1" }, "drift fed '?' of label 1"},
 		{func(w *DriftWatch) { w.Deaf = map[string]int64{"labels": -5} }, `deaf position -5 of "labels"`},
+		{func(w *DriftWatch) { w.Alarms = map[string]int{"scores": -1} }, `alarms -1 of "scores"`},
+		{func(w *DriftWatch) { w.Last = &DriftAlarm{Detector: "labels"} }, "a last alarm and counts none"},
 	} {
 		s := testSnapshot(2, 50, 1, 7)
-		w := NewDriftWatch(nil, in)
+		w := NewDriftWatch(nil, nil, nil, in)
 		tt.bad(w)
 		s.Progress = &Progress{Drift: w}
 		data, err := Encode(s)

@@ -279,7 +279,7 @@ func FuzzDecodeBody(f *testing.F) {
 	graded := testSnapshot(2, 30, 0.5, 11)
 	graded.Progress = &Progress{
 		ReviewGrades: NewGrades([]review.Grade{{Class: "spam", Prob: 0.9, Correct: true}, {Class: "ham", Prob: 0.6}}),
-		Drift:        NewDriftWatch(map[string]int64{"labels": 300}, []DriftLabel{{ID: "7", Predicted: "spam", Label: "ham", Fed: true}}),
+		Drift:        NewDriftWatch(map[string]int64{"labels": 300}, map[string]int{"labels": 1}, &DriftAlarm{Detector: "labels", Examples: 100}, []DriftLabel{{ID: "7", Predicted: "spam", Label: "ham", Fed: true}}),
 	}
 	for _, s := range []*Snapshot{srSnapshot(), kernelSnapshot(f), graded} {
 		data, err := Encode(s)

@@ -404,9 +404,9 @@ func TestMonitorResume(t *testing.T) {
 		t.Fatalf("the burst alarmed at %d, want between 60 and 100", firstAlarm)
 	}
 	resumed, _ := NewMonitor(cfg)
-	resumed.Resume(whole.Deaf(), given)
+	resumed.Resume(State{Deaf: whole.Deaf(), Alarms: whole.Alarmed(), Outcomes: given})
 	fresh, _ := NewMonitor(cfg)
-	fresh.Resume(whole.Deaf(), nil)
+	fresh.Resume(State{Deaf: whole.Deaf()})
 	if got, want := resumed.Status()[0].Statistic, whole.Status()[0].Statistic; got != want {
 		t.Fatalf("statistic after resuming %v, want %v", got, want)
 	}
@@ -430,12 +430,19 @@ func TestMonitorResume(t *testing.T) {
 	}
 	t.Logf("the rise from outcome 380 alarmed at %d, resumed or not; started afresh at %d (-1: never)", alarmAt[whole], alarmAt[fresh])
 
+	if resumed.Status()[0].Alarms != 2 || fresh.Status()[0].Alarms != 0 {
+		t.Errorf("alarms counted: %+v resumed, %+v started afresh; want 2 and 0", resumed.Status()[0], fresh.Status()[0])
+	}
+
 	deaf, _ := NewMonitor(cfg)
-	deaf.Resume(map[string]int64{Labels: 1000, "ages": 5}, nil)
+	deaf.Resume(State{Deaf: map[string]int64{Labels: 1000, "ages": 5}, Alarms: map[string]int{"ages": 3}})
 	if deaf.Listens(Labels, 999) || !deaf.Listens(Labels, 1000) {
 		t.Error("deaf positions not resumed")
 	}
 	if _, ok := deaf.Deaf()["ages"]; ok {
 		t.Error("an unknown detector's deaf position was kept")
+	}
+	if _, ok := deaf.Alarmed()["ages"]; ok {
+		t.Error("an unknown detector's alarms were kept")
 	}
 }

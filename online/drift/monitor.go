@@ -137,24 +137,42 @@ type Outcome struct {
 // listens.
 func (m *Monitor) Deaf() map[string]int64 { return maps.Clone(m.deaf) }
 
+// Alarmed returns each detector's alarms so far; a detector not listed
+// has none.
+func (m *Monitor) Alarmed() map[string]int { return maps.Clone(m.alarms) }
+
+// State is what a monitor's watch carries across a restart: each
+// detector's alarms and the position it is deaf until, and the outcomes
+// the labels detector was given since it last started again, in order.
+type State struct {
+	Deaf     map[string]int64
+	Alarms   map[string]int
+	Outcomes []Outcome
+}
+
 // Resume takes up the watch of another monitor, as a process restarted
-// from a snapshot does: each detector is deaf until the position deaf
-// gives it, and the labels detector, started again, is given outcomes in
-// order (those the other's was given since it last started again), so
-// that a change that began before the restart is weighed as if there had
-// been none. It raises no alarm; the next outcome raises one the
-// statistic calls for.
-func (m *Monitor) Resume(deaf map[string]int64, outcomes []Outcome) {
-	for name, at := range deaf {
+// from a snapshot does: each detector counts the other's alarms and is
+// deaf until the position it was, and the labels detector, started
+// again, is given the outcomes, so that a change that began before the
+// restart is weighed as if there had been none. It raises no alarm; the
+// next outcome raises one the statistic calls for. Unknown detectors
+// are ignored.
+func (m *Monitor) Resume(st State) {
+	for name, at := range st.Deaf {
 		if m.detector(name) != nil {
 			m.deaf[name] = at
+		}
+	}
+	for name, n := range st.Alarms {
+		if m.detector(name) != nil {
+			m.alarms[name] = n
 		}
 	}
 	m.labels.Reset()
 	if !m.On(Labels) {
 		return
 	}
-	for _, o := range outcomes {
+	for _, o := range st.Outcomes {
 		m.labels.Add(o.Wrong, o.Example)
 	}
 }
