@@ -8,6 +8,7 @@ import (
 
 	"streamer/online"
 	"streamer/online/model"
+	"streamer/online/train"
 	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/service/consumer"
@@ -49,12 +50,12 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, out ou
 		reacted := s.reacted.Swap(false)
 		if rows, ok := s.solve(ctx, &lastSkip); ok {
 			pacer.Done(time.Since(start), rows, time.Now())
-			cadence.solved(s.pipe.Learner().InForce().Model.Classes, reacted)
+			cadence.solved(shapeOf(s.pipe.Learner().InForce()), reacted)
 		} else if reacted {
 			s.reacted.Store(true)
 		}
 		if cadence.due(time.Now()) && s.publishSnapshot(ctx, snaps) == nil {
-			cadence.published(s.pipe.Learner().InForce().Model.Classes, time.Now())
+			cadence.published(shapeOf(s.pipe.Learner().InForce()), time.Now())
 		}
 		if s.requests() {
 			s.publishRequests(ctx, out.records)
@@ -66,26 +67,42 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, out ou
 // the process's first solve (until a snapshot exists, scorers have no
 // model at all and a restart has nothing to restore), then after
 // everySolves solves or every, and after the first solve that follows a
-// drift reaction or that changed the model's classes, which scorers
-// should not wait for.
+// drift reaction or whose model is of another shape than the last
+// snapshot's, which scorers should not wait for.
 type snapshotCadence struct {
 	everySolves int
 	every       time.Duration
 	solves      int       // since the last snapshot
 	last        time.Time // of the last snapshot, or of the start
 	first, soon bool
-	classes     []string // of the last snapshot's model
+	shape       modelShape // of the last snapshot's model
+}
+
+// modelShape is what makes a model another to its scorers: the classes
+// it can predict and the algorithm that solved it (auto's choice, which
+// changes the model's accuracy more than a solve of the same algorithm).
+type modelShape struct {
+	classes   []string
+	algorithm train.Algorithm
+}
+
+func shapeOf(s online.Solved) modelShape {
+	return modelShape{classes: s.Model.Classes, algorithm: s.Algorithm}
+}
+
+func (m modelShape) equal(o modelShape) bool {
+	return m.algorithm == o.algorithm && slices.Equal(m.classes, o.classes)
 }
 
 func newSnapshotCadence(everySolves int, every time.Duration, now time.Time) *snapshotCadence {
 	return &snapshotCadence{everySolves: everySolves, every: every, last: now, first: true}
 }
 
-// solved counts a solve whose model has classes, and that followed a
+// solved counts a solve whose model is of shape, and that followed a
 // drift reaction when reacted.
-func (c *snapshotCadence) solved(classes []string, reacted bool) {
+func (c *snapshotCadence) solved(shape modelShape, reacted bool) {
 	c.solves++
-	c.soon = c.soon || reacted || !slices.Equal(classes, c.classes)
+	c.soon = c.soon || reacted || !shape.equal(c.shape)
 }
 
 // due reports whether a snapshot is to be published now.
@@ -93,9 +110,9 @@ func (c *snapshotCadence) due(now time.Time) bool {
 	return c.solves > 0 && (c.first || c.soon || c.solves >= c.everySolves || now.Sub(c.last) >= c.every)
 }
 
-// published records a snapshot of a model of classes published at now.
-func (c *snapshotCadence) published(classes []string, now time.Time) {
-	c.solves, c.last, c.first, c.soon, c.classes = 0, now, false, false, classes
+// published records a snapshot of a model of shape published at now.
+func (c *snapshotCadence) published(shape modelShape, now time.Time) {
+	c.solves, c.last, c.first, c.soon, c.shape = 0, now, false, false, shape
 }
 
 // solve runs one re-solve and reports whether a new model is in force,

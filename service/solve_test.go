@@ -25,7 +25,8 @@ func TestFirstSolveIsPublished(t *testing.T) {
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg := testConfig(t, addrs, "snapshot.every_solves=1000", "snapshot.every=1h")
+	// One algorithm: auto's choice changing would publish too.
+	cfg := testConfig(t, addrs, "snapshot.every_solves=1000", "snapshot.every=1h", "solver.algorithm=tsvm")
 	run := startService(t, cfg, testLogger(t))
 	stream := newStreamWriter(t, addrs, 5)
 	stream.write(t, ctx, 300)
@@ -41,17 +42,19 @@ func TestFirstSolveIsPublished(t *testing.T) {
 }
 
 // TestSnapshotCadence: the first solve is published, then every third, or
-// the first after a minute, or at once the first after a drift reaction
-// or of other classes; nothing before a solve.
+// the first after a minute, or at once the first after a drift reaction,
+// of other classes or of another algorithm; nothing before a solve.
 func TestSnapshotCadence(t *testing.T) {
 	start := time.Unix(0, 0)
 	c := newSnapshotCadence(3, time.Minute, start)
-	ab, abc := []string{"a", "b"}, []string{"a", "b", "c"}
+	ab := modelShape{classes: []string{"a", "b"}, algorithm: train.SVM}
+	abc := modelShape{classes: []string{"a", "b", "c"}, algorithm: train.SVM}
+	abcSR := modelShape{classes: abc.classes, algorithm: train.SR}
 	if c.due(start) {
 		t.Fatal("due before any solve")
 	}
 	steps := []struct {
-		classes []string
+		shape   modelShape
 		reacted bool
 		at      time.Duration
 		due     bool
@@ -63,16 +66,18 @@ func TestSnapshotCadence(t *testing.T) {
 		{ab, true, 5, true},   // a drift reaction
 		{abc, false, 6, true}, // a new class
 		{abc, false, 7, false},
-		{abc, false, 70, true}, // a minute since
+		{abcSR, false, 8, true}, // another algorithm
+		{abcSR, false, 9, false},
+		{abcSR, false, 70, true}, // a minute since
 	}
 	for i, st := range steps {
 		now := start.Add(st.at * time.Second)
-		c.solved(st.classes, st.reacted)
+		c.solved(st.shape, st.reacted)
 		if got := c.due(now); got != st.due {
 			t.Fatalf("solve %d: due %v, want %v", i+1, got, st.due)
 		}
 		if st.due {
-			c.published(st.classes, now)
+			c.published(st.shape, now)
 		}
 	}
 }
@@ -89,7 +94,8 @@ func TestNewClassIsPublished(t *testing.T) {
 	defer cancel()
 	// Without the drift watch: the labels of c contradict the model that
 	// learned c as b, which could alarm and publish a reaction's model.
-	cfg := testConfig(t, addrs, "snapshot.every_solves=1000", "snapshot.every=1h", "drift.detectors=none")
+	// One algorithm: auto's choice changing would publish too.
+	cfg := testConfig(t, addrs, "snapshot.every_solves=1000", "snapshot.every=1h", "drift.detectors=none", "solver.algorithm=svm")
 	run := startService(t, cfg, testLogger(t))
 	stream := newStreamWriter(t, addrs, 5)
 	stream.gen = synth.NewTextStream(synth.TextStreamConfig{Seed: 5, Topics: 2, Classes: []string{"a", "b", "c"}})
