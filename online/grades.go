@@ -16,18 +16,7 @@ func (l *Learner) Grade(g review.Grade) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.addGrade(g)
-}
-
-// addGrade puts g in the ring of grades, over the oldest when it is full;
-// l.mu is held.
-func (l *Learner) addGrade(g review.Grade) {
-	if len(l.grades) < l.cfg.Review.Grades {
-		l.grades = append(l.grades, g)
-		return
-	}
-	l.grades[l.gradeNext] = g
-	l.gradeNext = (l.gradeNext + 1) % len(l.grades)
+	l.grades.Add(g)
 }
 
 // Grades returns the graded predictions the next solve would choose its
@@ -35,15 +24,7 @@ func (l *Learner) addGrade(g review.Grade) {
 func (l *Learner) Grades() []review.Grade {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.orderedGrades()
-}
-
-// orderedGrades returns a copy of the ring of grades, oldest first; l.mu
-// is held.
-func (l *Learner) orderedGrades() []review.Grade {
-	out := make([]review.Grade, 0, len(l.grades))
-	out = append(out, l.grades[l.gradeNext:]...)
-	return append(out, l.grades[:l.gradeNext]...)
+	return l.grades.Items()
 }
 
 // ResumeGrades puts back the grades of a snapshot (Grades), oldest first,
@@ -56,16 +37,8 @@ func (l *Learner) ResumeGrades(before []review.Grade) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	since := l.orderedGrades()
-	l.grades, l.gradeNext = l.grades[:0], 0
-	for _, g := range before {
-		if g.Class != "" {
-			l.addGrade(g)
-		}
-	}
-	for _, g := range since {
-		l.addGrade(g)
-	}
+	kept := slices.DeleteFunc(slices.Clone(before), func(g review.Grade) bool { return g.Class == "" })
+	l.grades.Reset(append(kept, l.grades.Items()...))
 }
 
 // ForgetGrades drops the grades of predictions of the given classes, or
@@ -77,8 +50,7 @@ func (l *Learner) ResumeGrades(before []review.Grade) {
 func (l *Learner) ForgetGrades(classes []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.grades = slices.DeleteFunc(l.orderedGrades(), func(g review.Grade) bool {
+	l.grades.Reset(slices.DeleteFunc(l.grades.Items(), func(g review.Grade) bool {
 		return len(classes) == 0 || slices.Contains(classes, g.Class)
-	})
-	l.gradeNext = 0
+	}))
 }

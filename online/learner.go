@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"streamer/anngraph"
+	"streamer/internal/ring"
 	"streamer/online/active"
 	"streamer/online/kernel"
 	"streamer/online/linalg"
@@ -196,10 +196,9 @@ type Learner struct {
 	// reaction is what drift made of the schedule and the window
 	// (forget.go); guarded by mu.
 	reaction reaction
-	// grades holds the most recent graded predictions (Grade), a ring
-	// of ReviewConfig.Grades from gradeNext; guarded by mu.
-	grades    []review.Grade
-	gradeNext int
+	// grades holds the most recent ReviewConfig.Grades graded
+	// predictions (Grade); guarded by mu.
+	grades ring.Ring[review.Grade]
 
 	solving sync.Mutex // one solve at a time
 	mapped  mappedRows // guarded by solving
@@ -266,7 +265,7 @@ func NewLearner(cfg LearnerConfig) (*Learner, error) {
 	cfg = cfg.withDefaults()
 	l := &Learner{
 		cfg: cfg, keyOf: map[string]uint64{}, idOf: map[uint64]string{}, labels: map[uint64]string{}, chosen: map[uint64]bool{}, unlabeled: map[uint64]bool{}, classes: map[string]bool{},
-		landedDue: make(chan struct{}, 1),
+		landedDue: make(chan struct{}, 1), grades: ring.New[review.Grade](cfg.Review.Grades),
 	}
 	if cfg.Params.Algorithm.UsesGraph(cfg.Params.LambdaI) {
 		w, err := anngraph.New(cfg.Window)
@@ -928,7 +927,7 @@ func (l *Learner) freeze() (frozen, bool) {
 		}
 	}
 	if l.cfg.Review.TargetPrecision > 0 {
-		f.grades = slices.Clone(l.grades)
+		f.grades = l.grades.Items()
 	}
 	l.changed, l.sinceExamples, l.sinceLabels, l.reaction.urgent = false, 0, 0, false
 	return f, true

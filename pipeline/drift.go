@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"streamer/internal/ring"
 	"streamer/online"
 	"streamer/online/drift"
 	"streamer/online/model"
@@ -130,11 +131,9 @@ type watch struct {
 	total   int
 	newest  time.Time
 	kind    modelKind // of the last model that scored
-	// graded holds the newest labels the labels detector was shown, a
-	// ring of keptGraded from gradedNext; the newest sinceAlarm of them
-	// came since its last alarm.
-	graded     []graded
-	gradedNext int
+	// graded holds the newest keptGraded labels the labels detector was
+	// shown; the newest sinceAlarm of them came since its last alarm.
+	graded     ring.Ring[graded]
 	sinceAlarm int
 }
 
@@ -165,7 +164,7 @@ func newWatch(cfg DriftConfig) (*watch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("drift: %w", err)
 	}
-	return &watch{cfg: cfg, monitor: m, every: max(1, int64(math.Round(1/cfg.Sample)))}, nil
+	return &watch{cfg: cfg, monitor: m, every: max(1, int64(math.Round(1/cfg.Sample))), graded: ring.New[graded](keptGraded)}, nil
 }
 
 // search reports whether the arrival-th arrival's nearest rows are to be
@@ -243,21 +242,10 @@ func (w *watch) outcome(id, class, label string, position uint64, now int64) []d
 	return []drift.Alarm{a}
 }
 
-// keep adds g to the ring of graded labels.
+// keep adds g to the graded labels.
 func (w *watch) keep(g graded) {
-	if len(w.graded) < keptGraded {
-		w.graded = append(w.graded, g)
-	} else {
-		w.graded[w.gradedNext] = g
-		w.gradedNext = (w.gradedNext + 1) % keptGraded
-	}
+	w.graded.Add(g)
 	w.sinceAlarm = min(w.sinceAlarm+1, keptGraded)
-}
-
-// newestGraded returns the newest n graded labels, oldest first.
-func (w *watch) newestGraded(n int) []graded {
-	ordered := append(append([]graded(nil), w.graded[w.gradedNext:]...), w.graded[:w.gradedNext]...)
-	return ordered[len(ordered)-n:]
 }
 
 // progress is what a snapshot keeps of the watch at position now: each
@@ -270,7 +258,7 @@ func (w *watch) progress(now int64) *snapshot.DriftWatch {
 	}
 	var labels []snapshot.DriftLabel
 	if w.monitor.On(drift.Labels) {
-		for _, g := range w.newestGraded(w.sinceAlarm) {
+		for _, g := range w.graded.Newest(w.sinceAlarm) {
 			labels = append(labels, g.DriftLabel)
 		}
 	}
@@ -319,7 +307,7 @@ func resumedAlarm(k snapshot.DriftAlarm) Alarm {
 // both the label and the prediction.
 func (w *watch) errorClasses(position int64) []string {
 	seen := map[string]bool{}
-	for _, g := range w.graded {
+	for g := range w.graded.All {
 		if int64(g.position) >= position && g.Predicted != g.Label {
 			seen[g.Predicted], seen[g.Label] = true, true
 		}

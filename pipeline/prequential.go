@@ -1,17 +1,18 @@
 package pipeline
 
-import "streamer/snapshot"
+import (
+	"streamer/internal/ring"
+	"streamer/snapshot"
+)
 
 // Prequential scores stored predictions against labels as they arrive
 // (docs/MATH.md, streaming evaluation): accuracy and macro-F1 over the whole
 // stream and over the last Horizon labels, and a curve of both over time.
 // Predictions made before any model existed are counted apart, not scored.
 type Prequential struct {
-	horizon  int
 	step     int
 	total    Score
-	recent   []pair // ring of the last horizon scored pairs
-	next     int
+	recent   ring.Ring[pair] // the last Horizon scored pairs
 	unscored int
 	curve    []snapshot.CurvePoint
 	// examplesBefore is the count of examples seen before a restore, so
@@ -39,7 +40,7 @@ func NewPrequential(horizon, step int) *Prequential {
 	if step <= 0 {
 		step = 100
 	}
-	return &Prequential{horizon: horizon, step: step, total: newScore()}
+	return &Prequential{step: step, total: newScore(), recent: ring.New[pair](horizon)}
 }
 
 func newScore() Score {
@@ -69,12 +70,7 @@ func (p *Prequential) Add(pred, truth string, examples int) {
 		return
 	}
 	p.total.add(pred, truth)
-	if len(p.recent) < p.horizon {
-		p.recent = append(p.recent, pair{pred, truth})
-	} else {
-		p.recent[p.next] = pair{pred, truth}
-		p.next = (p.next + 1) % p.horizon
-	}
+	p.recent.Add(pair{pred, truth})
 	if p.total.Total%p.step == 0 {
 		p.curve = append(p.curve, snapshot.CurvePoint{
 			Labels: p.total.Total, Examples: p.examplesBefore + examples,
@@ -129,7 +125,7 @@ func (p *Prequential) Total() Score { return p.total }
 // Recent returns the score over the last Horizon scored labels.
 func (p *Prequential) Recent() Score {
 	s := newScore()
-	for _, r := range p.recent {
+	for r := range p.recent.All {
 		s.add(r.pred, r.truth)
 	}
 	return s
@@ -151,8 +147,7 @@ func (p *Prequential) State(examples int) snapshot.Prequential {
 		Unscored: p.unscored, Curve: append([]snapshot.CurvePoint(nil), p.curve...),
 		Examples: p.examplesBefore + examples,
 	}
-	for i := range p.recent {
-		r := p.recent[(p.next+i)%len(p.recent)]
+	for _, r := range p.recent.Items() {
 		st.Recent = append(st.Recent, [2]string{r.pred, r.truth})
 	}
 	return st
@@ -163,11 +158,11 @@ func (p *Prequential) State(examples int) snapshot.Prequential {
 func (p *Prequential) Resume(st snapshot.Prequential) {
 	p.total = Score{Correct: st.Correct, Total: st.Total,
 		tp: clone(st.TruePositives), fp: clone(st.FalsePositives), fn: clone(st.FalseNegatives)}
-	recent := st.Recent[max(0, len(st.Recent)-p.horizon):]
-	p.recent, p.next = p.recent[:0], 0
-	for _, r := range recent {
-		p.recent = append(p.recent, pair{r[0], r[1]})
+	recent := make([]pair, len(st.Recent))
+	for i, r := range st.Recent {
+		recent[i] = pair{r[0], r[1]}
 	}
+	p.recent.Reset(recent)
 	p.unscored, p.curve, p.examplesBefore = st.Unscored, append([]snapshot.CurvePoint(nil), st.Curve...), st.Examples
 }
 

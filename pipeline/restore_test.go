@@ -92,12 +92,12 @@ func TestRecalledRequestsAfterARestart(t *testing.T) {
 		id      string
 		watched int
 	}{{"chosen", 0}, {"random", 1}, {"unasked", 1}} {
-		before, watched := p.Stats().SSL.Total, len(p.watch.graded)
+		before, watched := p.Stats().SSL.Total, p.watch.graded.Len()
 		p.Label(ingest.Label{ID: tc.id, Label: "spam"}, Source{Topic: "labels"})
 		if got := p.Stats().SSL.Total - before; got != 1 {
 			t.Errorf("%s: %d labels scored, want 1", tc.id, got)
 		}
-		if got := len(p.watch.graded) - watched; got != tc.watched {
+		if got := p.watch.graded.Len() - watched; got != tc.watched {
 			t.Errorf("%s: %d labels watched for drift, want %d", tc.id, got, tc.watched)
 		}
 	}
