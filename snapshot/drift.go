@@ -61,26 +61,13 @@ func NewDriftWatch(deaf map[string]int64, alarms map[string]int, last *DriftAlar
 	if len(deaf) == 0 && len(alarms) == 0 && last == nil && len(labels) == 0 {
 		return nil
 	}
+	var classes dictionary
 	w := &DriftWatch{Deaf: deaf, Alarms: alarms, Last: last,
 		IDs: make([]string, len(labels)), Predicted: make([]int, len(labels)), Label: make([]int, len(labels))}
-	index := map[string]int{}
-	class := func(c string) int {
-		i, ok := index[c]
-		if !ok {
-			i = len(w.Classes)
-			index[c] = i
-			w.Classes = append(w.Classes, c)
-		}
-		return i
-	}
-	fed := make([]byte, len(labels))
 	for i, l := range labels {
-		w.IDs[i], w.Predicted[i], w.Label[i], fed[i] = l.ID, class(l.Predicted), class(l.Label), '0'
-		if l.Fed {
-			fed[i] = '1'
-		}
+		w.IDs[i], w.Predicted[i], w.Label[i] = l.ID, classes.of(l.Predicted), classes.of(l.Label)
 	}
-	w.Fed = string(fed)
+	w.Classes, w.Fed = classes.names, flags(len(labels), func(i int) bool { return labels[i].Fed })
 	return w
 }
 
@@ -113,23 +100,21 @@ func (w *DriftWatch) check() error {
 				return fmt.Errorf("%w: drift label %d names class %d of %d", ErrNotSnapshot, i, c, len(w.Classes))
 			}
 		}
-		if w.Fed[i] != '0' && w.Fed[i] != '1' {
-			return fmt.Errorf("%w: drift fed %q of label %d is not 0 or 1", ErrNotSnapshot, w.Fed[i], i)
-		}
+	}
+	if err := checkFlags(w.Fed, "drift fed", "label"); err != nil {
+		return err
 	}
 	for name, at := range w.Deaf {
 		if at < 0 {
 			return fmt.Errorf("%w: drift deaf position %d of %q is negative", ErrNotSnapshot, at, name)
 		}
 	}
-	total := 0
 	for name, n := range w.Alarms {
 		if n < 0 {
 			return fmt.Errorf("%w: drift alarms %d of %q are negative", ErrNotSnapshot, n, name)
 		}
-		total += n
 	}
-	if w.Last != nil && total == 0 {
+	if w.Last != nil && w.Total() == 0 {
 		return fmt.Errorf("%w: drift holds a last alarm and counts none", ErrNotSnapshot)
 	}
 	return nil

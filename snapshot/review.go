@@ -81,22 +81,12 @@ func NewGrades(gs []review.Grade) *Grades {
 	if len(gs) == 0 {
 		return nil
 	}
+	var classes dictionary
 	out := &Grades{Class: make([]int, len(gs)), Prob: make([]float32, len(gs))}
-	correct := make([]byte, len(gs))
-	index := map[string]int{}
 	for i, g := range gs {
-		c, ok := index[g.Class]
-		if !ok {
-			c = len(out.Classes)
-			index[g.Class] = c
-			out.Classes = append(out.Classes, g.Class)
-		}
-		out.Class[i], out.Prob[i], correct[i] = c, float32(g.Prob), '0'
-		if g.Correct {
-			correct[i] = '1'
-		}
+		out.Class[i], out.Prob[i] = classes.of(g.Class), float32(g.Prob)
 	}
-	out.Correct = string(correct)
+	out.Classes, out.Correct = classes.names, flags(len(gs), func(i int) bool { return gs[i].Correct })
 	return out
 }
 
@@ -128,9 +118,7 @@ func (g *Grades) check() error {
 			return fmt.Errorf("%w: review_grades class %d of grade %d is not one of its %d classes", ErrNotSnapshot, c, i, len(g.Classes))
 		case !(g.Prob[i] >= 0 && g.Prob[i] <= 1):
 			return fmt.Errorf("%w: review_grades probability %v of grade %d is not in [0, 1]", ErrNotSnapshot, g.Prob[i], i)
-		case g.Correct[i] != '0' && g.Correct[i] != '1':
-			return fmt.Errorf("%w: review_grades outcome %q of grade %d is not 0 or 1", ErrNotSnapshot, g.Correct[i], i)
 		}
 	}
-	return nil
+	return checkFlags(g.Correct, "review_grades outcome", "grade")
 }
