@@ -83,6 +83,27 @@ type Format struct {
 	SchemaID uint32
 }
 
+// Registrar registers a schema under a subject and returns its id, as a
+// schema registry does (schemaregistry.Client).
+type Registrar interface {
+	Register(ctx context.Context, subject, schema string) (uint32, error)
+}
+
+// PredictionSubject is the subject the predictions' schema is registered
+// under for topic: the registry's default naming of a topic's values.
+func PredictionSubject(topic string) string { return topic + "-value" }
+
+// AvroPredictions registers pipeline.PredictionAvroSchema under topic's
+// subject (PredictionSubject) and returns the format that writes
+// predictions under it.
+func AvroPredictions(ctx context.Context, r Registrar, topic string) (Format, error) {
+	id, err := r.Register(ctx, PredictionSubject(topic), pipeline.PredictionAvroSchema)
+	if err != nil {
+		return Format{}, err
+	}
+	return Format{Avro: true, SchemaID: id}, nil
+}
+
 // NewEncoder returns a JSON encoder whose buffer starts with room for size
 // bytes, such as the size of the previous batch (Len).
 func NewEncoder(size int) *Encoder { return &Encoder{buf: make([]byte, 0, size)} }

@@ -249,18 +249,18 @@ func (s *Service) registerPredictionSchema(ctx context.Context) error {
 	if s.cfg.Output.Format != config.FormatAvro {
 		return nil
 	}
-	subject := s.cfg.Kafka.Topics.Predictions + "-value"
+	subject := publish.PredictionSubject(s.cfg.Kafka.Topics.Predictions)
 	s.setWaiting("starting: registering the schema of the predictions under " + subject)
-	var id uint32
+	var format publish.Format
 	err := s.retry(ctx, "register the predictions schema", func() (err error) {
-		id, err = s.registry.Register(ctx, subject, pipeline.PredictionAvroSchema)
+		format, err = publish.AvroPredictions(ctx, s.registry, s.cfg.Kafka.Topics.Predictions)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	s.consumer.Predictions = publish.Format{Avro: true, SchemaID: id}
-	s.log.Info("predictions schema registered", "subject", subject, "schema_id", id)
+	s.consumer.Predictions = format
+	s.log.Info("predictions schema registered", "subject", subject, "schema_id", format.SchemaID)
 	return nil
 }
 

@@ -17,7 +17,6 @@ import (
 	"streamer/brokers"
 	"streamer/config"
 	"streamer/control"
-	"streamer/pipeline"
 	"streamer/publish"
 	"streamer/replay"
 	"streamer/schemaregistry"
@@ -126,12 +125,9 @@ func replayOutput(ctx context.Context, cfg config.Config, fl replayFlags, conn *
 		if err != nil {
 			return nil, fmt.Errorf("schema_registry.%w", err)
 		}
-		subject := fl.outTopic + "-value"
-		id, err := reg.Register(ctx, subject, pipeline.PredictionAvroSchema)
-		if err != nil {
-			return nil, fmt.Errorf("--out-topic %s: register the predictions' schema under %s: %w", fl.outTopic, subject, err)
+		if format, err = publish.AvroPredictions(ctx, reg, fl.outTopic); err != nil {
+			return nil, fmt.Errorf("--out-topic %s: register the predictions' schema under %s: %w", fl.outTopic, publish.PredictionSubject(fl.outTopic), err)
 		}
-		format = publish.Format{Avro: true, SchemaID: id}
 	}
 	out, err := replay.NewTopicOutput(ctx, conn, fl.outTopic, cfg.Kafka.Partitions, format)
 	if err != nil {
