@@ -1,10 +1,9 @@
 package linalg
 
 import (
-	"cmp"
+	"math"
 	"runtime"
 	"slices"
-	"sort"
 	"sync"
 
 	"streamer/vector"
@@ -61,8 +60,9 @@ func NewCSR(rows []vector.Vector, features, workers int) *CSR {
 		m.indptr[i+1] = len(m.values)
 	}
 	ParallelRange(len(rows), workers, func(_, lo, hi int) {
+		var keys []uint64
 		for i := lo; i < hi; i++ {
-			sortRow(m.indices[m.indptr[i]:m.indptr[i+1]], m.values[m.indptr[i]:m.indptr[i+1]])
+			keys = sortRow(m.indices[m.indptr[i]:m.indptr[i+1]], m.values[m.indptr[i]:m.indptr[i+1]], keys)
 		}
 	})
 	cols := len(m.columns)
@@ -84,7 +84,7 @@ func compactColumns(rows []vector.Vector, features int) (columns, indices []int3
 			columns = append(columns, int32(j))
 		}
 	}
-	slices.SortStableFunc(columns, func(a, b int32) int { return cmp.Compare(count[b], count[a]) })
+	byFrequency(columns, count)
 	compact := count // reuse: feature -> compact column
 	for c, j := range columns {
 		compact[j] = int32(c)
@@ -108,24 +108,36 @@ func eachIndex(r vector.Vector, fn func(int32)) {
 	}
 }
 
-// sortRow sorts a row's entries by column, for sequential access to w.
-func sortRow(idx []int32, val []float32) {
-	if !slices.IsSorted(idx) {
-		sort.Sort(rowEntries{idx, val})
+// byFrequency orders features by falling count, features equally
+// frequent by feature. Each is sorted as one integer key: the count's
+// complement above the feature.
+func byFrequency(features, count []int32) {
+	keys := make([]uint64, len(features))
+	for k, j := range features {
+		keys[k] = uint64(math.MaxInt32-count[j])<<32 | uint64(j)
+	}
+	slices.Sort(keys)
+	for k, key := range keys {
+		features[k] = int32(uint32(key))
 	}
 }
 
-// rowEntries sorts a row's columns and values together.
-type rowEntries struct {
-	idx []int32
-	val []float32
-}
-
-func (r rowEntries) Len() int           { return len(r.idx) }
-func (r rowEntries) Less(a, b int) bool { return r.idx[a] < r.idx[b] }
-func (r rowEntries) Swap(a, b int) {
-	r.idx[a], r.idx[b] = r.idx[b], r.idx[a]
-	r.val[a], r.val[b] = r.val[b], r.val[a]
+// sortRow sorts a row's entries by column, for sequential access to w.
+// Each entry is sorted as one integer key, its column above its value's
+// bits, in keys, which it returns for the next row.
+func sortRow(idx []int32, val []float32, keys []uint64) []uint64 {
+	if slices.IsSorted(idx) {
+		return keys
+	}
+	keys = keys[:0]
+	for k, j := range idx {
+		keys = append(keys, uint64(j)<<32|uint64(math.Float32bits(val[k])))
+	}
+	slices.Sort(keys)
+	for k, key := range keys {
+		idx[k], val[k] = int32(key>>32), math.Float32frombits(uint32(key))
+	}
+	return keys
 }
 
 // Rows returns n.

@@ -1,7 +1,9 @@
 package linalg
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"testing"
 
 	"streamer/online/internal/onlinetest"
@@ -62,5 +64,54 @@ func matchesVectorRows(t *testing.T, rows []vector.Vector, v *VectorRows, c Matr
 		if onlinetest.RelDiff(tb, ta) > 1e-14 {
 			t.Fatalf("%T: MulTransVec differs", c)
 		}
+	}
+}
+
+// TestCSRLayout: each row's entries are ordered by compact column, the
+// columns by falling frequency of their features, features equally
+// frequent by feature, and every row keeps its values.
+func TestCSRLayout(t *testing.T) {
+	rows, _ := onlinetest.SparseProblem(5, 400, 300, 25, 0)
+	m := NewCSR(rows, 300, 2)
+	count := map[int32]int{}
+	for _, r := range rows {
+		for _, j := range r.Indices {
+			count[j]++
+		}
+	}
+	if len(m.columns) != len(count) {
+		t.Fatalf("%d columns for %d features present", len(m.columns), len(count))
+	}
+	for c := 1; c < len(m.columns); c++ {
+		a, b := m.columns[c-1], m.columns[c]
+		if count[a] < count[b] || count[a] == count[b] && a > b {
+			t.Fatalf("column %d is feature %d (%d rows), column %d feature %d (%d rows)", c-1, a, count[a], c, b, count[b])
+		}
+	}
+	for i, r := range rows {
+		idx, val := m.indices[m.indptr[i]:m.indptr[i+1]], m.values[m.indptr[i]:m.indptr[i+1]]
+		if !slices.IsSorted(idx) {
+			t.Fatalf("row %d: columns %v not in order", i, idx)
+		}
+		want := map[int32]float32{}
+		for k, j := range r.Indices {
+			want[j] = float32(r.Values[k])
+		}
+		got := map[int32]float32{}
+		for k, c := range idx {
+			got[m.columns[c]] = val[k]
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("row %d: %v, want %v", i, got, want)
+		}
+	}
+}
+
+// BenchmarkNewCSR builds the matrix of a 20,000-row text window, each row
+// 80 features of 2^18: what every solve of a text stream starts with.
+func BenchmarkNewCSR(b *testing.B) {
+	rows, _ := onlinetest.SparseProblem(1, 20000, 1<<18, 80, 0)
+	for b.Loop() {
+		NewCSR(rows, 1<<18, 0)
 	}
 }
