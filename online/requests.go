@@ -1,9 +1,7 @@
 package online
 
 import (
-	"cmp"
 	"math"
-	"slices"
 
 	"streamer/online/active"
 	"streamer/vector"
@@ -104,60 +102,135 @@ func addDistributions(pool *active.Pool, vecs []vector.Vector, s *Solved) {
 }
 
 // linkSample gives up to poolSample rows of the pool, spread evenly over
-// the window, and up to poolSample of its newest labeled rows the lists of their exact nearest neighbours among
-// themselves: the squared Euclidean distance between dense rows, 1 - cos
-// between sparse ones.
+// the window, and up to poolSample of its newest labeled rows the lists of
+// their exact nearest neighbours among themselves, nearest first: the
+// squared Euclidean distance between dense rows, 1 - cos between sparse
+// ones that share a term. Of rows equally near, the older comes first.
 func linkSample(pool *active.Pool, vecs []vector.Vector) {
-	var rows []int
-	in := make([]bool, len(vecs))
-	step := max(1, float64(len(vecs))/poolSample)
-	for x := 0.0; int(x) < len(vecs); x += step {
+	rows := sampleRows(pool, len(vecs))
+	lists := make([]nearest, len(rows))
+	distances := newSampleDistances(vecs, rows)
+	for a := range rows {
+		distances.from(a)
+		for b := a + 1; b < len(rows); b++ {
+			d, near := distances.to(b)
+			if !near {
+				continue
+			}
+			lists[a].offer(int32(rows[b]), d)
+			lists[b].offer(int32(rows[a]), d)
+		}
+		distances.done(a)
+	}
+	for a, i := range rows {
+		pool.Neighbours[i] = append(pool.Neighbours[i], lists[a].rows...)
+	}
+}
+
+// sampleRows returns the rows linkSample links, oldest first: every
+// len/poolSample-th row and the newest poolSample labeled rows (the
+// sources of a label's hops), of those the window still holds.
+func sampleRows(pool *active.Pool, n int) []int {
+	in := make([]bool, n)
+	step := max(1, float64(n)/poolSample)
+	for x := 0.0; int(x) < n; x += step {
 		in[int(x)] = true
 	}
 	labeled := 0
-	for i := len(vecs) - 1; i >= 0 && labeled < poolSample; i-- { // the newest labels are sources of hops
+	for i := n - 1; i >= 0 && labeled < poolSample; i-- {
 		if pool.Labels[i] != "" {
 			in[i] = true
 			labeled++
 		}
 	}
+	var rows []int
 	for i, ok := range in {
 		if ok && pool.IDs[i] != "" {
 			rows = append(rows, i)
 		}
 	}
-	norms := make([]float64, len(rows))
+	return rows
+}
+
+// nearest is a list of at most poolNeighbours rows, nearest first.
+type nearest struct {
+	rows  []int32
+	dists []float64
+}
+
+// offer adds row at distance d where it is among the nearest; a row
+// equally near as one listed goes after it.
+func (n *nearest) offer(row int32, d float64) {
+	k := len(n.rows)
+	if k == poolNeighbours && d >= n.dists[k-1] {
+		return
+	}
+	if k < poolNeighbours {
+		n.rows, n.dists = append(n.rows, 0), append(n.dists, 0)
+		k++
+	}
+	i := k - 1
+	for ; i > 0 && n.dists[i-1] > d; i-- {
+		n.rows[i], n.dists[i] = n.rows[i-1], n.dists[i-1]
+	}
+	n.rows[i], n.dists[i] = row, d
+}
+
+// sampleDistances measures the distances from one sampled row to the
+// others. A sparse row is spread over a dense scratch once, so that each
+// distance from it costs the other row's non-zeros alone.
+type sampleDistances struct {
+	vecs    []vector.Vector
+	rows    []int
+	norms   []float64
+	scratch []float64
+	a       int
+}
+
+func newSampleDistances(vecs []vector.Vector, rows []int) *sampleDistances {
+	s := &sampleDistances{vecs: vecs, rows: rows, norms: make([]float64, len(rows))}
+	dim := 0
 	for a, i := range rows {
-		norms[a] = vecs[i].Norm()
-	}
-	type near struct {
-		row  int
-		dist float64
-	}
-	dist := make([][]near, len(rows))
-	for a := range rows {
-		for b := a + 1; b < len(rows); b++ {
-			d := sampleDistance(vecs[rows[a]], vecs[rows[b]], norms[a], norms[b])
-			dist[a] = append(dist[a], near{rows[b], d})
-			dist[b] = append(dist[b], near{rows[a], d})
+		s.norms[a] = vecs[i].Norm()
+		for _, j := range vecs[i].Indices {
+			dim = max(dim, int(j)+1)
 		}
 	}
-	for a, i := range rows {
-		slices.SortFunc(dist[a], func(x, y near) int { return cmp.Compare(x.dist, y.dist) })
-		for _, nb := range dist[a][:min(poolNeighbours, len(dist[a]))] {
-			pool.Neighbours[i] = append(pool.Neighbours[i], int32(nb.row))
+	s.scratch = make([]float64, dim)
+	return s
+}
+
+// from makes sampled row a the one distances are measured from.
+func (s *sampleDistances) from(a int) {
+	s.a = a
+	if v := s.vecs[s.rows[a]]; !v.IsDense() {
+		v.AddScaledTo(s.scratch, 1)
+	}
+}
+
+// done clears the scratch of sampled row a.
+func (s *sampleDistances) done(a int) {
+	if v := s.vecs[s.rows[a]]; !v.IsDense() {
+		for _, j := range v.Indices {
+			s.scratch[j] = 0
 		}
 	}
 }
 
-func sampleDistance(a, b vector.Vector, na, nb float64) float64 {
-	if a.IsDense() {
-		return vector.SquaredDistance(a, b)
+// to returns the distance from the current row to sampled row b, and
+// whether b may be its neighbour: any dense row may, a sparse one only if
+// the two share a term with a product above zero.
+func (s *sampleDistances) to(b int) (float64, bool) {
+	v, w := s.vecs[s.rows[s.a]], s.vecs[s.rows[b]]
+	if v.IsDense() {
+		return vector.SquaredDistance(v, w), true
 	}
+	na, nb := s.norms[s.a], s.norms[b]
 	if na == 0 || nb == 0 {
-		return 1
+		return 1, false
 	}
-	return 1 - vector.Dot(a, b)/(na*nb)
+	dot := w.DotDense(s.scratch)
+	return 1 - dot/(na*nb), dot > 0
 }
 
 // density returns how typical of the window each row of view is: where

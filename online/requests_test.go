@@ -1,12 +1,16 @@
 package online
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"streamer/anngraph"
+	"streamer/online/active"
 	"streamer/vector"
 )
 
@@ -132,4 +136,94 @@ func TestDensityWithAGraphIsTheMeanLikenessToTheNeighbours(t *testing.T) {
 			t.Errorf("clustered row %d has density %v, the generic row %v", i, got[i], got[g])
 		}
 	}
+}
+
+// TestLinkSampleListsTheExactNearest: the lists of a sampled pool are
+// those of sorting every other sampled row by its distance, the older of
+// rows equally near first, on dense rows and on sparse ones, where a row
+// that shares no term is no neighbour.
+func TestLinkSampleListsTheExactNearest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 12 {
+		n := 1 + rng.IntN(2*poolSample)
+		dense := trial%2 == 1
+		vecs := make([]vector.Vector, n)
+		pool := &active.Pool{IDs: make([]string, n), Labels: make([]string, n), Neighbours: make([][]int32, n)}
+		for i := range vecs {
+			vecs[i] = randomRow(rng, dense)
+			if rng.IntN(10) > 0 {
+				pool.IDs[i] = strconv.Itoa(i)
+			}
+			if rng.IntN(4) == 0 {
+				pool.Labels[i] = "a"
+			}
+		}
+		linkSample(pool, vecs)
+		rows := sampleRows(pool, n)
+		if len(rows) > 2*poolSample {
+			t.Fatalf("trial %d: %d rows sampled, more than %d", trial, len(rows), 2*poolSample)
+		}
+		for _, i := range rows {
+			want := nearestByBruteForce(vecs, rows, i)
+			if !slices.Equal(pool.Neighbours[i], want) {
+				t.Fatalf("trial %d (dense %v), row %d: neighbours %v, want %v", trial, dense, i, pool.Neighbours[i], want)
+			}
+		}
+		for i, nb := range pool.Neighbours {
+			if len(nb) > 0 && !slices.Contains(rows, i) {
+				t.Fatalf("trial %d: row %d is not sampled but has neighbours", trial, i)
+			}
+		}
+	}
+}
+
+// randomRow draws a row of 40 features: dense, or sparse with a few terms
+// of a small vocabulary, now and then none.
+func randomRow(rng *rand.Rand, dense bool) vector.Vector {
+	const dim = 40
+	if dense {
+		v := make([]float64, dim)
+		for j := range v {
+			v[j] = float64(rng.IntN(5)) // small integers: ties happen
+		}
+		return vector.Dense(v)
+	}
+	var idx []int32
+	var val []float64
+	for j := range dim {
+		if rng.IntN(12) == 0 {
+			idx, val = append(idx, int32(j)), append(val, 1+float64(rng.IntN(3)))
+		}
+	}
+	return vector.Sparse(idx, val)
+}
+
+// nearestByBruteForce lists the poolNeighbours rows of rows nearest to i,
+// by a stable sort of every other row's distance.
+func nearestByBruteForce(vecs []vector.Vector, rows []int, i int) []int32 {
+	type near struct {
+		row  int
+		dist float64
+	}
+	var all []near
+	for _, j := range rows {
+		if j == i {
+			continue
+		}
+		d := vector.SquaredDistance(vecs[i], vecs[j])
+		if !vecs[i].IsDense() {
+			dot := vector.Dot(vecs[i], vecs[j])
+			if dot <= 0 {
+				continue
+			}
+			d = 1 - dot/(vecs[i].Norm()*vecs[j].Norm())
+		}
+		all = append(all, near{j, d})
+	}
+	slices.SortStableFunc(all, func(x, y near) int { return cmp.Compare(x.dist, y.dist) })
+	var out []int32
+	for _, nb := range all[:min(poolNeighbours, len(all))] {
+		out = append(out, int32(nb.row))
+	}
+	return out
 }
