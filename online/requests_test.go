@@ -163,7 +163,8 @@ func TestLinkSampleListsTheExactNearest(t *testing.T) {
 		if len(rows) > 2*poolSample {
 			t.Fatalf("trial %d: %d rows sampled, more than %d", trial, len(rows), 2*poolSample)
 		}
-		for _, i := range rows {
+		for k := 0; k < len(rows); k += 1 + len(rows)/40 { // some 40 rows of each pool
+			i := rows[k]
 			want := nearestByBruteForce(vecs, rows, i)
 			if !slices.Equal(pool.Neighbours[i], want) {
 				t.Fatalf("trial %d (dense %v), row %d: neighbours %v, want %v", trial, dense, i, pool.Neighbours[i], want)
