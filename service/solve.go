@@ -67,8 +67,8 @@ func (s *Service) solveLoop(ctx context.Context, trigger <-chan struct{}, out ou
 // the process's first solve (until a snapshot exists, scorers have no
 // model at all and a restart has nothing to restore), then after
 // everySolves solves or every, and after the first solve that follows a
-// drift reaction or whose model is of another shape than the last
-// snapshot's, which scorers should not wait for.
+// drift reaction or whose model is another than the last snapshot's
+// (modelShape.another), which scorers should not wait for.
 type snapshotCadence struct {
 	everySolves int
 	every       time.Duration
@@ -79,19 +79,27 @@ type snapshotCadence struct {
 }
 
 // modelShape is what makes a model another to its scorers: the classes
-// it can predict and the algorithm that solved it (auto's choice, which
-// changes the model's accuracy more than a solve of the same algorithm).
+// it can predict, the algorithm that solved it (auto's choice, which
+// changes the model's accuracy more than a solve of the same algorithm)
+// and the labels it learned from.
 type modelShape struct {
 	classes   []string
 	algorithm train.Algorithm
+	labeled   int
 }
 
 func shapeOf(s online.Solved) modelShape {
-	return modelShape{classes: s.Model.Classes, algorithm: s.Algorithm}
+	return modelShape{classes: s.Model.Classes, algorithm: s.Algorithm, labeled: s.SolvedOn.Labeled}
 }
 
-func (m modelShape) equal(o modelShape) bool {
-	return m.algorithm == o.algorithm && slices.Equal(m.classes, o.classes)
+// another reports whether a model of shape m is another than one of
+// shape last: it predicts other classes, another algorithm solved it, or
+// it learned from twice the labels or more. While the first labels come
+// (and again after a drift reaction forgot some), each model learns from
+// many more than the last snapshot's; once the window's labels are
+// steady, they never double.
+func (m modelShape) another(last modelShape) bool {
+	return m.algorithm != last.algorithm || !slices.Equal(m.classes, last.classes) || m.labeled >= 2*max(last.labeled, 1)
 }
 
 func newSnapshotCadence(everySolves int, every time.Duration, now time.Time) *snapshotCadence {
@@ -102,7 +110,7 @@ func newSnapshotCadence(everySolves int, every time.Duration, now time.Time) *sn
 // drift reaction when reacted.
 func (c *snapshotCadence) solved(shape modelShape, reacted bool) {
 	c.solves++
-	c.soon = c.soon || reacted || !shape.equal(c.shape)
+	c.soon = c.soon || reacted || shape.another(c.shape)
 }
 
 // due reports whether a snapshot is to be published now.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"maps"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -17,28 +18,64 @@ import (
 
 // TestFirstSolveIsPublished: with a snapshot cadence that would not publish
 // for an hour, the first model a process solves is published at once (a
-// scorer has no model until a snapshot exists), and the next solves wait
-// for the cadence.
+// scorer has no model until a snapshot exists), so is one that learned
+// from more than twice its labels (the first labels coming), and, once no
+// labels come, the next solves wait for the cadence.
 func TestFirstSolveIsPublished(t *testing.T) {
 	t.Parallel()
 	cluster := startCluster(t)
 	addrs := cluster.Addrs()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// One algorithm: auto's choice changing would publish too.
-	cfg := testConfig(t, addrs, "snapshot.every_solves=1000", "snapshot.every=1h", "solver.algorithm=tsvm")
+	// One algorithm: auto's choice changing would publish too. A window
+	// that keeps every example: its labels stay when no more come.
+	cfg := testConfig(t, addrs, "snapshot.every_solves=1000", "snapshot.every=1h", "solver.algorithm=tsvm", "window.max_examples=10000")
 	run := startService(t, cfg, testLogger(t))
 	stream := newStreamWriter(t, addrs, 5)
-	stream.write(t, ctx, 300)
-	waitFor(t, "a first snapshot", time.Minute, func() bool { return run.svc.Status().Snapshots == 1 })
+	stream.write(t, ctx, 100) // some 9 labels
+	waitFor(t, "a first snapshot", time.Minute, func() bool { return run.svc.Status().Snapshots >= 1 })
+	first := run.svc.Status().Snapshots
+	stream.write(t, ctx, 300) // some 46
+	steady := withoutLabels(t, ctx, run, stream)
+	if steady == first {
+		t.Fatalf("%d snapshots published, none after the labels grew fourfold", steady)
+	}
 	for range 3 {
-		solves := run.svc.Status().Pipeline.Solves
-		stream.write(t, ctx, 200)
-		waitFor(t, "another solve", time.Minute, func() bool { return run.svc.Status().Pipeline.Solves > solves })
+		writeAndSolve(t, ctx, run, stream, 200)
 	}
-	if n := run.svc.Status().Snapshots; n != 1 {
-		t.Fatalf("%d snapshots published before the cadence allowed a second", n)
+	if n := run.svc.Status().Snapshots; n != steady {
+		t.Fatalf("%d snapshots published, %d when the labels stopped: the cadence allowed no more", n, steady)
 	}
+}
+
+// withoutLabels stops the stream's labels and returns the snapshots
+// published once every label written is learned: it writes examples that
+// bring the labels still queued, waits for them to be read and for a
+// model that learned from every label of the window, then writes more and
+// waits for a solve of them, so that any snapshot of that model is
+// published.
+func withoutLabels(t *testing.T, ctx context.Context, run *running, stream *streamWriter) int64 {
+	t.Helper()
+	stream.rate = math.MaxInt
+	stream.write(t, ctx, 200)
+	learner := run.svc.Pipeline().Learner()
+	waitFor(t, "a model of every label", time.Minute, func() bool {
+		st := run.svc.Status().Pipeline
+		return st.Examples >= int64(stream.n) && st.Labels >= int64(stream.labels) &&
+			learner.InForce().SolvedOn.Labeled == st.WindowLabeled
+	})
+	writeAndSolve(t, ctx, run, stream, 200)
+	return run.svc.Status().Snapshots
+}
+
+// writeAndSolve writes n examples and waits until they are read and for a
+// solve after.
+func writeAndSolve(t *testing.T, ctx context.Context, run *running, stream *streamWriter, n int) {
+	t.Helper()
+	stream.write(t, ctx, n)
+	waitFor(t, "the examples read", time.Minute, func() bool { return run.svc.Status().Pipeline.Examples >= int64(stream.n) })
+	solves := run.svc.Status().Pipeline.Solves
+	waitFor(t, "a solve after them", time.Minute, func() bool { return run.svc.Status().Pipeline.Solves > solves })
 }
 
 // TestSnapshotCadence: the first solve is published, then every third, or
@@ -47,9 +84,10 @@ func TestFirstSolveIsPublished(t *testing.T) {
 func TestSnapshotCadence(t *testing.T) {
 	start := time.Unix(0, 0)
 	c := newSnapshotCadence(3, time.Minute, start)
-	ab := modelShape{classes: []string{"a", "b"}, algorithm: train.SVM}
-	abc := modelShape{classes: []string{"a", "b", "c"}, algorithm: train.SVM}
-	abcSR := modelShape{classes: abc.classes, algorithm: train.SR}
+	ab := modelShape{classes: []string{"a", "b"}, algorithm: train.SVM, labeled: 100}
+	abc := modelShape{classes: []string{"a", "b", "c"}, algorithm: train.SVM, labeled: 100}
+	abcSR := modelShape{classes: abc.classes, algorithm: train.SR, labeled: 100}
+	labeled := func(m modelShape, n int) modelShape { m.labeled = n; return m }
 	if c.due(start) {
 		t.Fatal("due before any solve")
 	}
@@ -68,7 +106,11 @@ func TestSnapshotCadence(t *testing.T) {
 		{abc, false, 7, false},
 		{abcSR, false, 8, true}, // another algorithm
 		{abcSR, false, 9, false},
-		{abcSR, false, 70, true}, // a minute since
+		{abcSR, false, 70, true},               // a minute since
+		{labeled(abcSR, 40), true, 71, true},   // a reaction that forgot labels
+		{labeled(abcSR, 79), false, 72, false}, // fewer than twice the last's
+		{labeled(abcSR, 80), false, 73, true},  // twice the last's
+		{labeled(abcSR, 100), false, 74, false},
 	}
 	for i, st := range steps {
 		now := start.Add(st.at * time.Second)
@@ -95,26 +137,25 @@ func TestNewClassIsPublished(t *testing.T) {
 	// Without the drift watch: the labels of c contradict the model that
 	// learned c as b, which could alarm and publish a reaction's model.
 	// One algorithm: auto's choice changing would publish too.
-	cfg := testConfig(t, addrs, "snapshot.every_solves=1000", "snapshot.every=1h", "drift.detectors=none", "solver.algorithm=svm")
+	// A window that keeps every example: its labels stay when no more
+	// come, and a few more do not double them.
+	cfg := testConfig(t, addrs, "snapshot.every_solves=1000", "snapshot.every=1h", "drift.detectors=none", "solver.algorithm=svm",
+		"window.max_examples=10000")
 	run := startService(t, cfg, testLogger(t))
 	stream := newStreamWriter(t, addrs, 5)
 	stream.gen = synth.NewTextStream(synth.TextStreamConfig{Seed: 5, Topics: 2, Classes: []string{"a", "b", "c"}})
 	stream.relabel = func(l string) string { return strings.Replace(l, "c", "b", 1) } // c is not labeled yet
-	stream.write(t, ctx, 300)
-	waitFor(t, "a first snapshot", time.Minute, func() bool { return run.svc.Status().Snapshots == 1 })
-	stream.relabel = nil
-	stream.write(t, ctx, 300)
+	stream.write(t, ctx, 400)
+	waitFor(t, "a first snapshot", time.Minute, func() bool { return run.svc.Status().Snapshots >= 1 })
+	steady := withoutLabels(t, ctx, run, stream)
+	stream.relabel, stream.rate = nil, 8
+	stream.write(t, ctx, 100)
 	waitFor(t, "a model of three classes", time.Minute, func() bool {
 		return len(run.svc.Pipeline().Learner().InForce().Model.Classes) == 3
 	})
-	waitFor(t, "its snapshot", 30*time.Second, func() bool { return run.svc.Status().Snapshots == 2 })
-	for range 2 {
-		solves := run.svc.Status().Pipeline.Solves
-		stream.write(t, ctx, 200)
-		waitFor(t, "another solve", time.Minute, func() bool { return run.svc.Status().Pipeline.Solves > solves })
-	}
-	if n := run.svc.Status().Snapshots; n != 2 {
-		t.Fatalf("%d snapshots published; want 2: the first solve's and the first of three classes'", n)
+	waitFor(t, "its snapshot", 30*time.Second, func() bool { return run.svc.Status().Snapshots == steady+1 })
+	if n := withoutLabels(t, ctx, run, stream); n != steady+1 {
+		t.Fatalf("%d snapshots published; want %d: those of two classes and the first of three", n, steady+1)
 	}
 }
 
