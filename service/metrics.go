@@ -1,6 +1,8 @@
 package service
 
 import (
+	"math"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promauto"
@@ -109,8 +111,8 @@ func newMetrics(pipe *pipeline.Pipeline) *Metrics {
 	}, func() float64 { _, n := pipe.Learner().WindowSize(); return float64(n) })
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamer_prequential_accuracy_ratio",
-		Help: "Fraction of the last eval.horizon scored labels whose example's prediction was right (labels of predictions made before any model are not scored); snapshots carry it across restarts.",
-	}, func() float64 { return pipe.Stats().SSLRecent.Accuracy() })
+		Help: "Fraction of the last eval.horizon scored labels whose example's prediction was right (labels of predictions made before any model are not scored); snapshots carry it across restarts. NaN until a label is scored, and on scorers, which read no labels: an alert on a low value does not fire for want of labels.",
+	}, func() float64 { recent := pipe.Stats().SSLRecent; return ratio(recent.Correct, recent.Total) })
 	f.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "streamer_window_kept_ratio",
 		Help: "Fraction of the unlabeled examples handed to the learner since start that entered its window (window.sample; labeled examples always do); 1 before any.",
@@ -164,4 +166,13 @@ func registerDrift(f promauto.Factory, pipe *pipeline.Pipeline) {
 			Help: "The statistic above which a drift detector alarms (drift.labels.threshold, drift.neighbours.threshold; scores: ADWIN's cut bound of its window now).",
 		}, func() float64 { return driftStatus(pipe, name).Threshold })
 	}
+}
+
+// ratio is right/total, or NaN when total is 0: the share of nothing,
+// which a comparison in an alert never takes for a low value.
+func ratio[N int | uint64](right, total N) float64 {
+	if total == 0 {
+		return math.NaN()
+	}
+	return float64(right) / float64(total)
 }

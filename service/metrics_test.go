@@ -183,3 +183,51 @@ func labeledGauges(t *testing.T, s *Service, name, label string) map[string]floa
 	}
 	return out
 }
+
+// TestAccuracyGaugesAreNaNUntilScored: the accuracy gauges read NaN, not
+// 0, until a label meets a prediction of a model (before the first model,
+// and on a scorer, which reads no labels), so that an alert on a low
+// accuracy (deploy/prometheus/alerts.yaml) does not fire for want of
+// labels; then the share right.
+func TestAccuracyGaugesAreNaNUntilScored(t *testing.T) {
+	t.Parallel()
+	s, err := New(testConfig(t, nil, "active.budget=10%"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nan := func(when string) {
+		t.Helper()
+		if got := gauge(t, s, "streamer_prequential_accuracy_ratio"); !math.IsNaN(got) {
+			t.Errorf("%s: streamer_prequential_accuracy_ratio %v, want NaN", when, got)
+		}
+		for strategy, got := range labeledGauges(t, s, "streamer_label_requests_accuracy_ratio", "strategy") {
+			if !math.IsNaN(got) {
+				t.Errorf("%s: streamer_label_requests_accuracy_ratio{strategy=%q} %v, want NaN", when, strategy, got)
+			}
+		}
+	}
+	nan("at the start")
+	message := func(i int, label bool) kafka.Message {
+		class, text := "spam", "cheap pills now"
+		if i%2 == 1 {
+			class, text = "ham", "lunch at noon"
+		}
+		if label {
+			return kafka.Message{Topic: "labels", Offset: int64(i), Value: fmt.Appendf(nil, `{"id": "e%d", "label": %q}`, i, class)}
+		}
+		return kafka.Message{Topic: "examples", Offset: int64(i), Value: fmt.Appendf(nil, `{"id": "e%d", "text": %q}`, i, text)}
+	}
+	for i := range 20 {
+		handleAll(s, message(i, false), message(i, true))
+	}
+	nan("labels of examples predicted before any model")
+	if _, err := s.pipe.Solve(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i := 20; i < 24; i++ {
+		handleAll(s, message(i, false), message(i, true))
+	}
+	if got := gauge(t, s, "streamer_prequential_accuracy_ratio"); got != 1 {
+		t.Fatalf("streamer_prequential_accuracy_ratio %v after four labels of right predictions, want 1", got)
+	}
+}

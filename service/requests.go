@@ -88,14 +88,11 @@ func registerRequestMetrics(reg prometheus.Registerer, pipe *pipeline.Pipeline) 
 		}
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name:        "streamer_label_requests_accuracy_ratio",
-			Help:        "Fraction of the answered label requests whose prediction, by the model that chose them, was the answer, by strategy; random's is an unbiased estimate of the model's accuracy on the window, the others' are not (chosen for being hard). 0 until an answer meets a prediction: requests chosen before any model carry none.",
+			Help:        "Fraction of the answered label requests whose prediction, by the model that chose them, was the answer, by strategy; random's is an unbiased estimate of the model's accuracy on the window, the others' are not (chosen for being hard). NaN until an answer meets a prediction: requests chosen before any model carry none.",
 			ConstLabels: labels,
 		}, func() float64 {
 			st, _ := pipe.RequestStats()
-			if st.Scored[strategy] == 0 {
-				return 0
-			}
-			return float64(st.Right[strategy]) / float64(st.Scored[strategy])
+			return ratio(st.Right[strategy], st.Scored[strategy])
 		}))
 	}
 }
