@@ -19,8 +19,9 @@ import (
 // TestFirstSolveIsPublished: with a snapshot cadence that would not publish
 // for an hour, the first model a process solves is published at once (a
 // scorer has no model until a snapshot exists), so is one that learned
-// from more than twice its labels (the first labels coming), and, once no
-// labels come, the next solves wait for the cadence.
+// from twice the labels of the last snapshot's model or more (the first
+// labels coming), and, once no labels come, the next solves wait for the
+// cadence.
 func TestFirstSolveIsPublished(t *testing.T) {
 	t.Parallel()
 	cluster := startCluster(t)
