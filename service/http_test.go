@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -85,26 +84,29 @@ func TestHealthAndMetrics(t *testing.T) {
 // are up the service starts and becomes ready.
 func TestReadyzSaysWhatTheStartWaitsFor(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	// A port no other test's broker can take meanwhile, which would
+	// answer the service.
+	addr, release := reservePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	svc, stop := runService(t, testConfig(t, []string{addr}))
 	var base string
 	waitFor(t, "the HTTP server", 30*time.Second, func() bool { base = "http://" + svc.HTTPAddr(); return svc.HTTPAddr() != "" })
 	var body string
-	waitFor(t, "/readyz to say what the start waits for", 30*time.Second, func() bool {
-		var code int
-		code, body = get(t, base+"/readyz")
-		return code == http.StatusServiceUnavailable && strings.Contains(body, "starting: creating the topics") &&
-			strings.Contains(body, "retrying create topics: ") && strings.Contains(body, addr)
-	})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		code, b := get(t, base+"/readyz")
+		body = b
+		if code == http.StatusServiceUnavailable && strings.Contains(body, "starting: creating the topics") &&
+			strings.Contains(body, "retrying create topics: ") && strings.Contains(body, addr) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz does not say what the start waits for: %d %s", code, body)
+		}
+	}
 	t.Logf("/readyz: %s", strings.TrimSpace(body))
 
+	release()
 	cluster, err := embedded.Start(embedded.Config{Partitions: 2, Listen: addr})
 	if err != nil {
 		t.Fatal(err)
