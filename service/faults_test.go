@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,16 +11,6 @@ import (
 	"streamer/internal/testlevel"
 )
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // TestBrokerGoesAwayAndComesBack stops the cluster under a running service
 // and starts it again on the same port with the same data: the service
 // retries with backoff, says so in its log, does not crash, and every
@@ -29,7 +18,8 @@ func freePort(t *testing.T) int {
 func TestBrokerGoesAwayAndComesBack(t *testing.T) {
 	testlevel.Long(t, "stops the brokers under a running service")
 	dir := t.TempDir()
-	listen := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	listen, release := reservePort(t)
+	release()
 	start := func() *embedded.Cluster {
 		c, err := embedded.Start(embedded.Config{Listen: listen, DataDir: dir, Partitions: 2})
 		if err != nil {
