@@ -17,7 +17,9 @@ type BernoulliConfig struct {
 	// p0 + Rise against p0; 0 means 0.3. A rise about that large is found
 	// in the fewest outcomes, a much smaller one in many more, and the
 	// slow changes of a learner's error (a new model, a class mix moving)
-	// stay below it.
+	// stay below it. Where p0 + Rise reaches 1 (a model of many classes
+	// wrong most of the time), no such rise can come and the CUSUM
+	// rests at 0.
 	Rise float64
 	// Reference is the number of outcomes, before the newest Recent ones,
 	// whose rate is p0; 0 means 50. Recent is kept out of p0 so that the
@@ -76,7 +78,11 @@ const minReference = 20
 // standard error, so that a reference that underestimates it by chance
 // does not shorten the time to a false alarm below e^Threshold. The
 // change is estimated to begin at the first outcome after S was last 0
-// (the maximum-likelihood change point of the CUSUM).
+// (the maximum-likelihood change point of the CUSUM). While p0 + Rise
+// reaches 1, S stays 0: holding p0 under its estimate to make room for
+// the rise would break the false-alarm bound, which holds only where p0
+// is at least the true rate, and let every long run of a mostly wrong
+// model's errors alarm.
 type BernoulliCUSUM struct {
 	cfg BernoulliConfig
 	// errors[i % len] is the number of errors among the first i+1
@@ -113,8 +119,12 @@ func (d *BernoulliCUSUM) Add(wrong bool, position int64) bool {
 		return false
 	}
 	p := (float64(errs) + 0.5) / (float64(ref) + 1)
-	p0 := min(p+raise*math.Sqrt(p*(1-p)/float64(ref)), 1-d.cfg.Rise-1e-9)
+	p0 := p + raise*math.Sqrt(p*(1-p)/float64(ref))
 	p1 := p0 + d.cfg.Rise
+	if p1 >= 1 {
+		d.s, d.run = 0, 0
+		return false
+	}
 	llr := math.Log((1 - p1) / (1 - p0))
 	if wrong {
 		llr = math.Log(p1 / p0)
