@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/floats"
 )
@@ -177,6 +178,12 @@ func denseSquaredDistance(a, b []float64) float64 {
 		s0 += d * d
 	}
 	return s0 + s1
+}
+
+// Equal reports whether v and w are the same vector, stored alike: both
+// dense or both sparse, with the same indices and values.
+func Equal(v, w Vector) bool {
+	return v.IsDense() == w.IsDense() && slices.Equal(v.Indices, w.Indices) && slices.Equal(v.Values, w.Values)
 }
 
 // Clone returns a deep copy of v.

@@ -121,11 +121,16 @@ func autoWeight(lap newton.Laplacian) float64 {
 	return autoLambdaI
 }
 
-// graphFollows counts the window's labeled kNN edges and those that join
-// rows of one class, and reports whether they agree well enough for sr;
-// Laplace's rule keeps a handful of agreeing edges from deciding.
+// graphFollows counts the window's labeled kNN edges between rows that
+// differ and those that join rows of one class, and reports whether they
+// agree well enough for sr; Laplace's rule keeps a handful of agreeing
+// edges from deciding. An edge between two copies of one row (a text
+// that recurs word for word) agrees whatever the graph does for other
+// rows: counted, copies would choose sr on short text, where it loses
+// to a linear model.
 func graphFollows(data Window) (same, edges int, follows bool) {
-	same, edges = Homophily(data.Graph, data.Labels)
+	copies := func(i, j int) bool { return data.Rows != nil && vector.Equal(data.Rows[i], data.Rows[j]) }
+	same, edges = labeledEdges(data.Graph, data.Labels, copies)
 	return same, edges, float64(same+1)/float64(edges+2) >= autoMinHomophily
 }
 
@@ -179,9 +184,14 @@ func chanceAgreement(labels []string) float64 {
 // Homophily counts the edges of g that join two labeled rows, and of
 // those the edges whose ends share a class.
 func Homophily(g spectral.WeightedGraph, labels []string) (same, edges int) {
+	return labeledEdges(g, labels, func(int, int) bool { return false })
+}
+
+// labeledEdges is Homophily over the edges that skip leaves.
+func labeledEdges(g spectral.WeightedGraph, labels []string, skip func(i, j int) bool) (same, edges int) {
 	for e := range g.Edges() {
 		i, j, _ := g.Edge(e)
-		if labels[i] == "" || labels[j] == "" {
+		if labels[i] == "" || labels[j] == "" || skip(i, j) {
 			continue
 		}
 		edges++

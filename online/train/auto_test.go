@@ -33,7 +33,7 @@ func TestChooseAuto(t *testing.T) {
 	noGraph.Graph, noGraph.Laplacian = nil, nil
 	fewLabels, _, _ := srData(t, 600, 6, 5, 0, 4) // two labels a class: too few neighbours to judge
 	for _, w := range []*Window{&clustered, &binary, &shuffled, &partial, &partialCubed, &shuffledCubed, &noGraph, &fewLabels} {
-		w.Rows = rowsOf(600, func(int) vector.Vector { return vector.Dense(make([]float64, 6)) })
+		w.Rows = rowsOf(600, func(i int) vector.Vector { return vector.Dense([]float64{float64(i), 0, 0, 0, 0, 0}) })
 	}
 	// Text: sparse rows, where the graph term is kept without the svm.
 	shuffledText, partialText := shuffledCubed, partialCubed
@@ -113,6 +113,58 @@ func (g edgeList) Edge(e int) (int, int, float64) {
 	return g[e][0], g[e][1], 1
 }
 func (g edgeList) Rank(int) int { return 0 }
+
+// TestCopiesDoNotJudgeTheGraph: edges between copies of one row (a text
+// that recurs word for word) agree whatever the graph does for other
+// rows, and auto's rule leaves them out: on edges between distinct rows
+// that agree half the time, thirty more between labeled copies do not
+// make it choose sr, where the same edges between distinct rows do.
+func TestCopiesDoNotJudgeTheGraph(t *testing.T) {
+	const n = 60
+	classes := []string{"a", "b", "c"}
+	labels := make([]string, n)
+	for i := range labels {
+		labels[i] = classes[i%3]
+	}
+	var g edgeList
+	for i := range 20 { // rows 0..39: ten edges agree, ten do not
+		j := 3 + 2*i
+		if i%2 == 1 {
+			j = 1 + 2*i
+		}
+		g = append(g, [2]int{2 * i, j % 40})
+	}
+	for i := 40; i < n-3; i++ { // rows 40..59: each with the row three on, of its class
+		g = append(g, [2]int{i, i + 3})
+	}
+	word := func(i int) vector.Vector { return vector.Sparse([]int32{int32(i)}, []float64{1}) }
+	distinct := rowsOf(n, word)
+	copies := rowsOf(n, func(i int) vector.Vector { // rows 40..59 copies of three texts, one a class
+		if i >= 40 {
+			return word(1000 + i%3)
+		}
+		return word(i)
+	})
+	for _, tt := range []struct {
+		name    string
+		rows    []vector.Vector
+		edges   int
+		follows bool
+		want    Algorithm
+	}{
+		{"distinct rows", distinct, 37, true, SR},
+		{"copies", copies, 20, false, TSVM},
+	} {
+		data := Window{Graph: g, Labels: labels, Rows: tt.rows}
+		same, edges, follows := graphFollows(data)
+		if edges != tt.edges || follows != tt.follows {
+			t.Errorf("%s: %d of %d labeled edges agree, follows %v; want %d edges, follows %v", tt.name, same, edges, follows, tt.edges, tt.follows)
+		}
+		if got, _ := chooseAuto(data, Params{Algorithm: Auto}); got.Algorithm != tt.want {
+			t.Errorf("%s: auto chose %s, want %s", tt.name, got.Algorithm, tt.want)
+		}
+	}
+}
 
 // TestAboveChanceIsCalibrated checks the test auto uses the graph by: on
 // random graphs whose edges ignore the labels (skewed class sizes, so that
