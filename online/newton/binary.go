@@ -2,6 +2,7 @@ package newton
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -147,13 +148,14 @@ func (b *binary) addLabeledTerms(s *newton) {
 	}
 }
 
-// supervised solves rls, svm, laprls or lapsvm.
-func (b *binary) supervised(kind lossKind, warm *model.Solution) *model.Solution {
+// supervised solves rls, svm, laprls or lapsvm; it stops early when ctx
+// ends (Solve returns ctx's error then).
+func (b *binary) supervised(ctx context.Context, kind lossKind, warm *model.Solution) *model.Solution {
 	s := b.newton(kind, false)
 	b.addLabeledTerms(s)
 	s.setWeights(b.startWeights(warm))
 	sol := &model.Solution{}
-	addRun(&sol.Stats, s.minimize(warm != nil))
+	addRun(&sol.Stats, s.minimize(ctx, warm != nil))
 	sol.W = s.w
 	sol.Stats.Objective = s.objective()
 	return sol

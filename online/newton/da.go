@@ -35,7 +35,7 @@ const (
 // from the warm weights.
 func (b *binary) da(ctx context.Context, warm *model.Solution) (*model.Solution, error) {
 	if len(b.unlabeled) == 0 {
-		return b.supervised(hingeLoss, warm), nil
+		return b.supervised(ctx, hingeLoss, warm), nil
 	}
 	s := b.newton(hingeLoss, true)
 	b.addLabeledTerms(s)
@@ -57,7 +57,7 @@ func (b *binary) da(ctx context.Context, warm *model.Solution) (*model.Solution,
 	}
 	b.setSoftCosts(s, p)
 	sol := &model.Solution{}
-	addRun(&sol.Stats, s.minimize(warm != nil))
+	addRun(&sol.Stats, s.minimize(ctx, warm != nil))
 	var best *daBest
 	prevEntropy := math.Inf(1)
 	nu2 := math.NaN() // the last p-step's 2ν, where the next one's root search starts
@@ -101,7 +101,7 @@ func (b *binary) daFixedPoint(ctx context.Context, s *newton, p []float64, temp 
 			break
 		}
 		b.setSoftCosts(s, p)
-		addRun(st, s.minimize(true))
+		addRun(st, s.minimize(ctx, true))
 		copy(q, p)
 	}
 	return q, nil

@@ -1,6 +1,7 @@
 package newton
 
 import (
+	"context"
 	"math"
 
 	"streamer/online/linalg"
@@ -171,8 +172,9 @@ func (s *newton) gradient(dst []float64) {
 // trusts the point and solves to the final tolerance at once; a cold one
 // starts loose (coldEpsilon, coldMaxCGLS) and tightens when it converges.
 // With a direct solver every Newton point is exact, and CGLS only stands
-// in should a factorization fail.
-func (s *newton) minimize(warm bool) runStats {
+// in should a factorization fail. It stops before the next Newton step
+// once ctx ends, leaving the point where it is.
+func (s *newton) minimize(ctx context.Context, warm bool) runStats {
 	tol := s.tol.withDefaults()
 	eps, tau, cgMax := tol.Epsilon, tol.Tau, tol.MaxCGLS
 	if !warm && s.direct == nil {
@@ -183,7 +185,7 @@ func (s *newton) minimize(warm bool) runStats {
 	if s.trace != nil {
 		s.trace(true, f)
 	}
-	for st.newtonSteps < tol.MaxNewton {
+	for st.newtonSteps < tol.MaxNewton && ctx.Err() == nil {
 		st.newtonSteps++
 		sys := s.newtonSystem()
 		wBar, oBar, boBar := s.trialPoint()

@@ -198,13 +198,16 @@ func Solve(ctx context.Context, prob Problem, params Params, warm *model.Solutio
 	var sol *model.Solution
 	switch params.Objective {
 	case RLS, LapRLS:
-		sol = b.supervised(squaredLoss, warm)
+		sol = b.supervised(ctx, squaredLoss, warm)
 	case SVM, LapSVM:
-		sol = b.supervised(hingeLoss, warm)
+		sol = b.supervised(ctx, hingeLoss, warm)
 	case TSVM:
 		sol, err = b.tsvm(ctx, warm)
 	case DA:
 		sol, err = b.da(ctx, warm)
+	}
+	if err == nil {
+		err = ctx.Err() // a solve stopped early is not a solution
 	}
 	if err != nil {
 		return nil, err

@@ -208,7 +208,7 @@ func TestInnerSolutionMatchesDenseSolve(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := innerNewton(t, tc)
 			s.setWeights(make([]float64, s.d+1))
-			if st := s.minimize(false); !st.converged {
+			if st := s.minimize(context.Background(), false); !st.converged {
 				t.Fatalf("finite Newton did not converge: %+v", st)
 			}
 			want := denseSolve(s)
@@ -398,11 +398,14 @@ func TestSolveRejectsBadInput(t *testing.T) {
 	}
 }
 
+// TestSolveStopsOnCancel: every objective returns ctx's error, not a
+// solution, once ctx has ended (a service stopping during a long solve
+// does not wait for it).
 func TestSolveStopsOnCancel(t *testing.T) {
 	rows, y := onlinetest.RandomProblem(4, 50, 4, 10)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for _, a := range []Objective{TSVM, DA} {
+	for _, a := range []Objective{RLS, SVM, TSVM, DA} {
 		_, err := Solve(ctx, Problem{X: linalg.NewVectorRows(rows, 4, 1), Y: y}, Params{Objective: a}, nil)
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: err = %v, want context.Canceled", a, err)

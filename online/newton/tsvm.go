@@ -36,7 +36,7 @@ const (
 // label; annealing lets the labeled rows move the weights first.
 func (b *binary) tsvm(ctx context.Context, warm *model.Solution) (*model.Solution, error) {
 	if len(b.unlabeled) == 0 {
-		return b.supervised(hingeLoss, warm), nil
+		return b.supervised(ctx, hingeLoss, warm), nil
 	}
 	s := b.newton(hingeLoss, true)
 	b.addLabeledTerms(s)
@@ -45,7 +45,7 @@ func (b *binary) tsvm(ctx context.Context, warm *model.Solution) (*model.Solutio
 	var labels map[int]float64
 	lambdaU := b.par.LambdaU
 	if warm == nil || b.labelsGrew(warm) {
-		addRun(&sol.Stats, s.minimize(warm != nil))
+		addRun(&sol.Stats, s.minimize(ctx, warm != nil))
 		labels = b.thresholdLabels(b.unlabeled, s.o)
 		lambdaU = min(tsvmLambdaStart, b.par.LambdaU)
 		sol.LabeledAtStart = len(b.labeled)
@@ -53,7 +53,7 @@ func (b *binary) tsvm(ctx context.Context, warm *model.Solution) (*model.Solutio
 		sol.LabeledAtStart = warm.LabeledAtStart
 		labels = b.warmLabels(warm, s.o)
 		if b.par.Reanneal {
-			addRun(&sol.Stats, s.minimize(true))
+			addRun(&sol.Stats, s.minimize(ctx, true))
 			lambdaU = b.par.LambdaU * tsvmReanneal
 		}
 	}
@@ -65,7 +65,7 @@ func (b *binary) tsvm(ctx context.Context, warm *model.Solution) (*model.Solutio
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		addRun(&sol.Stats, s.minimize(true))
+		addRun(&sol.Stats, s.minimize(ctx, true))
 		if err := b.switchRounds(ctx, s, &sol.Stats); err != nil {
 			return nil, err
 		}
@@ -102,7 +102,7 @@ func (b *binary) switchRounds(ctx context.Context, s *newton, st *model.Stats) e
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		addRun(st, s.minimize(true))
+		addRun(st, s.minimize(ctx, true))
 	}
 	return nil
 }
