@@ -182,15 +182,22 @@ const trimPart = 5
 
 // trimThreshold is the log-likelihood ratio of a fall of the rate at
 // which trim drops the reference's older part. It is low: a learner's
-// error falls gradually, which a split tests weakly, and a part dropped
-// by chance only shortens the reference, whose error the raise of p0
-// covers.
+// error falls gradually, which a split tests weakly. A part dropped by
+// chance shortens the reference, whose error the raise of p0 covers, but
+// for trimKept.
 const trimThreshold = 3.0
+
+// trimKept is the share of the Reference that trim keeps at least, its
+// newest outcomes. A fall among the newest few is as often a run of
+// successes by chance: a p0 taken from that run alone lies under the
+// rate, and the next few errors alarm (TestBernoulliCUSUMLuckyRun).
+const trimKept = 0.7
 
 // trim drops the older part of the reference [from, end) where the rate
 // was higher than after it, beyond chance: the generalized likelihood
 // ratio of two rates against one, n0·kl(p̂0, p̂) + n1·kl(p̂1, p̂), above
-// trimThreshold. A learner's first models err more than the later ones,
+// trimThreshold, the newer part holding trimKept of the Reference at
+// least. A learner's first models err more than the later ones,
 // and after an alarm the model re-solved errs more until it has learned;
 // a p0 counting those errors would leave the CUSUM deaf to what comes
 // next. It keeps the split of largest ratio.
@@ -198,7 +205,8 @@ func (d *BernoulliCUSUM) trim(end int64) {
 	e0 := d.at(d.from)
 	total, n := float64(d.at(end)-e0), float64(end-d.from)
 	best, cut := trimThreshold, int64(-1)
-	for s := d.from + trimPart; s <= end-trimPart; s += trimPart {
+	kept := max(trimPart, int64(math.Ceil(trimKept*float64(d.cfg.Reference))))
+	for s := d.from + trimPart; s <= end-kept; s += trimPart {
 		older := float64(d.at(s) - e0)
 		n0 := float64(s - d.from)
 		p0, p1 := older/n0, (total-older)/(n-n0)

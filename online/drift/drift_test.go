@@ -35,6 +35,20 @@ func TestBernoulliCUSUMFalseAlarms(t *testing.T) {
 	}
 }
 
+// TestBernoulliCUSUMLuckyRun: the outcomes of a service's false alarm, a
+// steady model wrong 15 times in these 100 labels, right 37 times in a row
+// and then wrong 6 times in 15, do not alarm: p0 is not taken from the
+// run alone.
+func TestBernoulliCUSUMLuckyRun(t *testing.T) {
+	const outcomes = "1000000000100000010010000000000001100010000000011000000000000000000000000000000000000100010011001010"
+	d := NewBernoulliCUSUM(BernoulliConfig{})
+	for i, c := range outcomes {
+		if d.Add(c == '1', int64(i)) {
+			t.Fatalf("alarm at outcome %d of %d (statistic %.2f)", i, len(outcomes), d.Statistic())
+		}
+	}
+}
+
 // TestBernoulliCUSUMDetectsStep: a model right 98% of the time that
 // starts erring on two classes of ten (two pairs of labels swapped) is
 // found within about twenty labels, and the change is placed within a few
