@@ -117,8 +117,9 @@ func (g edgeList) Rank(int) int { return 0 }
 // TestCopiesDoNotJudgeTheGraph: edges between copies of one row (a text
 // that recurs word for word) agree whatever the graph does for other
 // rows, and auto's rule leaves them out: on edges between distinct rows
-// that agree half the time, thirty more between labeled copies do not
-// make it choose sr, where the same edges between distinct rows do.
+// that agree half the time, seventeen more that agree between labeled
+// copies do not make it choose sr, where the same edges between distinct
+// rows do.
 func TestCopiesDoNotJudgeTheGraph(t *testing.T) {
 	const n = 60
 	classes := []string{"a", "b", "c"}
@@ -132,7 +133,7 @@ func TestCopiesDoNotJudgeTheGraph(t *testing.T) {
 		if i%2 == 1 {
 			j = 1 + 2*i
 		}
-		g = append(g, [2]int{2 * i, j % 40})
+		g = append(g, [2]int{2 * i, j})
 	}
 	for i := 40; i < n-3; i++ { // rows 40..59: each with the row three on, of its class
 		g = append(g, [2]int{i, i + 3})
