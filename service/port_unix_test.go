@@ -5,6 +5,7 @@ package service
 import (
 	"net"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 )
@@ -19,13 +20,7 @@ func reservePort(t *testing.T) (addr string, release func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := false
-	release = func() {
-		if !closed {
-			closed = true
-			syscall.Close(fd)
-		}
-	}
+	release = sync.OnceFunc(func() { syscall.Close(fd) })
 	t.Cleanup(release)
 	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 		t.Fatal(err)
