@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -88,8 +89,13 @@ func (d *Decoder) avroJSON(ctx context.Context, value []byte, lim Limits) ([]byt
 	}
 	lim.MaxMessageBytes = avroJSONBytes(lim.MaxMessageBytes)
 	t := avroTranscoder{r: avro.NewReader(nil, 0).Reset(value[wireHeader:]), limit: lim.MaxMessageBytes, body: len(value)}
+	t.path = t.steps[:0]
 	t.out = make([]byte, 0, 2*len(value)+16)
 	if err := t.value(schema, 0); err != nil {
+		var de *DecodeError
+		if errors.As(err, &de) && de.Field == "" {
+			de.Field = t.pointer()
+		}
 		return nil, lim, fmt.Errorf("schema id %d: %w", id, err)
 	}
 	if t.r.Peek(); t.r.Error == nil {
@@ -113,6 +119,48 @@ type avroTranscoder struct {
 	limit   int
 	body    int    // bytes of the record, a bound on any length in it
 	scratch []byte // of strings and bytes being read
+	// path is where in the value the transcoder is: one step per record,
+	// array or map it is inside, so that an error can name the field.
+	path  []avroStep
+	steps [4]avroStep // path's first backing array
+}
+
+// avroStep is the member of one record, array or map that the
+// transcoder is in: a record's field, an array's item (from 0), or a
+// map's key, as the span of t.out that holds it as a JSON string.
+type avroStep struct {
+	field    string
+	item     int64
+	key, end int
+}
+
+// pointer returns the JSON Pointer of where the transcoder is in the
+// value's JSON form, "" at its top.
+func (t *avroTranscoder) pointer() string {
+	var b strings.Builder
+	for _, s := range t.path {
+		switch {
+		case s.field != "":
+			b.WriteString("/" + escapePointer(s.field))
+		case s.end > s.key:
+			key, err := strconv.Unquote(string(t.out[s.key:s.end]))
+			if err != nil {
+				return b.String()
+			}
+			b.WriteString("/" + escapePointer(key))
+		case s.item >= 0:
+			b.WriteString("/" + strconv.FormatInt(s.item, 10))
+		default: // a block header, before any item or key
+			return b.String()
+		}
+	}
+	return b.String()
+}
+
+// escapePointer escapes a member name as a JSON Pointer's reference
+// token (RFC 6901).
+func escapePointer(name string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
 }
 
 func (t *avroTranscoder) value(s avro.Schema, depth int) error {
@@ -303,48 +351,65 @@ func (t *avroTranscoder) blocks(item func() error) error {
 
 func (t *avroTranscoder) array(items avro.Schema, depth int) error {
 	t.out = append(t.out, '[')
-	first := true
+	at := len(t.path)
+	t.path = append(t.path, avroStep{item: -1})
 	err := t.blocks(func() error {
-		if !first {
+		if t.path[at].item++; t.path[at].item > 0 {
 			t.out = append(t.out, ',')
 		}
-		first = false
 		return t.value(items, depth+1)
 	})
+	if err != nil {
+		return err
+	}
+	t.path = t.path[:at]
 	t.out = append(t.out, ']')
-	return err
+	return nil
 }
 
 func (t *avroTranscoder) object(values avro.Schema, depth int) error {
 	t.out = append(t.out, '{')
+	at := len(t.path)
+	t.path = append(t.path, avroStep{item: -1})
 	first := true
 	err := t.blocks(func() error {
 		if !first {
 			t.out = append(t.out, ',')
 		}
 		first = false
+		t.path[at] = avroStep{key: len(t.out)}
 		if err := t.str(); err != nil {
+			t.path = t.path[:at] // the map, since the key is not known
 			return err
 		}
+		t.path[at].end = len(t.out)
 		t.out = append(t.out, ':')
 		return t.value(values, depth+1)
 	})
+	if err != nil {
+		return err
+	}
+	t.path = t.path[:at]
 	t.out = append(t.out, '}')
-	return err
+	return nil
 }
 
 func (t *avroTranscoder) record(s *avro.RecordSchema, depth int) error {
 	t.out = append(t.out, '{')
+	at := len(t.path)
+	t.path = append(t.path, avroStep{})
 	for k, f := range s.Fields() {
 		if k > 0 {
 			t.out = append(t.out, ',')
 		}
+		t.path[at].field = f.Name()
 		t.out = appendJSONString(t.out, f.Name())
 		t.out = append(t.out, ':')
 		if err := t.value(f.Type(), depth+1); err != nil {
 			return err
 		}
 	}
+	t.path = t.path[:at]
 	t.out = append(t.out, '}')
 	return nil
 }

@@ -231,6 +231,55 @@ func TestDecodeAvroRefused(t *testing.T) {
 	}
 }
 
+// TestAvroRefusalNamesTheField: a body that goes wrong inside the value
+// names the JSON Pointer of the field, item or map entry at fault, as a
+// JSON message's refusal does.
+func TestAvroRefusalNamesTheField(t *testing.T) {
+	schemas := testSchemas(t)
+	d := Decoder{Avro: schemas, Limits: Limits{MaxMessageBytes: 4096}}
+	title := "t"
+	p := wire(t, schemas, postSchemaID, post{PostID: 5, Title: &title, Body: "hello", Author: author{Followers: 3, Stats: map[string]float64{"a/b": 1.5}}})
+	k := wire(t, schemas, kindsSchemaID, map[string]any{
+		"b": true, "f": float32(0), "d": 2.0, "day": time.Unix(0, 0), "ms": time.Unix(0, 0), "us": time.Unix(0, 0),
+		"e": "red", "fx": [2]byte{}, "raw": []byte{}, "price": mustRat("0"), "tags": []any{"x", "yyyy"}, "u": nil,
+	})
+	at := func(rec []byte, s string) int {
+		i := strings.Index(string(rec), s)
+		if i < 0 {
+			t.Fatalf("%q not in the record", s)
+		}
+		return i
+	}
+	with := func(rec []byte, i int, b byte) []byte {
+		out := append([]byte{}, rec...)
+		out[i] = b
+		return out
+	}
+	nan := append([]byte{}, k...)
+	copy(nan[at(k, "\x00\x00\x00\x00\x00\x00\x00\x40"):], []byte{0, 0, 0, 0, 0, 0, 0xf8, 0x7f})
+	tests := []struct {
+		name   string
+		in     []byte
+		reason Reason
+		field  string
+	}{
+		{"union index out of range", with(p, wireHeader+1, 8), ReasonMalformedAvro, "/title"},
+		{"invalid UTF-8", with(p, at(p, "hello")+1, 0xff), ReasonInvalidUTF8, "/body"},
+		{"cut inside a map's value", p[:at(p, "a/b")+5], ReasonMalformedAvro, "/author/stats/a~1b"},
+		{"map key not UTF-8", with(p, at(p, "a/b"), 0xff), ReasonInvalidUTF8, "/author/stats"},
+		{"cut inside an array's second item", k[:at(k, "yyyy")+2], ReasonMalformedAvro, "/tags/1"},
+		{"NaN", nan, ReasonNonFinite, "/d"},
+		{"bytes left", append(append([]byte{}, p...), 0), ReasonMalformedAvro, ""},
+	}
+	for _, tt := range tests {
+		_, err := d.DecodeExampleRecord(context.Background(), nil, tt.in)
+		var de *DecodeError
+		if !errors.As(err, &de) || de.Reason != tt.reason || de.Field != tt.field {
+			t.Errorf("%s: err = %v, want reason %s at %q", tt.name, err, tt.reason, tt.field)
+		}
+	}
+}
+
 // TestAvroArrayOfNullsIsBounded: items that take no bytes cannot make
 // the JSON form grow without bound.
 func TestAvroArrayOfNullsIsBounded(t *testing.T) {

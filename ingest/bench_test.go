@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -103,6 +104,34 @@ func BenchmarkDecodeExampleIndexed(b *testing.B) {
 		msgs[k], _ = json.Marshal(map[string]any{"id": fmt.Sprintf("ex-%d", k), "indices": idx, "values": val})
 	}
 	benchmarkDecode(b, msgs)
+}
+
+// BenchmarkDecodeAvroRecord decodes the moderation team's posts in
+// Avro (a title, a body of 2 KB, an author with eight named numbers) by
+// their mapping.
+func BenchmarkDecodeAvroRecord(b *testing.B) {
+	schemas := testSchemas(b)
+	texts := benchTexts(256, 2048)
+	stats := map[string]float64{}
+	for k := range 8 {
+		stats[fmt.Sprintf("stat-%d", k)] = float64(k) / 8
+	}
+	recs := make([][]byte, len(texts))
+	for k, s := range texts {
+		title := fmt.Sprintf("post %d", k)
+		recs[k] = wire(b, schemas, postSchemaID, post{PostID: int64(k), Title: &title, Body: s, Author: author{Followers: k, Stats: stats}, CreatedAt: 1764331200})
+	}
+	d := Decoder{Examples: moderation(), Avro: schemas}
+	b.SetBytes(int64(len(recs[0])))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := d.DecodeExampleRecord(context.Background(), nil, recs[i%len(recs)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	reportRate(b, "examples/s")
 }
 
 func benchmarkDecode(b *testing.B, msgs [][]byte) {

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"slices"
 	"testing"
@@ -108,6 +109,12 @@ func FuzzDecodeAvroRecord(f *testing.F) {
 		out, _, err := d.avroJSON(context.Background(), rec, d.Limits.withDefaults())
 		if err != nil {
 			checkFuzzError(t, err)
+			var de *DecodeError
+			if errors.As(err, &de) && de.Field != "" {
+				if _, perr := ParsePointer(de.Field); perr != nil {
+					t.Fatalf("error %v names a field that is no JSON Pointer: %v", err, perr)
+				}
+			}
 		} else {
 			if !json.Valid(out) {
 				t.Fatalf("JSON form %q is not JSON", out)
