@@ -88,6 +88,7 @@ func TestBadValuesNameTheKey(t *testing.T) {
 		{"drift.neighbours.sample=0", "drift.neighbours.sample"},
 		{"drift.scores.delta=2", "drift.scores.delta"},
 		{"drift.spacing=0", "drift.spacing"},
+		{"drift.false_alarm_examples=-1", "drift.false_alarm_examples"},
 		{"drift.forget=everything", "drift.forget"},
 		{"drift.quicken_factor=0", "drift.quicken_factor"},
 		{"drift.ask_factor=0.5", "drift.ask_factor"},
@@ -100,10 +101,6 @@ func TestBadValuesNameTheKey(t *testing.T) {
 	}
 }
 
-// TestLowerLayerErrorsNameTheKey sets values that only the packages the
-// configuration is given to refuse (anngraph's bounds, online's
-// combinations, ingest's classes): Load refuses them and names the
-// key, not the Go field.
 // TestDriftLists: the list keys take a comma-separated --set, and none
 // turns the watch or the reactions off.
 func TestDriftLists(t *testing.T) {
@@ -128,6 +125,32 @@ func TestDriftLists(t *testing.T) {
 	}
 }
 
+// TestDriftFalseAlarmExamples: the watch bounds false alarms per
+// example by default, and 0 keeps the thresholds as set.
+func TestDriftFalseAlarmExamples(t *testing.T) {
+	for set, want := range map[string]float64{"": 100_000, "drift.false_alarm_examples=0": 0, "drift.false_alarm_examples=86400000": 86_400_000} {
+		var sets []string
+		if set != "" {
+			sets = []string{set}
+		}
+		c, err := Load("", sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc, err := c.Pipeline()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pc.Drift.Detectors.FalseAlarmExamples; got != want {
+			t.Errorf("%q: false alarm examples %v, want %v", set, got, want)
+		}
+	}
+}
+
+// TestLowerLayerErrorsNameTheKey sets values that only the packages the
+// configuration is given to refuse (anngraph's bounds, online's
+// combinations, ingest's classes): Load refuses them and names the
+// key, not the Go field.
 func TestLowerLayerErrorsNameTheKey(t *testing.T) {
 	tests := []struct {
 		set []string

@@ -17,6 +17,11 @@ type DriftConfig struct {
 	Neighbours DriftNeighboursConfig `mapstructure:"neighbours"`
 	Scores     DriftScoresConfig     `mapstructure:"scores"`
 	Spacing    int64                 `mapstructure:"spacing"`
+	// FalseAlarmExamples raises the labels and neighbours detectors'
+	// thresholds where their observations per example would let them
+	// alarm falsely more often than once in so many examples; 0 keeps
+	// them as set.
+	FalseAlarmExamples float64 `mapstructure:"false_alarm_examples"`
 	// React names the reactions: forget, quicken, ask; none, or an
 	// empty list, reacts with none.
 	React           []string `mapstructure:"react"`
@@ -85,6 +90,7 @@ func (d DriftConfig) validate() error {
 		{d.Scores.Delta > 0 && d.Scores.Delta < 1, "drift.scores.delta", "must be in (0, 1)"},
 		{d.Scores.MinChange > 0 && d.Scores.MinChange < 1, "drift.scores.min_change", "must be in (0, 1)"},
 		{d.Spacing > 0, "drift.spacing", "must be > 0"},
+		{d.FalseAlarmExamples >= 0, "drift.false_alarm_examples", "must be >= 0"},
 		{d.Forget == "classes" || d.Forget == "labels" || d.Forget == "rows", "drift.forget", "must be classes, labels or rows"},
 		{d.QuickenFactor >= 1, "drift.quicken_factor", "must be >= 1"},
 		{d.QuickenExamples > 0, "drift.quicken_examples", "must be > 0"},
@@ -110,11 +116,12 @@ func (d DriftConfig) pipeline() pipeline.DriftConfig {
 	return pipeline.DriftConfig{
 		Off: len(on) == 0,
 		Detectors: drift.Config{
-			Off:        off,
-			Labels:     drift.BernoulliConfig{Threshold: d.Labels.Threshold, Rise: d.Labels.Rise, Reference: d.Labels.Reference, Recent: d.Labels.Recent},
-			Neighbours: drift.CUSUMConfig{Allowance: d.Neighbours.Allowance, Threshold: d.Neighbours.Threshold},
-			Scores:     drift.ADWINConfig{Delta: d.Scores.Delta, MinChange: d.Scores.MinChange},
-			Spacing:    d.Spacing,
+			Off:                off,
+			Labels:             drift.BernoulliConfig{Threshold: d.Labels.Threshold, Rise: d.Labels.Rise, Reference: d.Labels.Reference, Recent: d.Labels.Recent},
+			Neighbours:         drift.CUSUMConfig{Allowance: d.Neighbours.Allowance, Threshold: d.Neighbours.Threshold},
+			Scores:             drift.ADWINConfig{Delta: d.Scores.Delta, MinChange: d.Scores.MinChange},
+			Spacing:            d.Spacing,
+			FalseAlarmExamples: d.FalseAlarmExamples,
 		},
 		Sample:          d.Neighbours.Sample,
 		Forget:          slices.Contains(react, "forget"),

@@ -163,7 +163,7 @@ func registerDrift(f promauto.Factory, pipe *pipeline.Pipeline) {
 		}, func() float64 { return driftStatus(pipe, name).Statistic })
 		f.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "streamer_drift_threshold", ConstLabels: labels,
-			Help: "The statistic above which a drift detector alarms (drift.labels.threshold, drift.neighbours.threshold; scores: ADWIN's cut bound of its window now).",
+			Help: "The statistic above which a drift detector alarms (drift.labels.threshold, drift.neighbours.threshold, raised where drift.false_alarm_examples asks; scores: ADWIN's cut bound of its window now).",
 		}, func() float64 { return driftStatus(pipe, name).Threshold })
 	}
 }

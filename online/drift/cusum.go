@@ -84,7 +84,9 @@ const minReference = 20
 // is at least the true rate, and let every long run of a mostly wrong
 // model's errors alarm.
 type BernoulliCUSUM struct {
-	cfg BernoulliConfig
+	// cfg is the configuration in force, base the one it was made with
+	// (SetThreshold raises cfg's Threshold and Reference above base's).
+	cfg, base BernoulliConfig
 	// errors[i % len] is the number of errors among the first i+1
 	// outcomes since the reset, for the newest len(errors).
 	errors []int64
@@ -107,8 +109,13 @@ const excursionSpan = 4
 // NewBernoulliCUSUM returns a detector with no outcomes.
 func NewBernoulliCUSUM(cfg BernoulliConfig) *BernoulliCUSUM {
 	cfg = cfg.withDefaults()
-	return &BernoulliCUSUM{cfg: cfg, errors: make([]int64, (excursionSpan+1)*cfg.Reference+cfg.Recent+1)}
+	most := maxReference * cfg.Reference
+	return &BernoulliCUSUM{cfg: cfg, base: cfg, errors: make([]int64, (excursionSpan+1)*most+cfg.Recent+1)}
 }
+
+// maxReference bounds, in configured References, how far SetThreshold
+// lengthens the reference.
+const maxReference = 8
 
 // Add counts an outcome (wrong: an error) at position, and reports
 // whether the detector alarms. It does not reset itself.
@@ -242,6 +249,19 @@ func (d *BernoulliCUSUM) Statistic() float64 { return d.s }
 // Threshold returns h.
 func (d *BernoulliCUSUM) Threshold() float64 { return d.cfg.Threshold }
 
+// SetThreshold makes h the threshold from the next outcome on. A
+// threshold above the configured one lengthens the reference by the
+// square of their ratio (up to maxReference times): a p0 estimated from
+// too few outcomes errs low often enough that the false alarms it
+// brings, not h, would bound the time between them
+// (TestBernoulliCUSUMRaisedThreshold). A reference lengthened takes in
+// outcomes as they come.
+func (d *BernoulliCUSUM) SetThreshold(h float64) {
+	d.cfg.Threshold = h
+	ratio := max(1, h/d.base.Threshold)
+	d.cfg.Reference = min(maxReference*d.base.Reference, int(math.Round(float64(d.base.Reference)*ratio*ratio)))
+}
+
 // Since returns the position where the change is estimated to begin.
 func (d *BernoulliCUSUM) Since() int64 { return d.since }
 
@@ -311,6 +331,9 @@ func (d *CUSUM) Statistic() float64 { return d.s }
 
 // Threshold returns h.
 func (d *CUSUM) Threshold() float64 { return d.cfg.Threshold }
+
+// SetThreshold makes h the threshold from the next value on.
+func (d *CUSUM) SetThreshold(h float64) { d.cfg.Threshold = h }
 
 // Since returns the position where the change is estimated to begin.
 func (d *CUSUM) Since() int64 { return d.since }

@@ -465,3 +465,104 @@ func TestMonitorResume(t *testing.T) {
 		t.Error("an unknown detector's alarms were kept")
 	}
 }
+
+// TestMonitorThresholdsFollowTheRates: with FalseAlarmExamples, a
+// detector given many observations per position alarms at a higher
+// threshold, so that its false alarms stay under one in that many
+// positions; one given few keeps its own.
+func TestMonitorThresholdsFollowTheRates(t *testing.T) {
+	threshold := func(cfg Config, name string, every int64) float64 {
+		m, err := NewMonitor(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range int64(400) {
+			if name == Labels {
+				m.Outcome(false, i*every, i*every)
+			} else {
+				m.Recency(0, i*every)
+			}
+		}
+		for _, s := range m.Status() {
+			if s.Detector == name {
+				return s.Threshold
+			}
+		}
+		t.Fatalf("no status of %s", name)
+		return 0
+	}
+	tests := []struct {
+		name       string
+		detector   string
+		falseAlarm float64
+		every      int64
+		want       float64
+	}{
+		{"a label every 20 examples", Labels, 1e5, 20, math.Log(1e5 / 20)},
+		{"a label every 200 examples", Labels, 1e5, 200, math.Log(1e3)},
+		{"off", Labels, 0, 20, math.Log(1e3)},
+		{"every arrival searched, one in 10^7", Neighbours, 1e7, 1, math.Log(1e7) / 0.5},
+		{"a quarter searched", Neighbours, 1e5, 4, 23},
+	}
+	for _, tt := range tests {
+		cfg := Config{FalseAlarmExamples: tt.falseAlarm}
+		if got := threshold(cfg, tt.detector, tt.every); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("%s: threshold %.4f, want %.4f", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestMonitorFalseAlarmsPerExample: a stationary model wrong three
+// times in ten, with a label for every other example, alarms falsely at
+// most once in FalseAlarmExamples examples; at its threshold for one
+// label in a hundred it alarms many times more.
+func TestMonitorFalseAlarmsPerExample(t *testing.T) {
+	const examples, every, falseAlarm = 1_000_000, 2, 1e5
+	alarms := func(fa float64) int {
+		m, err := NewMonitor(Config{FalseAlarmExamples: fa, Off: map[string]bool{Neighbours: true, Scores: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(5, 5))
+		n := 0
+		for i := int64(0); i < examples; i += every {
+			if _, ok := m.Outcome(r.Float64() < 0.3, i, i); ok {
+				n++
+			}
+		}
+		return n
+	}
+	raised, fixed := alarms(falseAlarm), alarms(0)
+	if bound := examples / falseAlarm; float64(raised) > bound {
+		t.Errorf("%d false alarms in %d examples, bound %.0f", raised, examples, bound)
+	}
+	if fixed <= 2*raised {
+		t.Errorf("at the fixed threshold %d false alarms, against %d raised: the rate did not matter", fixed, raised)
+	}
+	t.Logf("false alarms in %d examples with a label every %d: %d raised, %d at the fixed threshold", examples, every, raised, fixed)
+}
+
+// TestBernoulliCUSUMRaisedThreshold: a threshold raised above the
+// configured one keeps the false alarms under its e^−h, at error rates
+// from a good model's to a poor one's; the reference it lengthens is what
+// keeps them there (at the configured reference of 50, models wrong
+// three and 4.5 times in ten alarmed 11 and 13 times here).
+func TestBernoulliCUSUMRaisedThreshold(t *testing.T) {
+	const n, h = 500_000, 10.8
+	for _, p := range []float64{0.05, 0.3, 0.45} {
+		r := rand.New(rand.NewPCG(uint64(p*1000), 3))
+		d := NewBernoulliCUSUM(BernoulliConfig{})
+		d.SetThreshold(h)
+		alarms := 0
+		for i := range n {
+			if d.Add(r.Float64() < p, int64(i)) {
+				alarms++
+				d.Reset()
+			}
+		}
+		if bound := n * math.Exp(-h); float64(alarms) > bound {
+			t.Errorf("p = %v: %d false alarms in %d outcomes at h = %v, bound %.1f", p, alarms, n, h, bound)
+		}
+		t.Logf("p = %v: %d false alarms in %d outcomes at h = %v", p, alarms, n, h)
+	}
+}

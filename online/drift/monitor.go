@@ -37,6 +37,16 @@ type Config struct {
 	// is ignored: the model the alarm made the learner re-solve is
 	// judged on what comes after.
 	Spacing int64
+	// FalseAlarmExamples, where > 0, raises the thresholds of the labels
+	// and neighbours detectors above their configured ones where the
+	// stream gives them so many observations per position that their
+	// stated bound would let them alarm falsely more than once in
+	// FalseAlarmExamples positions: the labels detector's to
+	// ln(FalseAlarmExamples × outcomes per position), the neighbours
+	// detector's to ln(FalseAlarmExamples × values per position) /
+	// (2·Allowance), each rate measured over its newest rateSpan
+	// observations. 0 keeps the thresholds as configured.
+	FalseAlarmExamples float64
 }
 
 // Validate names the first bad field.
@@ -57,6 +67,9 @@ func (c Config) Validate() error {
 	}
 	if c.Spacing < 0 {
 		return fmt.Errorf("spacing must be >= 0, got %d", c.Spacing)
+	}
+	if c.FalseAlarmExamples < 0 {
+		return fmt.Errorf("false alarm examples must be >= 0, got %v", c.FalseAlarmExamples)
 	}
 	return nil
 }
@@ -96,6 +109,11 @@ type Monitor struct {
 	// recency is the level of Recency since the neighbours detector's
 	// last alarm.
 	recency level
+	// outcomes and values measure how many observations the labels and
+	// neighbours detectors are given per position; labelsBase and
+	// neighboursBase are their configured thresholds.
+	outcomes, values           rate
+	labelsBase, neighboursBase float64
 }
 
 // NewMonitor returns a monitor with no observations.
@@ -106,14 +124,35 @@ func NewMonitor(cfg Config) (*Monitor, error) {
 	if cfg.Spacing == 0 {
 		cfg.Spacing = 2000
 	}
-	return &Monitor{
+	m := &Monitor{
 		cfg:        cfg,
 		labels:     NewBernoulliCUSUM(cfg.Labels),
 		neighbours: NewCUSUM(cfg.Neighbours),
 		scores:     NewADWIN(cfg.Scores),
 		deaf:       map[string]int64{},
 		alarms:     map[string]int{},
-	}, nil
+	}
+	m.labelsBase, m.neighboursBase = m.labels.Threshold(), m.neighbours.Threshold()
+	return m, nil
+}
+
+// countOutcome counts an outcome given at position now, and raises the
+// labels detector's threshold as FalseAlarmExamples asks.
+func (m *Monitor) countOutcome(now int64) {
+	m.outcomes.add(now)
+	if r := m.outcomes.perPosition(); m.cfg.FalseAlarmExamples > 0 && r > 0 {
+		m.labels.SetThreshold(max(m.labelsBase, math.Log(m.cfg.FalseAlarmExamples*r)))
+	}
+}
+
+// countValue counts a value of the neighbours detector given at position
+// now, and raises its threshold as FalseAlarmExamples asks.
+func (m *Monitor) countValue(now int64) {
+	m.values.add(now)
+	if r := m.values.perPosition(); m.cfg.FalseAlarmExamples > 0 && r > 0 {
+		allowance := m.neighbours.cfg.Allowance
+		m.neighbours.SetThreshold(max(m.neighboursBase, math.Log(m.cfg.FalseAlarmExamples*r)/(2*allowance)))
+	}
 }
 
 // On reports whether the detector of that name runs.
@@ -173,6 +212,7 @@ func (m *Monitor) Resume(st State) {
 		return
 	}
 	for _, o := range st.Outcomes {
+		m.countOutcome(o.Example)
 		m.labels.Add(o.Wrong, o.Example)
 	}
 }
@@ -182,6 +222,9 @@ func (m *Monitor) Resume(st State) {
 // example's position (what the alarm's Since is told in), now the
 // stream's.
 func (m *Monitor) Outcome(wrong bool, example, now int64) (Alarm, bool) {
+	if m.On(Labels) {
+		m.countOutcome(now)
+	}
 	if !m.Listens(Labels, now) || !m.labels.Add(wrong, example) {
 		return Alarm{}, false
 	}
@@ -198,6 +241,7 @@ func (m *Monitor) Recency(z float64, now int64) (Alarm, bool) {
 	if !m.On(Neighbours) {
 		return Alarm{}, false
 	}
+	m.countValue(now)
 	if now < m.deaf[Neighbours] {
 		m.recency.add(z)
 		return Alarm{}, false
@@ -322,4 +366,37 @@ func (l *level) standardize(z float64) float64 {
 		return z
 	}
 	return (z - l.mean) / l.sd
+}
+
+// rateSpan is how many of the newest observations a rate is measured
+// over, and minRate the fewest it is measured from.
+const (
+	rateSpan = 256
+	minRate  = 32
+)
+
+// rate measures how many observations come per stream position.
+type rate struct {
+	at [rateSpan]int64 // positions of the newest observations, a ring
+	n  int
+}
+
+func (r *rate) add(position int64) {
+	r.at[r.n%rateSpan] = position
+	r.n++
+}
+
+// perPosition returns the observations per position over the newest
+// rateSpan, 0 while fewer than minRate were counted or they span no
+// positions.
+func (r *rate) perPosition() float64 {
+	k := min(r.n, rateSpan)
+	if k < minRate {
+		return 0
+	}
+	span := r.at[(r.n-1)%rateSpan] - r.at[(r.n-k)%rateSpan]
+	if span <= 0 {
+		return 0
+	}
+	return float64(k-1) / float64(span)
 }
