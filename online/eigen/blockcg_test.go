@@ -154,3 +154,34 @@ func TestBlockCGStopsOnIndefiniteOperator(t *testing.T) {
 		t.Errorf("NaN right-hand side: converged %v, err %v", ok, err)
 	}
 }
+
+// diagonal is the operator diag(d).
+type diagonal []float64
+
+func (d diagonal) Dim() int { return len(d) }
+
+func (d diagonal) MulBlock(dst, src *mat.Dense) {
+	for i, v := range d {
+		for j := range src.RawMatrix().Cols {
+			dst.Set(i, j, v*src.At(i, j))
+		}
+	}
+}
+
+// TestTopEigenStopsOnCancel: an eigensolve whose context is done stops
+// before its first iteration with the context's error; the same solve
+// with a live context converges.
+func TestTopEigenStopsOnCancel(t *testing.T) {
+	d := make(diagonal, 200)
+	for i := range d {
+		d[i] = 1 / float64(i+1)
+	}
+	if res, err := TopEigen(context.Background(), d, nil, 3, 5, nil, Settings{Tol: 1e-8}); err != nil || !res.Converged || res.Iters == 0 {
+		t.Fatalf("live: converged %v in %d iterations, err %v", res.Converged, res.Iters, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := TopEigen(ctx, d, nil, 3, 5, nil, Settings{Tol: 1e-8}); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}

@@ -1,6 +1,7 @@
 package eigen
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -72,7 +73,8 @@ var errEigenSize = errors.New("eigenproblem smaller than its block")
 // block has nev wanted columns and block-nev guard columns, which speed up
 // convergence when eigenvalues cluster. x0 (n × block, or nil) seeds the
 // block; a seed that already satisfies the tolerance costs no iteration.
-func TopEigen(a Operator, deflate []float64, nev, block int, x0 *mat.Dense, set Settings) (Result, error) {
+// It stops between iterations when ctx is done, returning ctx's error.
+func TopEigen(ctx context.Context, a Operator, deflate []float64, nev, block int, x0 *mat.Dense, set Settings) (Result, error) {
 	set = set.withDefaults()
 	n := a.Dim()
 	if nev < 1 || block < nev || n <= block {
@@ -105,6 +107,9 @@ func TopEigen(a Operator, deflate []float64, nev, block int, x0 *mat.Dense, set 
 		}
 		if res.Iters >= set.MaxIter {
 			break
+		}
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
 		}
 		res.Iters++
 		v := OrthonormalBasis(joinCols(r, p), deflate, x)

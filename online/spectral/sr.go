@@ -231,10 +231,10 @@ func Solve(ctx context.Context, prob Problem, params Settings, classes []string,
 	if err != nil {
 		return nil, nil, model.Stats{}, err
 	}
-	factor := p.startFactor(warm)
+	factor := p.startFactor(ctx, warm)
 	defer factor.wait()
 	aff := newSRAffinity(prob.Graph, p.class, len(classes), params.Delta, params.Neighbours)
-	eig, nev, err := p.eigenvectors(aff, p.eigenCount(prob.X.Rows()), warm)
+	eig, nev, err := p.eigenvectors(ctx, aff, p.eigenCount(prob.X.Rows()), warm)
 	if err != nil {
 		return nil, nil, model.Stats{}, fmt.Errorf("sr eigenvectors: %w", err)
 	}
@@ -262,7 +262,7 @@ func Solve(ctx context.Context, prob Problem, params Settings, classes []string,
 // and returns the block whose first columns are those the responses come
 // from (responseCount says how many, pickResponses which), aligned with
 // the warm start's, and their number.
-func (p *srProblem) eigenvectors(aff *srAffinity, nev int, last *State) (eigen.Result, int, error) {
+func (p *srProblem) eigenvectors(ctx context.Context, aff *srAffinity, nev int, last *State) (eigen.Result, int, error) {
 	n := aff.Dim()
 	block := min(nev+srGuard, n-1)
 	if block < nev {
@@ -274,7 +274,7 @@ func (p *srProblem) eigenvectors(aff *srAffinity, nev int, last *State) (eigen.R
 	var err error
 	if n <= srDenseMax {
 		res = denseTopEigen(aff, u0, block)
-	} else if res, err = p.iterativeEigen(aff, u0, nev, block, warm, whole); err != nil {
+	} else if res, err = p.iterativeEigen(ctx, aff, u0, nev, block, warm, whole); err != nil {
 		return res, 0, err
 	}
 	picked := p.responseCount(res.Values, nev)
@@ -387,7 +387,7 @@ func (p *srProblem) labeledMass(v *mat.Dense, k int) float64 {
 // Only the whole last block (whole: no row new to the window) is checked
 // before its first round: a start with rows filled in, or a cold one, is
 // not a solution yet, and the check would cost as much as five products.
-func (p *srProblem) iterativeEigen(aff *srAffinity, u0 []float64, nev, block int, warm *mat.Dense, whole bool) (eigen.Result, error) {
+func (p *srProblem) iterativeEigen(ctx context.Context, aff *srAffinity, u0 []float64, nev, block int, warm *mat.Dense, whole bool) (eigen.Result, error) {
 	needed := func(x *mat.Dense, theta []float64) int { return p.neededVectors(x, theta, nev) }
 	check := eigen.Settings{Tol: p.params.Tolerance, MaxIter: -1, Needed: needed}
 	seed, done := warm, 0
@@ -400,7 +400,7 @@ func (p *srProblem) iterativeEigen(aff *srAffinity, u0 []float64, nev, block int
 		}
 	}
 	for ; ; done += srOrthoEvery {
-		res, err := eigen.TopEigen(aff, u0, nev, block, seed, check)
+		res, err := eigen.TopEigen(ctx, aff, u0, nev, block, seed, check)
 		if err != nil || res.Converged {
 			return res, err
 		}
@@ -408,7 +408,7 @@ func (p *srProblem) iterativeEigen(aff *srAffinity, u0 []float64, nev, block int
 			seed = diffuse(aff, u0, res.Vectors, srOrthoEvery)
 		}
 		if done == srDiffusions || seed == nil {
-			return eigen.TopEigen(aff, u0, nev, block, res.Vectors, eigen.Settings{Tol: check.Tol, Needed: needed})
+			return eigen.TopEigen(ctx, aff, u0, nev, block, res.Vectors, eigen.Settings{Tol: check.Tol, Needed: needed})
 		}
 	}
 }
@@ -598,12 +598,15 @@ func (p *srProblem) responses(aff *srAffinity, v *mat.Dense, nev int) [][]float6
 // all at once through the shared factor on a dense window, else all at
 // once in the dual by block CG, warm-started from prev's duals.
 func (p *srProblem) regressions(ctx context.Context, m *model.Model, responses [][]float64, warm *State, factor *sharedFactor) error {
-	if sols, ok := p.ridgeShared(responses, factor); ok {
+	sols, ok, err := p.ridgeShared(responses, factor)
+	if err != nil {
+		return fmt.Errorf("sr regressions: %w", err)
+	}
+	if ok {
 		copy(m.Problems, sols)
 		return nil
 	}
-	sols, err := p.ridgeBlock(ctx, responses, warm)
-	if err != nil {
+	if sols, err = p.ridgeBlock(ctx, responses, warm); err != nil {
 		return fmt.Errorf("sr regressions: %w", err)
 	}
 	copy(m.Problems, sols)

@@ -2,6 +2,7 @@ package spectral
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -64,7 +65,7 @@ func TestTopEigenMatchesDense(t *testing.T) {
 			}
 			aff := newSRAffinity(lap, p.class, len(classes), tt.delta, 5)
 			nev := len(classes) - 1
-			got, err := eigen.TopEigen(aff, aff.trivialVector(), nev, nev+srGuard, nil, eigen.Settings{Tol: 1e-9, MaxIter: 2000})
+			got, err := eigen.TopEigen(context.Background(), aff, aff.trivialVector(), nev, nev+srGuard, nil, eigen.Settings{Tol: 1e-9, MaxIter: 2000})
 			if err != nil || !got.Converged {
 				t.Fatalf("not converged (%v) after %d iterations", err, got.Iters)
 			}
@@ -155,7 +156,7 @@ func TestSREigensolverSolvesTheResponses(t *testing.T) {
 		if nev <= len(classes)-1 {
 			t.Fatalf("seed %d: %d eigenvectors looked at, want more than c-1", seed, nev)
 		}
-		got, picked, err := p.eigenvectors(aff, nev, nil)
+		got, picked, err := p.eigenvectors(context.Background(), aff, nev, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +199,7 @@ func TestSRResponsesAreGeneralizedEigenvectors(t *testing.T) {
 	classes := classesOf(data.Labels)
 	p, _ := newSRProblem(data, Settings{Tolerance: 1e-9}.withDefaults(), classes)
 	aff := newSRAffinity(lap, p.class, len(classes), 0.1, 5)
-	eig, _, err := p.eigenvectors(aff, 2, nil)
+	eig, _, err := p.eigenvectors(context.Background(), aff, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -747,4 +748,33 @@ func denseRidge(x linalg.Matrix, t, c []float64, alpha float64) ([]float64, floa
 		f += c[i] / 2 * e * e
 	}
 	return o, f
+}
+
+// TestSRStopsOnCancel: a solve whose context is done returns its error
+// rather than a model, on a dense window (whose regressions go through
+// the shared factor, computed beside the eigenvectors) as on a sparse one,
+// and the factor stops summing its Gram matrix.
+func TestSRStopsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dense, _, _ := spectralData(t, 400, 6, 3, 0.1, 4)
+	sparse := dense
+	rows := make([]vector.Vector, dense.X.Rows())
+	for i := range rows {
+		rows[i] = vector.Dense(slices.Clone(dense.X.(*linalg.Dense).Row(i)))
+	}
+	sparse.X = linalg.NewVectorRows(rows, 6, 1)
+	for name, data := range map[string]Problem{"dense": dense, "sparse": sparse} {
+		m, _, _, err := Solve(ctx, data, Settings{}, classesOf(data.Labels), nil)
+		if !errors.Is(err, context.Canceled) || m != nil {
+			t.Errorf("%s: model %v, err = %v; want none and context.Canceled", name, m != nil, err)
+		}
+	}
+	p, err := newSRProblem(dense, Settings{}.withDefaults(), classesOf(dense.Labels))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.gramFor(ctx, dense.X.(*linalg.Dense), p.rowScales(), nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("the Gram matrix: err = %v, want context.Canceled", err)
+	}
 }

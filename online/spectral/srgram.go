@@ -1,6 +1,8 @@
 package spectral
 
 import (
+	"context"
+
 	"gonum.org/v1/gonum/mat"
 
 	"streamer/online/linalg"
@@ -31,8 +33,8 @@ type srGram struct {
 // gramFor returns X̃ᵀCX̃ for the rows of x with row scales scale: prev's
 // updated when it can be, else summed from every row. The result can be
 // updated by the next solve only when the window's rows and keys are
-// known.
-func (p *srProblem) gramFor(x *linalg.Dense, scale []float64, prev *srGram) *srGram {
+// known. It stops early, with ctx's error, when ctx is done.
+func (p *srProblem) gramFor(ctx context.Context, x *linalg.Dense, scale []float64, prev *srGram) (*srGram, error) {
 	d := x.Cols() + 1
 	// Rows are matched across solves by key: without keys (or rows) the
 	// sum cannot be updated, and is not kept for it.
@@ -42,13 +44,21 @@ func (p *srProblem) gramFor(x *linalg.Dense, scale []float64, prev *srGram) *srG
 	}
 	next := &srGram{keys: p.keysOf(), rows: rows, scale: scale}
 	if rows != nil && prev != nil && prev.rows != nil && prev.g.SymmetricDim() == d && prev.updates < srGramRefresh {
-		if g, ok := prev.updated(next, d, x.Workers()); ok {
+		g, ok, err := prev.updated(ctx, next, d, x.Workers())
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			next.g, next.updates = g, prev.updates+1
-			return next
+			return next, nil
 		}
 	}
-	next.g = summedGram(x, scale)
-	return next
+	g, err := summedGram(ctx, x, scale)
+	if err != nil {
+		return nil, err
+	}
+	next.g = g
+	return next, nil
 }
 
 func (p *srProblem) keysOf() []uint64 {
@@ -62,8 +72,8 @@ func (p *srProblem) keysOf() []uint64 {
 // updated returns g's Gram matrix moved to next's rows: minus the rows
 // that left or changed scale, plus those that came or changed, each sum on
 // up to workers goroutines. It returns false when too many rows changed
-// for an update to pay.
-func (g *srGram) updated(next *srGram, d, workers int) (*mat.SymDense, bool) {
+// for an update to pay, and ctx's error when ctx is done.
+func (g *srGram) updated(ctx context.Context, next *srGram, d, workers int) (*mat.SymDense, bool, error) {
 	at := make(map[uint64]int, len(g.keys))
 	for i, k := range g.keys {
 		at[k] = i
@@ -85,15 +95,22 @@ func (g *srGram) updated(next *srGram, d, workers int) (*mat.SymDense, bool) {
 		}
 	}
 	if float64(len(added)+len(removed)) > srGramMaxChange*float64(len(next.keys)) {
-		return nil, false
+		return nil, false, nil
+	}
+	in, err := rowsGram(ctx, d, len(added), workers, next.fillPicked(added))
+	if err != nil {
+		return nil, false, err
+	}
+	gone, err := rowsGram(ctx, d, len(removed), workers, g.fillPicked(removed))
+	if err != nil {
+		return nil, false, err
 	}
 	out := mat.NewSymDense(d, nil)
 	out.CopySym(g.g)
-	out.AddSym(out, rowsGram(d, len(added), workers, next.fillPicked(added)))
-	gone := rowsGram(d, len(removed), workers, g.fillPicked(removed))
+	out.AddSym(out, in)
 	gone.ScaleSym(-1, gone)
 	out.AddSym(out, gone)
-	return out, true
+	return out, true, nil
 }
 
 // fillPicked returns rowsGram's fill of g's rows picked: row k is
@@ -107,9 +124,9 @@ func (g *srGram) fillPicked(picked []int) func(k int, dst []float64) {
 }
 
 // summedGram returns X̃ᵀCX̃ summed over every row of x (row scales √C).
-func summedGram(x *linalg.Dense, scale []float64) *mat.SymDense {
+func summedGram(ctx context.Context, x *linalg.Dense, scale []float64) (*mat.SymDense, error) {
 	d := x.Cols() + 1
-	return rowsGram(d, x.Rows(), x.Workers(), func(i int, dst []float64) {
+	return rowsGram(ctx, d, x.Rows(), x.Workers(), func(i int, dst []float64) {
 		floatsScaleTo(dst[:d-1], scale[i], x.Row(i))
 		dst[d-1] = scale[i]
 	})
@@ -119,7 +136,8 @@ func summedGram(x *linalg.Dense, scale []float64) *mat.SymDense {
 // by fill into a cleared slice, in blocks of up to srGramBlock rows by
 // rank-k updates on up to workers goroutines, whose sums are added in
 // order (a few hundred rows that slid are split between the workers too).
-func rowsGram(d, count, workers int, fill func(k int, dst []float64)) *mat.SymDense {
+// Between blocks it stops when ctx is done, returning ctx's error.
+func rowsGram(ctx context.Context, d, count, workers int, fill func(k int, dst []float64)) (*mat.SymDense, error) {
 	size := max(1, min(srGramBlock, (count+workers-1)/workers)) // every worker gets rows
 	blocks := (count + size - 1) / size
 	workers = max(1, min(workers, blocks))
@@ -127,7 +145,7 @@ func rowsGram(d, count, workers int, fill func(k int, dst []float64)) *mat.SymDe
 	linalg.ParallelRange(blocks, workers, func(w, lo, hi int) {
 		g := mat.NewSymDense(d, nil)
 		a := mat.NewDense(size, d, nil)
-		for blk := lo; blk < hi; blk++ {
+		for blk := lo; blk < hi && ctx.Err() == nil; blk++ {
 			first, last := blk*size, min(count, (blk+1)*size)
 			for k := first; k < last; k++ {
 				row := a.RawRowView(k - first)
@@ -138,6 +156,9 @@ func rowsGram(d, count, workers int, fill func(k int, dst []float64)) *mat.SymDe
 		}
 		grams[w] = g
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if grams[0] == nil {
 		grams[0] = mat.NewSymDense(d, nil)
 	}
@@ -146,7 +167,7 @@ func rowsGram(d, count, workers int, fill func(k int, dst []float64)) *mat.SymDe
 			grams[0].AddSym(grams[0], grams[w])
 		}
 	}
-	return grams[0]
+	return grams[0], nil
 }
 
 // sameVector reports whether a and b are the same vector in memory: a row

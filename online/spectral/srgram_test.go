@@ -1,6 +1,7 @@
 package spectral
 
 import (
+	"context"
 	"math"
 	"slices"
 	"testing"
@@ -47,11 +48,11 @@ func TestSRGramUpdateMatchesSum(t *testing.T) {
 	var prev *srGram
 	for solve := range 12 {
 		p, scale := problem(solve*step, solve, true)
-		got := p.gramFor(p.data.X.(*linalg.Dense), scale, prev)
+		got := mustGram(t, p, scale, prev)
 		if solve > 0 && got.updates != solve {
 			t.Fatalf("solve %d: %d updates since the sum, want %d", solve, got.updates, solve)
 		}
-		want := summedGram(p.data.X.(*linalg.Dense), scale)
+		want := mustSummed(t, p, scale)
 		if d := symDistance(got.g, want); d > 1e-9 {
 			t.Fatalf("solve %d: updated Gram differs from the sum by %g", solve, d)
 		}
@@ -66,22 +67,42 @@ func TestSRGramUpdateMatchesSum(t *testing.T) {
 		mapped[i].Values[0] *= 2
 	}
 	p.data.Rows, p.data.X = mapped, linalg.NewDense(mapped, dim, 0)
-	if d := symDistance(p.gramFor(p.data.X.(*linalg.Dense), scale, prev).g, summedGram(p.data.X.(*linalg.Dense), scale)); d > 1e-9 {
+	if d := symDistance(mustGram(t, p, scale, prev).g, mustSummed(t, p, scale)); d > 1e-9 {
 		t.Errorf("rows mapped again under the same keys: the Gram differs from the sum by %g", d)
 	}
 	p, scale = problem(12*step+n/2, 12, true)
-	if g := p.gramFor(p.data.X.(*linalg.Dense), scale, prev); g.updates != 0 {
+	if g := mustGram(t, p, scale, prev); g.updates != 0 {
 		t.Errorf("half the rows changed, but the Gram was updated (%d updates)", g.updates)
 	}
 	p, scale = problem(13*step, 13, false)
-	if g := p.gramFor(p.data.X.(*linalg.Dense), scale, prev); g.updates != 0 || g.rows != nil {
+	if g := mustGram(t, p, scale, prev); g.updates != 0 || g.rows != nil {
 		t.Errorf("a window without its rows was updated (%d updates) or kept for updates", g.updates)
 	}
 	p, scale = problem(13*step, 13, true)
 	p.data.Keys = nil
-	if g := p.gramFor(p.data.X.(*linalg.Dense), scale, prev); g.updates != 0 || g.rows != nil {
+	if g := mustGram(t, p, scale, prev); g.updates != 0 || g.rows != nil {
 		t.Errorf("a window without keys was updated (%d updates) or kept for updates", g.updates)
 	}
+}
+
+// mustGram is gramFor on p's rows, which must not fail.
+func mustGram(t *testing.T, p *srProblem, scale []float64, prev *srGram) *srGram {
+	t.Helper()
+	g, err := p.gramFor(context.Background(), p.data.X.(*linalg.Dense), scale, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// mustSummed is summedGram of p's rows, which must not fail.
+func mustSummed(t *testing.T, p *srProblem, scale []float64) *mat.SymDense {
+	t.Helper()
+	g, err := summedGram(context.Background(), p.data.X.(*linalg.Dense), scale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 // symDistance returns max |a_ij - b_ij| / max(1, |b_ij|).
@@ -110,8 +131,8 @@ func TestSRSharedRidgeObjective(t *testing.T) {
 	for i := range 400 {
 		ys[0][i], ys[1][i] = math.Sin(float64(i)), float64(i%7)-3
 	}
-	sols, ok := p.ridgeShared(ys, p.startFactor(nil))
-	if !ok {
+	sols, ok, err := p.ridgeShared(ys, p.startFactor(context.Background(), nil))
+	if err != nil || !ok {
 		t.Fatal("the shared path refused a dense window")
 	}
 	x, scale := data.X.(*linalg.Dense), p.rowScales()

@@ -33,15 +33,17 @@ type sharedFactor struct {
 	done  chan struct{}
 	gram  *srGram
 	chol  mat.Cholesky
-	ok    bool // false when the factorization failed
+	ok    bool  // false when the factorization failed
+	err   error // the context's, when it was done before the factor
 	scale []float64
 }
 
 // startFactor starts computing the shared factor of a dense window narrow
 // enough for ridgeShared, from prev's X̃ᵀCX̃ updated by the rows that
 // changed when prev kept it (srGram); nil for other windows. The caller
-// owns the goroutine and waits for it (wait) before returning.
-func (p *srProblem) startFactor(warm *State) *sharedFactor {
+// owns the goroutine and waits for it (wait) before returning; it stops
+// early when ctx is done, and err says so.
+func (p *srProblem) startFactor(ctx context.Context, warm *State) *sharedFactor {
 	x, ok := p.data.X.(*linalg.Dense)
 	if !ok || x.Cols()+1 > srGramMaxCols {
 		return nil
@@ -53,7 +55,9 @@ func (p *srProblem) startFactor(warm *State) *sharedFactor {
 	f := &sharedFactor{done: make(chan struct{}), scale: p.rowScales()}
 	go func() {
 		defer close(f.done)
-		f.gram = p.gramFor(x, f.scale, prevGram)
+		if f.gram, f.err = p.gramFor(ctx, x, f.scale, prevGram); f.err != nil {
+			return
+		}
 		d := x.Cols() + 1
 		a := mat.NewSymDense(d, nil)
 		a.CopySym(f.gram.g)
@@ -76,21 +80,24 @@ func (f *sharedFactor) wait() {
 // window through the shared factor f (targets y and y/γ). It returns false
 // when there is no factor (the window is not dense, or too wide) or the
 // factorization failed; the caller then solves them by block CG
-// (ridgeBlock).
-func (p *srProblem) ridgeShared(ys [][]float64, f *sharedFactor) ([]model.Solution, bool) {
+// (ridgeBlock). Its error is the context's, when the factor stopped early.
+func (p *srProblem) ridgeShared(ys [][]float64, f *sharedFactor) ([]model.Solution, bool, error) {
 	if f == nil || len(ys) == 0 {
-		return nil, false
+		return nil, false, nil
 	}
 	f.wait()
+	if f.err != nil {
+		return nil, false, f.err
+	}
 	if !f.ok {
-		return nil, false
+		return nil, false, nil
 	}
 	p.gram = f.gram
 	x := p.data.X.(*linalg.Dense)
 	rhs := p.rightHandSides(x, ys, f.scale)
 	var a mat.Dense
 	if err := f.chol.SolveTo(&a, rhs); err != nil {
-		return nil, false
+		return nil, false, nil
 	}
 	space := linalg.NewColumnSpace(x)
 	sols := make([]model.Solution, len(ys))
@@ -99,7 +106,7 @@ func (p *srProblem) ridgeShared(ys [][]float64, f *sharedFactor) ([]model.Soluti
 		sols[k] = model.Solution{W: space.Expand(w)}
 		sols[k].Stats = model.Stats{Objective: ridgeOptimum(y, f.scale, w, b), NewtonSteps: 1, Runs: 1}
 	}
-	return sols, true
+	return sols, true, nil
 }
 
 // ridgeOptimum returns the ridge objective ½(α‖w‖² + Σ_i (s_i x̃_i·w - y_i)²)
