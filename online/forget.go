@@ -20,6 +20,10 @@ type reaction struct {
 	forgottenClass map[string]uint64
 	// urgent makes a solve due now, until one freezes the window.
 	urgent bool
+	// asked counts the forgets asked for (Forget, ForgetClasses), applied
+	// those the newest solve carried out, and reacted is the version of
+	// the first model solved after the newest forget applied.
+	asked, applied, reacted uint64
 	// While landed (rows that entered the window since the start) is
 	// below quickUntil, solves are due factor times sooner.
 	landed     uint64
@@ -66,6 +70,7 @@ func (l *Learner) Forget(position uint64, rows bool) {
 	l.reaction.forgotten = max(l.reaction.forgotten, position)
 	l.reaction.rows = l.reaction.rows || rows
 	l.reaction.urgent = true
+	l.reaction.asked++
 }
 
 // ForgetClasses is Forget for the labels of some classes only: the next
@@ -87,6 +92,38 @@ func (l *Learner) ForgetClasses(position uint64, classes []string) {
 		l.reaction.forgottenClass[c] = max(l.reaction.forgottenClass[c], position)
 	}
 	l.reaction.urgent = true
+	l.reaction.asked++
+}
+
+// Forgets returns how many forgets were asked for so far (Forget,
+// ForgetClasses): what Reacted takes.
+func (l *Learner) Forgets() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.reaction.asked
+}
+
+// Reacted returns the version of the first model solved after the
+// forgets counted by Forgets' forgets were carried out, and false while
+// no such model is in force yet: the models of lower versions learned
+// from what those forgets took.
+func (l *Learner) Reacted(forgets uint64) (uint64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.reaction.applied < forgets || l.reaction.reacted == 0 {
+		return 0, false
+	}
+	return l.reaction.reacted, true
+}
+
+// solvedAfter records that the model of version solved after applying
+// the forgets counted up to forgets.
+func (l *Learner) solvedAfter(forgets, version uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if forgets > l.reaction.applied {
+		l.reaction.applied, l.reaction.reacted = forgets, version
+	}
 }
 
 // refused reports whether a label of class for the row at key was
@@ -107,15 +144,17 @@ func (l *Learner) Quicken(factor, examples int) {
 }
 
 // applyForget forgets what Forget and ForgetClasses asked the next solve
-// to. The rows go under the window's lock only, so that Observe keeps
-// handing rows off meanwhile; their bookkeeping goes under mu.
-func (l *Learner) applyForget() {
+// to, and returns how many forgets were asked for by then. The rows go
+// under the window's lock only, so that Observe keeps handing rows off
+// meanwhile; their bookkeeping goes under mu.
+func (l *Learner) applyForget() uint64 {
 	l.mu.Lock()
+	asked := l.reaction.asked
 	before, rows, classes := l.reaction.forget, l.reaction.rows, l.reaction.classes
 	l.reaction.forget, l.reaction.rows, l.reaction.classes = 0, false, nil
 	if before == 0 && len(classes) == 0 {
 		l.mu.Unlock()
-		return
+		return asked
 	}
 	l.changed = true
 	for key, class := range l.labels {
@@ -127,7 +166,7 @@ func (l *Learner) applyForget() {
 	}
 	if !rows {
 		l.mu.Unlock()
-		return
+		return asked
 	}
 	l.flushPending()
 	l.mu.Unlock()
@@ -137,6 +176,7 @@ func (l *Learner) applyForget() {
 	l.mu.Lock()
 	l.forget(gone)
 	l.mu.Unlock()
+	return asked
 }
 
 // Unlabeled returns, sorted, the ids of the window's rows whose labels a

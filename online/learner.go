@@ -789,12 +789,15 @@ func (l *Learner) Solve(ctx context.Context) (SolveReport, error) {
 	if err := l.growGraph(); err != nil {
 		return SolveReport{}, err
 	}
-	l.applyForget()
+	forgets := l.applyForget()
 	f, ok := l.freeze()
 	if !ok {
 		return SolveReport{}, ErrUnchanged
 	}
 	rep, err := l.train(ctx, f)
+	if err == nil {
+		l.solvedAfter(forgets, rep.Version)
+	}
 	if err != nil && !errors.Is(err, train.ErrOneClass) && !errors.Is(err, newton.ErrNoLabels) {
 		l.mu.Lock()
 		l.changed = true // let the next trigger try again

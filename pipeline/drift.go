@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"streamer/internal/ring"
@@ -122,11 +123,14 @@ type Alarm struct {
 const recentAlarms = 1000
 
 // watch is the pipeline's drift watch; the pipeline's mu guards it, but
-// for cfg and every, which do not change.
+// for cfg and every, which do not change, and awaited.
 type watch struct {
 	cfg     DriftConfig
 	monitor *drift.Monitor
 	every   int64 // search every every-th arrival for neighbours
+	// awaited is the learner's count of forgets (online.Learner.Forgets)
+	// after the newest alarm that made it forget; 0 before any.
+	awaited atomic.Uint64
 	alarms  []Alarm
 	total   int
 	newest  time.Time
@@ -227,13 +231,17 @@ type graded struct {
 const keptGraded = 1024
 
 // outcome shows the labels detector the label of example id, at
-// position, predicted as class. The caller holds the pipeline's mu.
-func (w *watch) outcome(id, class, label string, position uint64, now int64) []drift.Alarm {
+// position, predicted as class by a model it judges (judged). The caller
+// holds the pipeline's mu.
+func (w *watch) outcome(id, class, label string, position uint64, now int64, judged bool) []drift.Alarm {
 	if w == nil {
 		return nil
 	}
-	fed := w.monitor.Listens(drift.Labels, now)
+	fed := judged && w.monitor.Listens(drift.Labels, now)
 	w.keep(graded{DriftLabel: snapshot.DriftLabel{ID: id, Predicted: class, Label: label, Fed: fed}, position: position})
+	if !judged {
+		return nil
+	}
 	a, ok := w.monitor.Outcome(class != label, int64(position), now)
 	if !ok {
 		return nil
@@ -338,6 +346,7 @@ func (p *Pipeline) react(found []drift.Alarm) {
 		switch {
 		case a.Detector == drift.Labels && w.cfg.Forget:
 			out.Reactions = p.forget(uint64(max(0, a.Since)), out.Classes)
+			w.awaited.Store(p.learner.Forgets())
 		case a.Detector != drift.Labels:
 			out.Reactions = p.unconfirmed()
 		}
@@ -404,6 +413,25 @@ func (p *Pipeline) unconfirmed() []string {
 		out = append(out, "ask")
 	}
 	return out
+}
+
+// judges reports whether the labels detector judges a prediction made by
+// the model of version: after an alarm that made the learner forget, only
+// the predictions of the models solved since are. An older model's
+// errors measure the change the detector alarmed at, and after a false
+// alarm its successes would make the model that forgot, when it comes,
+// look like a change: solves come late under load, and labels later
+// still. A model pinned from before the forget is not judged.
+func (p *Pipeline) judges(version uint64) bool {
+	if p.watch == nil {
+		return false
+	}
+	forgets := p.watch.awaited.Load()
+	if forgets == 0 {
+		return true
+	}
+	first, ok := p.learner.Reacted(forgets)
+	return ok && version >= first
 }
 
 // learners returns the learner and, when it runs, the baseline, which

@@ -522,7 +522,7 @@ func TestErrorClassesAreThoseOfTheErrorsSinceAPosition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.outcome("x0", "x", "y", 0, 0) // pushed out of the ring below
+	w.outcome("x0", "x", "y", 0, 0, true) // pushed out of the ring below
 	for i := range keptGraded {
 		class, label := "a", "a"
 		switch i {
@@ -533,7 +533,7 @@ func TestErrorClassesAreThoseOfTheErrorsSinceAPosition(t *testing.T) {
 		case 1000:
 			class, label = "e", "f"
 		}
-		w.outcome(strconv.Itoa(i), class, label, uint64(1+i), int64(i))
+		w.outcome(strconv.Itoa(i), class, label, uint64(1+i), int64(i), true)
 	}
 	if got := w.errorClasses(500); !slices.Equal(got, []string{"d", "e", "f"}) {
 		t.Errorf("classes since 500: %v, want d, e, f", got)
@@ -596,7 +596,7 @@ func TestDriftWatchProgress(t *testing.T) {
 			if wrong {
 				label = "b"
 			}
-			if len(w.outcome(strconv.FormatInt(now, 10), "a", label, uint64(now), now)) > 0 && alarmed < 0 {
+			if len(w.outcome(strconv.FormatInt(now, 10), "a", label, uint64(now), now, true)) > 0 && alarmed < 0 {
 				alarmed = now
 			}
 		}
@@ -634,8 +634,67 @@ func TestDriftWatchProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off.outcome("x", "a", "b", 1, 1)
+	off.outcome("x", "a", "b", 1, 1, true)
 	if kept := off.progress(1); kept != nil {
 		t.Errorf("with the labels detector off the watch keeps %+v", kept)
+	}
+}
+
+// TestDriftJudgesTheModelThatForgot: after an alarm that made the learner
+// forget, the labels detector judges the predictions of the models solved
+// since, not those of the model that was in force, however long the solve
+// takes. Here a false alarm on a stationary stream of six classes forgets
+// every label, and no solve comes for 250 examples (a solve slowed by
+// load). Judging the old model's predictions meanwhile, the detector took
+// them for its reference, the weaker model solved on the few labels since
+// for a change, and alarmed again, forgetting those labels too.
+func TestDriftJudgesTheModelThatForgot(t *testing.T) {
+	t.Parallel()
+	const rows, alarmAt, solvesFrom = 2500, 1000, 1250
+	run := func(wait bool) ([]Alarm, float64) {
+		detectors := drift.Config{Spacing: 50, Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}
+		p := driftPipeline(t, DriftConfig{Detectors: detectors, Forget: true}, func(c *Config) { c.Learner.Window.MaxExamples = 1500 })
+		gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 5, Classes: []string{"a", "b", "c", "d", "e", "f"}})
+		docs := make([]synth.Document, rows)
+		for i := range docs {
+			docs[i] = gen.Next()
+		}
+		right := 0
+		for i, d := range docs {
+			pred, err := p.Example(decoded(t, p, d, false), Source{Topic: "examples", Offset: int64(i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i >= solvesFrom && pred.Label != nil && *pred.Label == d.Label {
+				right++
+			}
+			if i >= 20 && i%5 == 0 {
+				late := docs[i-20]
+				p.Label(ingest.Label{ID: late.ID, Label: late.Label}, Source{Topic: "labels", Offset: int64(i)})
+			}
+			if i == alarmAt {
+				since, _ := p.learner.Admitted(docs[i-30].ID)
+				p.mu.Lock()
+				now := p.position()
+				p.watch.monitor.Restart(drift.Labels, now) // as the detector's own alarm does
+				p.mu.Unlock()
+				p.react([]drift.Alarm{{Detector: drift.Labels, At: now, Since: int64(since)}})
+				if !wait {
+					p.watch.awaited.Store(0) // judge every prediction, as before
+				}
+			}
+			if p.Due() && (i < alarmAt || i >= solvesFrom) {
+				if _, err := p.Solve(context.Background()); err != nil && !IsSkip(err) {
+					t.Fatal(err)
+				}
+			}
+		}
+		return p.Alarms()[1:], float64(right) / float64(rows-solvesFrom)
+	}
+	waited, waitedAcc := run(true)
+	judgedOld, judgedOldAcc := run(false)
+	t.Logf("after the false alarm: %d alarms and accuracy %.3f judging the models solved since; %d and %.3f judging the old one meanwhile", len(waited), waitedAcc, len(judgedOld), judgedOldAcc)
+	if len(waited) > 0 {
+		t.Errorf("judging the models solved since, alarms %+v", waited)
 	}
 }
