@@ -231,15 +231,16 @@ type graded struct {
 const keptGraded = 1024
 
 // outcome shows the labels detector the label of example id, at
-// position, predicted as class by a model it judges (judged). The caller
-// holds the pipeline's mu.
-func (w *watch) outcome(id, class, label string, position uint64, now int64, judged bool) []drift.Alarm {
+// position, predicted as class by a model that came before the forget of
+// the newest alarm took effect when stale: the detector does not judge
+// those. The caller holds the pipeline's mu.
+func (w *watch) outcome(id, class, label string, position uint64, now int64, stale bool) []drift.Alarm {
 	if w == nil {
 		return nil
 	}
-	fed := judged && w.monitor.Listens(drift.Labels, now)
+	fed := !stale && w.monitor.Listens(drift.Labels, now)
 	w.keep(graded{DriftLabel: snapshot.DriftLabel{ID: id, Predicted: class, Label: label, Fed: fed}, position: position})
-	if !judged {
+	if stale {
 		return nil
 	}
 	a, ok := w.monitor.Outcome(class != label, int64(position), now)
@@ -415,23 +416,20 @@ func (p *Pipeline) unconfirmed() []string {
 	return out
 }
 
-// judges reports whether the labels detector judges a prediction made by
-// the model of version: after an alarm that made the learner forget, only
-// the predictions of the models solved since are. An older model's
+// stale reports whether a prediction made by the model of version came
+// before the forget of the newest alarm that made the learner forget
+// took effect: the labels detector does not judge it. An older model's
 // errors measure the change the detector alarmed at, and after a false
 // alarm its successes would make the model that forgot, when it comes,
 // look like a change: solves come late under load, and labels later
-// still. A model pinned from before the forget is not judged.
-func (p *Pipeline) judges(version uint64) bool {
-	if p.watch == nil {
-		return false
-	}
+// still. A model pinned from before the forget is not judged either.
+func (p *Pipeline) stale(version uint64) bool {
 	forgets := p.watch.awaited.Load()
 	if forgets == 0 {
-		return true
+		return false
 	}
 	first, ok := p.learner.Reacted(forgets)
-	return ok && version >= first
+	return !ok || version < first
 }
 
 // learners returns the learner and, when it runs, the baseline, which

@@ -522,7 +522,7 @@ func TestErrorClassesAreThoseOfTheErrorsSinceAPosition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.outcome("x0", "x", "y", 0, 0, true) // pushed out of the ring below
+	w.outcome("x0", "x", "y", 0, 0, false) // pushed out of the ring below
 	for i := range keptGraded {
 		class, label := "a", "a"
 		switch i {
@@ -533,7 +533,7 @@ func TestErrorClassesAreThoseOfTheErrorsSinceAPosition(t *testing.T) {
 		case 1000:
 			class, label = "e", "f"
 		}
-		w.outcome(strconv.Itoa(i), class, label, uint64(1+i), int64(i), true)
+		w.outcome(strconv.Itoa(i), class, label, uint64(1+i), int64(i), false)
 	}
 	if got := w.errorClasses(500); !slices.Equal(got, []string{"d", "e", "f"}) {
 		t.Errorf("classes since 500: %v, want d, e, f", got)
@@ -596,7 +596,7 @@ func TestDriftWatchProgress(t *testing.T) {
 			if wrong {
 				label = "b"
 			}
-			if len(w.outcome(strconv.FormatInt(now, 10), "a", label, uint64(now), now, true)) > 0 && alarmed < 0 {
+			if len(w.outcome(strconv.FormatInt(now, 10), "a", label, uint64(now), now, false)) > 0 && alarmed < 0 {
 				alarmed = now
 			}
 		}
@@ -634,7 +634,7 @@ func TestDriftWatchProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off.outcome("x", "a", "b", 1, 1, true)
+	off.outcome("x", "a", "b", 1, 1, false)
 	if kept := off.progress(1); kept != nil {
 		t.Errorf("with the labels detector off the watch keeps %+v", kept)
 	}

@@ -216,10 +216,10 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 		}
 	}
 	var position uint64
-	var judged bool
+	var stale bool
 	if p.watch != nil && truth != "" && stored.Class != "" {
 		position, _ = p.learner.Admitted(ex.ID)
-		judged = p.judges(stored.ModelVersion)
+		stale = p.stale(stored.ModelVersion)
 	}
 	p.mu.Lock()
 	p.examples++
@@ -238,7 +238,7 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 	}
 	found := p.watch.arrival(scored, kind, ok, ex.TS, p.position())
 	if truth != "" && stored.Class != "" {
-		found = append(found, p.watch.outcome(ex.ID, stored.Class, truth, position, p.position(), judged)...)
+		found = append(found, p.watch.outcome(ex.ID, stored.Class, truth, position, p.position(), stale)...)
 	}
 	p.mu.Unlock()
 	p.react(found)
@@ -342,14 +342,14 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 		p.learner.Chosen(l.ID)
 	}
 	var position uint64
-	var judged bool
+	var stale bool
 	// An answer to a chosen request is a hard example by design: its
 	// error says nothing of a change in the stream, nor of how often the
 	// predictions above a review threshold are right.
 	watched := p.watch != nil && seen && first && stored.Class != "" && !chosen
 	if watched {
 		position, _ = p.learner.Admitted(l.ID)
-		judged = p.judges(stored.ModelVersion)
+		stale = p.stale(stored.ModelVersion)
 	}
 	p.mu.Lock()
 	p.labels++
@@ -366,7 +366,7 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	}
 	var found []drift.Alarm
 	if watched {
-		found = p.watch.outcome(l.ID, stored.Class, l.Label, position, p.position(), judged)
+		found = p.watch.outcome(l.ID, stored.Class, l.Label, position, p.position(), stale)
 	}
 	p.mu.Unlock()
 	p.react(found)
