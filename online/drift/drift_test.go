@@ -19,20 +19,26 @@ func TestBernoulliCUSUMFalseAlarms(t *testing.T) {
 	}
 	for _, p := range []float64{0.01, 0.05, 0.2, 0.45, 0.65, 0.72, 0.8, 0.95} {
 		for _, h := range thresholds {
-			r := rand.New(rand.NewPCG(uint64(p*1000), 1))
-			d := NewBernoulliCUSUM(BernoulliConfig{Threshold: h})
-			alarms := 0
-			for i := range n {
-				if d.Add(r.Float64() < p, int64(i)) {
-					alarms++
-					d.Reset()
-				}
-			}
+			alarms := falseAlarms(NewBernoulliCUSUM(BernoulliConfig{Threshold: h}), p, n, 1)
 			if bound := n * math.Exp(-h); float64(alarms) > bound {
 				t.Errorf("p = %v, h = %.2f: %d false alarms in %d outcomes, bound %.0f", p, h, alarms, n, bound)
 			}
 		}
 	}
+}
+
+// falseAlarms counts the alarms of d on n independent outcomes wrong
+// with probability p, drawn from seed, starting d again after each.
+func falseAlarms(d *BernoulliCUSUM, p float64, n int, seed uint64) int {
+	r := rand.New(rand.NewPCG(uint64(p*1000), seed))
+	alarms := 0
+	for i := range n {
+		if d.Add(r.Float64() < p, int64(i)) {
+			alarms++
+			d.Reset()
+		}
+	}
+	return alarms
 }
 
 // TestBernoulliCUSUMLuckyRun: the outcomes of a service's false alarm, a
@@ -550,16 +556,9 @@ func TestMonitorFalseAlarmsPerExample(t *testing.T) {
 func TestBernoulliCUSUMRaisedThreshold(t *testing.T) {
 	const n, h = 500_000, 10.8
 	for _, p := range []float64{0.05, 0.3, 0.45} {
-		r := rand.New(rand.NewPCG(uint64(p*1000), 3))
 		d := NewBernoulliCUSUM(BernoulliConfig{})
 		d.SetThreshold(h)
-		alarms := 0
-		for i := range n {
-			if d.Add(r.Float64() < p, int64(i)) {
-				alarms++
-				d.Reset()
-			}
-		}
+		alarms := falseAlarms(d, p, n, 3)
 		if bound := n * math.Exp(-h); float64(alarms) > bound {
 			t.Errorf("p = %v: %d false alarms in %d outcomes at h = %v, bound %.1f", p, alarms, n, h, bound)
 		}
