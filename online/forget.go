@@ -104,9 +104,9 @@ func (l *Learner) Forgets() uint64 {
 }
 
 // Reacted returns the version of the first model solved after the
-// forgets counted by Forgets' forgets were carried out, and false while
-// no such model is in force yet: the models of lower versions learned
-// from what those forgets took.
+// forgets-th forget asked for (Forgets) took effect, or after a later
+// one, and false while no solve has carried it out yet: the models of
+// lower versions learned from what it took.
 func (l *Learner) Reacted(forgets uint64) (uint64, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -211,8 +211,9 @@ func (m *Monitor) Resume(st State) {
 	if !m.On(Labels) {
 		return
 	}
+	// The rates are measured again from the outcomes that come: these
+	// carry example positions, not the stream's.
 	for _, o := range st.Outcomes {
-		m.countOutcome(o.Example)
 		m.labels.Add(o.Wrong, o.Example)
 	}
 }
