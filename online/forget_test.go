@@ -71,6 +71,38 @@ func TestForget(t *testing.T) {
 // TestForgetClasses: a learner told to forget one class's labels before
 // the 200th of 300 rows solves at once, then holds none of that class's
 // labels before it, takes no late one, and keeps every other label, late
+// TestReacted: the model that carried out a forget is known by its
+// version once it is solved, not before; a solve that started before the
+// forget does not count, and a second forget waits for its own solve.
+func TestReacted(t *testing.T) {
+	l := newTestLearner(t, train.SVM, 1000)
+	data := textRows(300, 2)
+	observeEveryFifth(l, data, func(r labeledRow) string { return r.class })
+	first, err := l.Solve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := l.Reacted(1); ok {
+		t.Fatal("reacted before any forget")
+	}
+	l.Forget(100, false)
+	forgets := l.Forgets()
+	if v, ok := l.Reacted(forgets); ok {
+		t.Fatalf("reacted (version %d) before a solve", v)
+	}
+	rep, err := l.Solve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := l.Reacted(forgets); !ok || v != rep.Version || v <= first.Version {
+		t.Errorf("reacted %d (%v), want the version solved after the forget, %d", v, ok, rep.Version)
+	}
+	l.ForgetClasses(200, []string{data[0].class})
+	if _, ok := l.Reacted(l.Forgets()); ok {
+		t.Error("a second forget counted as carried out before its solve")
+	}
+}
+
 // ones of other classes among them.
 func TestForgetClasses(t *testing.T) {
 	l := newTestLearner(t, train.LapSVM, 1000)
