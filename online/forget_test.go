@@ -68,12 +68,9 @@ func TestForget(t *testing.T) {
 	}
 }
 
-// TestForgetClasses: a learner told to forget one class's labels before
-// the 200th of 300 rows solves at once, then holds none of that class's
-// labels before it, takes no late one, and keeps every other label, late
 // TestReacted: the model that carried out a forget is known by its
-// version once it is solved, not before; a solve that started before the
-// forget does not count, and a second forget waits for its own solve.
+// version once it is solved, not before, and a second forget waits for
+// its own solve.
 func TestReacted(t *testing.T) {
 	l := newTestLearner(t, train.SVM, 1000)
 	data := textRows(300, 2)
@@ -103,6 +100,9 @@ func TestReacted(t *testing.T) {
 	}
 }
 
+// TestForgetClasses: a learner told to forget one class's labels before
+// the 200th of 300 rows solves at once, then holds none of that class's
+// labels before it, takes no late one, and keeps every other label, late
 // ones of other classes among them.
 func TestForgetClasses(t *testing.T) {
 	l := newTestLearner(t, train.LapSVM, 1000)
