@@ -129,8 +129,11 @@ type watch struct {
 	monitor *drift.Monitor
 	every   int64 // search every every-th arrival for neighbours
 	// awaited is the learner's count of forgets (online.Learner.Forgets)
-	// after the newest alarm that made it forget; 0 before any.
+	// after the newest alarm that made it forget; 0 before any. rescore
+	// is set from that alarm until a model solved after the forget
+	// scores.
 	awaited atomic.Uint64
+	rescore atomic.Bool
 	alarms  []Alarm
 	total   int
 	newest  time.Time
@@ -348,12 +351,14 @@ func (p *Pipeline) react(found []drift.Alarm) {
 		case a.Detector == drift.Labels && w.cfg.Forget:
 			out.Reactions = p.forget(uint64(max(0, a.Since)), out.Classes)
 			w.awaited.Store(p.learner.Forgets())
+			w.rescore.Store(true)
 		case a.Detector != drift.Labels:
 			out.Reactions = p.unconfirmed()
 		}
 		p.mu.Lock()
 		if a.Detector == drift.Labels && w.cfg.Forget {
-			// The model re-solved without the old labels scores otherwise.
+			// The model re-solved without the old labels scores otherwise
+			// (and the scores detector starts again once it scores).
 			w.monitor.Restart(drift.Neighbours, a.At)
 			w.monitor.Restart(drift.Scores, a.At)
 		}

@@ -647,7 +647,9 @@ func TestDriftWatchProgress(t *testing.T) {
 // every label, and no solve comes for 250 examples (a solve slowed by
 // load). Judging the old model's predictions meanwhile, the detector took
 // them for its reference, the weaker model solved on the few labels since
-// for a change, and alarmed again, forgetting those labels too.
+// for a change, and alarmed again, forgetting those labels too. The
+// scores detector starts again when that model first scores, not only at
+// the alarm.
 func TestDriftJudgesTheModelThatForgot(t *testing.T) {
 	t.Parallel()
 	const rows, alarmAt, solvesFrom = 2500, 1000, 1250
@@ -688,6 +690,9 @@ func TestDriftJudgesTheModelThatForgot(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+		}
+		if deaf := p.watch.monitor.Deaf()[drift.Scores]; wait && (p.watch.rescore.Load() || deaf < solvesFrom+50) {
+			t.Errorf("the scores detector deaf until %d, still to start again %v; want it started again when the model solved at %d scored", deaf, p.watch.rescore.Load(), solvesFrom)
 		}
 		return p.Alarms()[1:], float64(right) / float64(rows-solvesFrom)
 	}

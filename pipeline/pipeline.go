@@ -221,6 +221,8 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 		position, _ = p.learner.Admitted(ex.ID)
 		stale = p.stale(stored.ModelVersion)
 	}
+	// The first model solved after a forget is as uncertain as it is.
+	rescored := p.watch != nil && ok && p.watch.rescore.Load() && !p.stale(stored.ModelVersion)
 	p.mu.Lock()
 	p.examples++
 	p.predictions++
@@ -235,6 +237,9 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 		p.ssl.Add(stored.Class, truth, int(p.examples))
 		p.base.Add(stored.Baseline, truth, int(p.examples))
 		p.learner.Grade(review.Grade{Class: stored.Class, Prob: stored.Prob, Correct: stored.Class == truth})
+	}
+	if rescored && p.watch.rescore.CompareAndSwap(true, false) {
+		p.watch.monitor.Restart(drift.Scores, p.position())
 	}
 	found := p.watch.arrival(scored, kind, ok, ex.TS, p.position())
 	if truth != "" && stored.Class != "" {
