@@ -338,7 +338,8 @@ func (e *evalRun) finish() {
 	r.Tenths = e.tenths()
 	r.Alarms = []AlarmRecord{}
 	for _, a := range e.pipe.Alarms() {
-		r.Alarms = append(r.Alarms, AlarmRecord{Examples: a.Examples, Detector: a.Detector, Statistic: a.Statistic, Threshold: a.Threshold, Reactions: a.Reactions, Classes: a.Classes})
+		r.Alarms = append(r.Alarms, AlarmRecord{Examples: a.Examples, Detector: a.Detector, Statistic: a.Statistic, Threshold: a.Threshold,
+			Reactions: a.Reactions, Classes: a.Classes, SwitchedFrom: string(a.SwitchedFrom), SwitchedTo: string(a.SwitchedTo)})
 	}
 	e.spent()
 	r.SpentCurve = e.spentCurve

@@ -89,6 +89,10 @@ type AlarmRecord struct {
 	// Classes are those of the errors since the change, for an alarm of
 	// the labels (pipeline.Alarm).
 	Classes []string `json:"classes,omitempty"`
+	// SwitchedFrom and SwitchedTo name the learner's algorithms where the
+	// rise of an alarm of the labels began at its switch (pipeline.Alarm).
+	SwitchedFrom string `json:"switched_from,omitempty"`
+	SwitchedTo   string `json:"switched_to,omitempty"`
 }
 
 // SeedReport is the result of one run, with one label seed.

@@ -117,6 +117,11 @@ type Alarm struct {
 	// since the change: the labels that came and the predictions they
 	// contradicted.
 	Classes []string
+	// SwitchedFrom and SwitchedTo, for an alarm of the labels whose rise
+	// began where the learner's models changed algorithm, name the two:
+	// the learner's choice, not the stream, made the errors rise, and
+	// nothing is forgotten for it.
+	SwitchedFrom, SwitchedTo train.Algorithm
 }
 
 // recentAlarms bounds the alarms a pipeline remembers (Alarms).
@@ -142,6 +147,14 @@ type watch struct {
 	// shown; the newest sinceAlarm of them came since its last alarm.
 	graded     ring.Ring[graded]
 	sinceAlarm int
+	// served holds the algorithms of the newest models that scored.
+	served ring.Ring[served]
+}
+
+// served is the algorithm of the model of a version.
+type served struct {
+	version   uint64
+	algorithm train.Algorithm
 }
 
 // modelKind is what makes one model's uncertainties comparable with
@@ -171,7 +184,7 @@ func newWatch(cfg DriftConfig) (*watch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("drift: %w", err)
 	}
-	return &watch{cfg: cfg, monitor: m, every: max(1, int64(math.Round(1/cfg.Sample))), graded: ring.New[graded](keptGraded)}, nil
+	return &watch{cfg: cfg, monitor: m, every: max(1, int64(math.Round(1/cfg.Sample))), graded: ring.New[graded](keptGraded), served: ring.New[served](keptServed)}, nil
 }
 
 // search reports whether the arrival-th arrival's nearest rows are to be
@@ -182,9 +195,12 @@ func (w *watch) search(arrival int64) bool {
 
 // arrival gives the detectors without labels what scoring an example
 // found. The caller holds the pipeline's mu.
-func (w *watch) arrival(s online.Scored, kind modelKind, scored bool, ts time.Time, now int64) []drift.Alarm {
+func (w *watch) arrival(s online.Scored, kind modelKind, scored bool, version uint64, ts time.Time, now int64) []drift.Alarm {
 	if w == nil {
 		return nil
+	}
+	if last := w.served.Newest(1); scored && (len(last) == 0 || last[0].version != version) {
+		w.served.Add(served{version: version, algorithm: kind.algorithm})
 	}
 	if scored && kind != w.kind {
 		// A model of other classes, or of another kind, is as uncertain
@@ -222,11 +238,15 @@ func rows(s online.Scored) []int {
 
 // graded is a label the labels detector was shown (the example's id, the
 // class predicted at its arrival, the label, whether the detector was
-// given it) and the position of its example.
+// given it), the position of its example and the version of the model
+// that predicted it.
 type graded struct {
 	snapshot.DriftLabel
-	position uint64
+	position, version uint64
 }
+
+// keptServed bounds the models whose algorithms a watch remembers.
+const keptServed = 256
 
 // keptGraded bounds the labels a watch keeps to name the classes of an
 // alarm and to take up at a restore: more than a detector's recent
@@ -237,12 +257,12 @@ const keptGraded = 1024
 // position, predicted as class by a model that came before the forget of
 // the newest alarm took effect when stale: the detector does not judge
 // those. The caller holds the pipeline's mu.
-func (w *watch) outcome(id, class, label string, position uint64, now int64, stale bool) []drift.Alarm {
+func (w *watch) outcome(id, class, label string, position uint64, now int64, version uint64, stale bool) []drift.Alarm {
 	if w == nil {
 		return nil
 	}
 	fed := !stale && w.monitor.Listens(drift.Labels, now)
-	w.keep(graded{DriftLabel: snapshot.DriftLabel{ID: id, Predicted: class, Label: label, Fed: fed}, position: position})
+	w.keep(graded{DriftLabel: snapshot.DriftLabel{ID: id, Predicted: class, Label: label, Fed: fed}, position: position, version: version})
 	if stale {
 		return nil
 	}
@@ -332,6 +352,66 @@ func (w *watch) errorClasses(position int64) []string {
 	return out
 }
 
+// switchShare is the share of the outcomes before a rise, and of those
+// in it, that must each be of one algorithm for the rise to be the
+// learner's switch; switchBefore and switchAfter are the fewest outcomes
+// each must count, and switchReference the most counted before.
+const (
+	switchShare     = 0.8
+	switchBefore    = 10
+	switchAfter     = 5
+	switchReference = 50
+)
+
+// switched returns the algorithms the learner's models switched from and
+// to where the labels detector's rise since position began: the outcomes
+// it was fed from position on were predicted, switchShare of them or
+// more, by models of another algorithm than switchShare or more of the
+// switchReference fed before. Otherwise, or where an algorithm is not
+// known, it returns "". The caller holds the pipeline's mu.
+func (w *watch) switched(position int64) (from, to train.Algorithm) {
+	algorithm := map[uint64]train.Algorithm{}
+	for s := range w.served.All {
+		algorithm[s.version] = s.algorithm
+	}
+	var before, after []train.Algorithm
+	for _, g := range w.graded.Items() {
+		a, ok := algorithm[g.version]
+		switch {
+		case !g.Fed:
+		case !ok:
+			return "", ""
+		case int64(g.position) >= position:
+			after = append(after, a)
+		default:
+			before = append(before, a)
+		}
+	}
+	before = before[max(0, len(before)-switchReference):]
+	if len(before) < switchBefore || len(after) < switchAfter {
+		return "", ""
+	}
+	from, fromShare := mostOf(before)
+	to, toShare := mostOf(after)
+	if from == to || fromShare < switchShare || toShare < switchShare {
+		return "", ""
+	}
+	return from, to
+}
+
+// mostOf returns the algorithm most of as are, and its share.
+func mostOf(as []train.Algorithm) (train.Algorithm, float64) {
+	count := map[train.Algorithm]int{}
+	var most train.Algorithm
+	for _, a := range as {
+		count[a]++
+		if count[a] > count[most] {
+			most = a
+		}
+	}
+	return most, float64(count[most]) / float64(len(as))
+}
+
 // react tells the learners how to react to the alarms, remembers them and
 // hands them to OnAlarm. The caller does not hold the pipeline's mu.
 func (p *Pipeline) react(found []drift.Alarm) {
@@ -345,9 +425,12 @@ func (p *Pipeline) react(found []drift.Alarm) {
 		if a.Detector == drift.Labels {
 			p.mu.Lock()
 			out.Classes = w.errorClasses(a.Since)
+			out.SwitchedFrom, out.SwitchedTo = w.switched(a.Since)
 			p.mu.Unlock()
 		}
 		switch {
+		case out.SwitchedTo != "":
+			// Forgetting labels would not mend the learner's choice.
 		case a.Detector == drift.Labels && w.cfg.Forget:
 			out.Reactions = p.forget(uint64(max(0, a.Since)), out.Classes)
 			w.awaited.Store(p.learner.Forgets())
@@ -356,7 +439,7 @@ func (p *Pipeline) react(found []drift.Alarm) {
 			out.Reactions = p.unconfirmed()
 		}
 		p.mu.Lock()
-		if a.Detector == drift.Labels && w.cfg.Forget {
+		if a.Detector == drift.Labels && w.cfg.Forget && out.SwitchedTo == "" {
 			// The model re-solved without the old labels scores otherwise
 			// (and the scores detector starts again once it scores).
 			w.monitor.Restart(drift.Neighbours, a.At)

@@ -522,7 +522,7 @@ func TestErrorClassesAreThoseOfTheErrorsSinceAPosition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.outcome("x0", "x", "y", 0, 0, false) // pushed out of the ring below
+	w.outcome("x0", "x", "y", 0, 0, 0, false) // pushed out of the ring below
 	for i := range keptGraded {
 		class, label := "a", "a"
 		switch i {
@@ -533,7 +533,7 @@ func TestErrorClassesAreThoseOfTheErrorsSinceAPosition(t *testing.T) {
 		case 1000:
 			class, label = "e", "f"
 		}
-		w.outcome(strconv.Itoa(i), class, label, uint64(1+i), int64(i), false)
+		w.outcome(strconv.Itoa(i), class, label, uint64(1+i), int64(i), 0, false)
 	}
 	if got := w.errorClasses(500); !slices.Equal(got, []string{"d", "e", "f"}) {
 		t.Errorf("classes since 500: %v, want d, e, f", got)
@@ -569,7 +569,7 @@ func TestScoresDetectorStartsAgainForAnotherAlgorithm(t *testing.T) {
 			}
 			s := online.Scored{}
 			s.Prob = prob
-			alarms = append(alarms, w.arrival(s, kind, true, time.Unix(int64(i), 0), int64(i))...)
+			alarms = append(alarms, w.arrival(s, kind, true, 1, time.Unix(int64(i), 0), int64(i))...)
 		}
 		if (len(alarms) > 0) != tt.alarm {
 			t.Errorf("svm, then %s: alarms %v, want an alarm: %v", tt.after, alarms, tt.alarm)
@@ -596,7 +596,7 @@ func TestDriftWatchProgress(t *testing.T) {
 			if wrong {
 				label = "b"
 			}
-			if len(w.outcome(strconv.FormatInt(now, 10), "a", label, uint64(now), now, false)) > 0 && alarmed < 0 {
+			if len(w.outcome(strconv.FormatInt(now, 10), "a", label, uint64(now), now, 0, false)) > 0 && alarmed < 0 {
 				alarmed = now
 			}
 		}
@@ -634,7 +634,7 @@ func TestDriftWatchProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off.outcome("x", "a", "b", 1, 1, false)
+	off.outcome("x", "a", "b", 1, 1, 0, false)
 	if kept := off.progress(1); kept != nil {
 		t.Errorf("with the labels detector off the watch keeps %+v", kept)
 	}
@@ -701,5 +701,58 @@ func TestDriftJudgesTheModelThatForgot(t *testing.T) {
 	t.Logf("after the false alarm: %d alarms and accuracy %.3f judging the models solved since; %d and %.3f judging the old one meanwhile", len(waited), waitedAcc, len(judgedOld), judgedOldAcc)
 	if len(waited) > 0 {
 		t.Errorf("judging the models solved since, alarms %+v", waited)
+	}
+}
+
+// TestDriftAlarmAtTheLearnersSwitch: a rise of the errors that began where
+// the learner's models changed algorithm is the learner's doing: the alarm
+// names the switch and the learner forgets nothing. A rise that began
+// before the switch (a change of the stream, which the learner's trial
+// then answered by switching) is reacted to as ever.
+func TestDriftAlarmAtTheLearnersSwitch(t *testing.T) {
+	tests := []struct {
+		name     string
+		switchAt int // the first outcome predicted by the other algorithm
+		forgets  bool
+	}{
+		{"the rise begins at the switch", 100, false},
+		{"the rise begins before the switch", 130, true},
+		{"no switch", 1000, true},
+	}
+	for _, tt := range tests {
+		p := driftPipeline(t, DriftConfig{Detectors: drift.Config{Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}, Forget: true})
+		gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 1})
+		for i := range 50 { // a model in force, as at any alarm of the labels
+			if _, err := p.Example(decoded(t, p, gen.Next(), true), Source{Topic: "examples", Offset: int64(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := p.Solve(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		w := p.watch
+		r := rand.New(rand.NewPCG(7, 7))
+		for i := range 160 {
+			version, algorithm := uint64(1), train.LapSVM
+			if i >= tt.switchAt {
+				version, algorithm = 2, train.SR
+			}
+			w.arrival(online.Scored{}, modelKind{classes: 3, algorithm: algorithm}, true, version, time.Unix(int64(i), 0), int64(i))
+			wrong := r.Float64() < 0.1 || i >= 100 && r.Float64() < 0.6 // the rise from outcome 100 on
+			label := "a"
+			if wrong {
+				label = "b"
+			}
+			w.outcome(strconv.Itoa(i), "a", label, uint64(i), int64(i), version, false)
+		}
+		p.react([]drift.Alarm{{Detector: drift.Labels, At: 160, Since: 100}})
+		a := p.Alarms()[0]
+		switched := a.SwitchedTo != ""
+		if switched == tt.forgets || p.learner.Forgets() > 0 != tt.forgets {
+			t.Errorf("%s: switched %q to %q, reactions %v, forgets %d; want forgetting %v", tt.name, a.SwitchedFrom, a.SwitchedTo, a.Reactions, p.learner.Forgets(), tt.forgets)
+		}
+		if switched && (a.SwitchedFrom != train.LapSVM || a.SwitchedTo != train.SR || len(a.Reactions) != 0) {
+			t.Errorf("%s: alarm %+v, want a switch from lapsvm to sr and no reaction", tt.name, a)
+		}
 	}
 }

@@ -241,9 +241,9 @@ func (p *Pipeline) Arrival(ex ingest.Example, src Source) (Prediction, ingest.Pr
 	if rescored && p.watch.rescore.CompareAndSwap(true, false) {
 		p.watch.monitor.Restart(drift.Scores, p.position())
 	}
-	found := p.watch.arrival(scored, kind, ok, ex.TS, p.position())
+	found := p.watch.arrival(scored, kind, ok, stored.ModelVersion, ex.TS, p.position())
 	if truth != "" && stored.Class != "" {
-		found = append(found, p.watch.outcome(ex.ID, stored.Class, truth, position, p.position(), stale)...)
+		found = append(found, p.watch.outcome(ex.ID, stored.Class, truth, position, p.position(), stored.ModelVersion, stale)...)
 	}
 	p.mu.Unlock()
 	p.react(found)
@@ -371,7 +371,7 @@ func (p *Pipeline) Label(l ingest.Label, src Source) bool {
 	}
 	var found []drift.Alarm
 	if watched {
-		found = p.watch.outcome(l.ID, stored.Class, l.Label, position, p.position(), stale)
+		found = p.watch.outcome(l.ID, stored.Class, l.Label, position, p.position(), stored.ModelVersion, stale)
 	}
 	p.mu.Unlock()
 	p.react(found)

@@ -39,6 +39,11 @@ type DriftEvent struct {
 	// Classes, for an alarm of the labels, are the classes of the errors
 	// since the change: the labels and the predictions they contradicted.
 	Classes []string `json:"classes,omitempty"`
+	// SwitchedFrom and SwitchedTo, for an alarm of the labels whose rise
+	// began where the learner's models changed algorithm, name the two;
+	// nothing was forgotten for it.
+	SwitchedFrom string `json:"switched_from,omitempty"`
+	SwitchedTo   string `json:"switched_to,omitempty"`
 }
 
 // NewDriftEvent returns the record of alarm a of the named model.
@@ -51,6 +56,7 @@ func NewDriftEvent(model string, a pipeline.Alarm) DriftEvent {
 		Event: "drift_alarm", Model: model, Detector: a.Detector, Statistic: a.Statistic, Threshold: a.Threshold,
 		Examples: a.Examples, ChangeAt: a.Since, EventTime: a.EventTime, Time: a.Time,
 		ModelEpoch: a.Model.Epoch, ModelVersion: a.Model.Version, Reactions: reactions, Classes: a.Classes,
+		SwitchedFrom: string(a.SwitchedFrom), SwitchedTo: string(a.SwitchedTo),
 	}
 }
 

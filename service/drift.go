@@ -30,7 +30,7 @@ const eventTimeout = 10 * time.Second
 func (s *Service) onDriftAlarm(a pipeline.Alarm) {
 	s.log.Info("drift alarm", "detector", a.Detector, "statistic", a.Statistic, "threshold", a.Threshold,
 		"examples", a.Examples, "change_at", a.Since, "model_version", a.Model.Version, "epoch", a.Model.Epoch,
-		"reactions", a.Reactions, "classes", a.Classes)
+		"reactions", a.Reactions, "classes", a.Classes, "switched_from", a.SwitchedFrom, "switched_to", a.SwitchedTo)
 	if slices.Contains(a.Reactions, "solve") {
 		s.reacted.Store(true)
 	}
@@ -91,6 +91,9 @@ func (s *Service) driftLine() string {
 			time.Since(a.Time).Round(time.Second), a.Model.Epoch, a.Model.Version)
 		if len(a.Classes) > 0 {
 			line += ", classes: " + strings.Join(a.Classes, ", ")
+		}
+		if a.SwitchedTo != "" {
+			line += fmt.Sprintf(", at the learner's switch from %s to %s: nothing forgotten", a.SwitchedFrom, a.SwitchedTo)
 		}
 		if len(a.Reactions) > 0 {
 			line += ", reacted: " + strings.Join(a.Reactions, ", ")
