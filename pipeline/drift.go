@@ -367,49 +367,52 @@ const (
 // to where the labels detector's rise since position began: the outcomes
 // it was fed from position on were predicted, switchShare of them or
 // more, by models of another algorithm than switchShare or more of the
-// switchReference fed before. Otherwise, or where an algorithm is not
-// known, it returns "". The caller holds the pipeline's mu.
+// switchReference fed before (a model whose algorithm is not known
+// counts for neither). Otherwise it returns "". The caller holds the
+// pipeline's mu.
 func (w *watch) switched(position int64) (from, to train.Algorithm) {
 	algorithm := map[uint64]train.Algorithm{}
 	for s := range w.served.All {
 		algorithm[s.version] = s.algorithm
 	}
-	var before, after []train.Algorithm
+	var before, after []uint64 // versions
 	for _, g := range w.graded.Items() {
-		a, ok := algorithm[g.version]
 		switch {
 		case !g.Fed:
-		case !ok:
-			return "", ""
 		case int64(g.position) >= position:
-			after = append(after, a)
+			after = append(after, g.version)
 		default:
-			before = append(before, a)
+			before = append(before, g.version)
 		}
 	}
 	before = before[max(0, len(before)-switchReference):]
 	if len(before) < switchBefore || len(after) < switchAfter {
 		return "", ""
 	}
-	from, fromShare := mostOf(before)
-	to, toShare := mostOf(after)
+	from, fromShare := mostOf(before, algorithm)
+	to, toShare := mostOf(after, algorithm)
 	if from == to || fromShare < switchShare || toShare < switchShare {
 		return "", ""
 	}
 	return from, to
 }
 
-// mostOf returns the algorithm most of as are, and its share.
-func mostOf(as []train.Algorithm) (train.Algorithm, float64) {
+// mostOf returns the algorithm that most of the models of versions are
+// of, and its share; a version not in algorithm counts as none.
+func mostOf(versions []uint64, algorithm map[uint64]train.Algorithm) (train.Algorithm, float64) {
 	count := map[train.Algorithm]int{}
 	var most train.Algorithm
-	for _, a := range as {
+	for _, v := range versions {
+		a, ok := algorithm[v]
+		if !ok {
+			continue
+		}
 		count[a]++
 		if count[a] > count[most] {
 			most = a
 		}
 	}
-	return most, float64(count[most]) / float64(len(as))
+	return most, float64(count[most]) / float64(len(versions))
 }
 
 // react tells the learners how to react to the alarms, remembers them and
