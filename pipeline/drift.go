@@ -147,8 +147,10 @@ type watch struct {
 	// shown; the newest sinceAlarm of them came since its last alarm.
 	graded     ring.Ring[graded]
 	sinceAlarm int
-	// served holds the algorithms of the newest models that scored.
-	served ring.Ring[served]
+	// served holds the algorithms of the newest models that scored, the
+	// newest of version lastServed.
+	served     ring.Ring[served]
+	lastServed uint64
 }
 
 // served is the algorithm of the model of a version.
@@ -199,8 +201,9 @@ func (w *watch) arrival(s online.Scored, kind modelKind, scored bool, version ui
 	if w == nil {
 		return nil
 	}
-	if last := w.served.Newest(1); scored && (len(last) == 0 || last[0].version != version) {
+	if scored && (w.served.Len() == 0 || w.lastServed != version) {
 		w.served.Add(served{version: version, algorithm: kind.algorithm})
+		w.lastServed = version
 	}
 	if scored && kind != w.kind {
 		// A model of other classes, or of another kind, is as uncertain
