@@ -652,10 +652,12 @@ func TestDriftWatchProgress(t *testing.T) {
 // the alarm.
 func TestDriftJudgesTheModelThatForgot(t *testing.T) {
 	t.Parallel()
-	const rows, alarmAt, solvesFrom = 2500, 1000, 1250
+	const rows, alarmAt, solvesFrom = 2000, 1000, 1250
 	run := func(wait bool) ([]Alarm, float64) {
 		detectors := drift.Config{Spacing: 50, Off: map[string]bool{drift.Neighbours: true, drift.Scores: true}}
-		p := driftPipeline(t, DriftConfig{Detectors: detectors, Forget: true}, func(c *Config) { c.Learner.Window.MaxExamples = 1500 })
+		p := driftPipeline(t, DriftConfig{Detectors: detectors, Forget: true}, func(c *Config) {
+			c.Learner.Window.MaxExamples, c.Learner.SolveExamples, c.Learner.SolveLabels = 1500, 100, 20
+		})
 		gen := synth.NewTextStream(synth.TextStreamConfig{Seed: 5, Classes: []string{"a", "b", "c", "d", "e", "f"}})
 		docs := make([]synth.Document, rows)
 		for i := range docs {
