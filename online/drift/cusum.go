@@ -85,7 +85,7 @@ const minReference = 20
 // model's errors alarm.
 type BernoulliCUSUM struct {
 	// cfg is the configuration in force, base the one it was made with
-	// (SetThreshold raises cfg's Threshold and Reference above base's).
+	// (RaiseThreshold raises cfg's Threshold and Reference above base's).
 	cfg, base BernoulliConfig
 	// errors[i % len] is the number of errors among the first i+1
 	// outcomes since the reset, for the newest len(errors).
@@ -113,7 +113,7 @@ func NewBernoulliCUSUM(cfg BernoulliConfig) *BernoulliCUSUM {
 	return &BernoulliCUSUM{cfg: cfg, base: cfg, errors: make([]int64, (excursionSpan+1)*most+cfg.Recent+1)}
 }
 
-// maxReference bounds, in configured References, how far SetThreshold
+// maxReference bounds, in configured References, how far RaiseThreshold
 // lengthens the reference.
 const maxReference = 8
 
@@ -249,16 +249,16 @@ func (d *BernoulliCUSUM) Statistic() float64 { return d.s }
 // Threshold returns h.
 func (d *BernoulliCUSUM) Threshold() float64 { return d.cfg.Threshold }
 
-// SetThreshold makes h the threshold from the next outcome on. A
-// threshold above the configured one lengthens the reference by the
-// square of their ratio (up to maxReference times): a p0 estimated from
-// too few outcomes errs low often enough that the false alarms it
-// brings, not h, would bound the time between them
-// (TestBernoulliCUSUMRaisedThreshold). A reference lengthened takes in
-// outcomes as they come.
-func (d *BernoulliCUSUM) SetThreshold(h float64) {
-	d.cfg.Threshold = h
-	ratio := max(1, h/d.base.Threshold)
+// RaiseThreshold makes h the threshold from the next outcome on, or the
+// configured one where that is higher. A threshold above the configured
+// one lengthens the reference by the square of their ratio (up to
+// maxReference times): a p0 estimated from too few outcomes errs low
+// often enough that the false alarms it brings, not h, would bound the
+// time between them (TestBernoulliCUSUMRaisedThreshold). A reference
+// lengthened takes in outcomes as they come.
+func (d *BernoulliCUSUM) RaiseThreshold(h float64) {
+	d.cfg.Threshold = max(d.base.Threshold, h)
+	ratio := d.cfg.Threshold / d.base.Threshold
 	d.cfg.Reference = min(maxReference*d.base.Reference, int(math.Round(float64(d.base.Reference)*ratio*ratio)))
 }
 
@@ -308,13 +308,17 @@ func (c CUSUMConfig) Validate() error {
 // alarming when S > h (Page 1954). The change is estimated to begin at
 // the first value after S was last 0.
 type CUSUM struct {
-	cfg   CUSUMConfig
-	s     float64
-	since int64
+	cfg        CUSUMConfig
+	configured float64 // the threshold it was made with
+	s          float64
+	since      int64
 }
 
 // NewCUSUM returns a detector with no values.
-func NewCUSUM(cfg CUSUMConfig) *CUSUM { return &CUSUM{cfg: cfg.withDefaults()} }
+func NewCUSUM(cfg CUSUMConfig) *CUSUM {
+	cfg = cfg.withDefaults()
+	return &CUSUM{cfg: cfg, configured: cfg.Threshold}
+}
 
 // Add counts the value z at position, and reports whether the detector
 // alarms.
@@ -332,8 +336,9 @@ func (d *CUSUM) Statistic() float64 { return d.s }
 // Threshold returns h.
 func (d *CUSUM) Threshold() float64 { return d.cfg.Threshold }
 
-// SetThreshold makes h the threshold from the next value on.
-func (d *CUSUM) SetThreshold(h float64) { d.cfg.Threshold = h }
+// RaiseThreshold makes h the threshold from the next value on, or the
+// configured one where that is higher.
+func (d *CUSUM) RaiseThreshold(h float64) { d.cfg.Threshold = max(d.configured, h) }
 
 // Since returns the position where the change is estimated to begin.
 func (d *CUSUM) Since() int64 { return d.since }

@@ -557,7 +557,7 @@ func TestBernoulliCUSUMRaisedThreshold(t *testing.T) {
 	const n, h = 500_000, 10.8
 	for _, p := range []float64{0.05, 0.3, 0.45} {
 		d := NewBernoulliCUSUM(BernoulliConfig{})
-		d.SetThreshold(h)
+		d.RaiseThreshold(h)
 		alarms := falseAlarms(d, p, n, 3)
 		if bound := n * math.Exp(-h); float64(alarms) > bound {
 			t.Errorf("p = %v: %d false alarms in %d outcomes at h = %v, bound %.1f", p, alarms, n, h, bound)

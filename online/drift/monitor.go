@@ -110,10 +110,8 @@ type Monitor struct {
 	// last alarm.
 	recency level
 	// outcomes and values measure how many observations the labels and
-	// neighbours detectors are given per position; labelsBase and
-	// neighboursBase are their configured thresholds.
-	outcomes, values           rate
-	labelsBase, neighboursBase float64
+	// neighbours detectors are given per position.
+	outcomes, values rate
 }
 
 // NewMonitor returns a monitor with no observations.
@@ -124,16 +122,14 @@ func NewMonitor(cfg Config) (*Monitor, error) {
 	if cfg.Spacing == 0 {
 		cfg.Spacing = 2000
 	}
-	m := &Monitor{
+	return &Monitor{
 		cfg:        cfg,
 		labels:     NewBernoulliCUSUM(cfg.Labels),
 		neighbours: NewCUSUM(cfg.Neighbours),
 		scores:     NewADWIN(cfg.Scores),
 		deaf:       map[string]int64{},
 		alarms:     map[string]int{},
-	}
-	m.labelsBase, m.neighboursBase = m.labels.Threshold(), m.neighbours.Threshold()
-	return m, nil
+	}, nil
 }
 
 // countOutcome counts an outcome given at position now, and raises the
@@ -141,7 +137,7 @@ func NewMonitor(cfg Config) (*Monitor, error) {
 func (m *Monitor) countOutcome(now int64) {
 	m.outcomes.add(now)
 	if r := m.outcomes.perPosition(); m.cfg.FalseAlarmExamples > 0 && r > 0 {
-		m.labels.SetThreshold(max(m.labelsBase, math.Log(m.cfg.FalseAlarmExamples*r)))
+		m.labels.RaiseThreshold(math.Log(m.cfg.FalseAlarmExamples * r))
 	}
 }
 
@@ -150,8 +146,7 @@ func (m *Monitor) countOutcome(now int64) {
 func (m *Monitor) countValue(now int64) {
 	m.values.add(now)
 	if r := m.values.perPosition(); m.cfg.FalseAlarmExamples > 0 && r > 0 {
-		allowance := m.neighbours.cfg.Allowance
-		m.neighbours.SetThreshold(max(m.neighboursBase, math.Log(m.cfg.FalseAlarmExamples*r)/(2*allowance)))
+		m.neighbours.RaiseThreshold(math.Log(m.cfg.FalseAlarmExamples*r) / (2 * m.neighbours.cfg.Allowance))
 	}
 }
 
