@@ -132,22 +132,21 @@ func NewMonitor(cfg Config) (*Monitor, error) {
 	}, nil
 }
 
-// countOutcome counts an outcome given at position now, and raises the
-// labels detector's threshold as FalseAlarmExamples asks.
-func (m *Monitor) countOutcome(now int64) {
-	m.outcomes.add(now)
-	if r := m.outcomes.perPosition(); m.cfg.FalseAlarmExamples > 0 && r > 0 {
-		m.labels.RaiseThreshold(math.Log(m.cfg.FalseAlarmExamples * r))
+// logBound counts in r an observation given at position now and returns
+// ln(FalseAlarmExamples × observations per position): the log-likelihood
+// ratio a detector with that rate must reach to alarm falsely at most once
+// in FalseAlarmExamples positions. It returns false while
+// FalseAlarmExamples is 0 or the rate is not measured yet.
+func (m *Monitor) logBound(r *rate, now int64) (float64, bool) {
+	if m.cfg.FalseAlarmExamples == 0 {
+		return 0, false
 	}
-}
-
-// countValue counts a value of the neighbours detector given at position
-// now, and raises its threshold as FalseAlarmExamples asks.
-func (m *Monitor) countValue(now int64) {
-	m.values.add(now)
-	if r := m.values.perPosition(); m.cfg.FalseAlarmExamples > 0 && r > 0 {
-		m.neighbours.RaiseThreshold(math.Log(m.cfg.FalseAlarmExamples*r) / (2 * m.neighbours.cfg.Allowance))
+	r.add(now)
+	per := r.perPosition()
+	if per == 0 {
+		return 0, false
 	}
+	return math.Log(m.cfg.FalseAlarmExamples * per), true
 }
 
 // On reports whether the detector of that name runs.
@@ -218,8 +217,11 @@ func (m *Monitor) Resume(st State) {
 // example's position (what the alarm's Since is told in), now the
 // stream's.
 func (m *Monitor) Outcome(wrong bool, example, now int64) (Alarm, bool) {
-	if m.On(Labels) {
-		m.countOutcome(now)
+	if !m.On(Labels) {
+		return Alarm{}, false
+	}
+	if h, ok := m.logBound(&m.outcomes, now); ok {
+		m.labels.RaiseThreshold(h)
 	}
 	if !m.Listens(Labels, now) || !m.labels.Add(wrong, example) {
 		return Alarm{}, false
@@ -237,7 +239,9 @@ func (m *Monitor) Recency(z float64, now int64) (Alarm, bool) {
 	if !m.On(Neighbours) {
 		return Alarm{}, false
 	}
-	m.countValue(now)
+	if h, ok := m.logBound(&m.values, now); ok {
+		m.neighbours.RaiseThreshold(h / (2 * m.neighbours.cfg.Allowance))
+	}
 	if now < m.deaf[Neighbours] {
 		m.recency.add(z)
 		return Alarm{}, false
