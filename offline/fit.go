@@ -122,7 +122,11 @@ func RunFit(ctx context.Context, cfg FitConfig) (*Fit, error) {
 	}
 	window := train.Window{X: linalg.NewMatrix(data.rows, data.dim), Labels: data.labels}
 	if km != nil {
-		window.X = linalg.NewMatrix(km.ApplyAll(data.rows), km.Dim())
+		rows, err := km.ApplyAll(ctx, data.rows)
+		if err != nil {
+			return nil, fmt.Errorf("kernel map: %w", err)
+		}
+		window.X = linalg.NewMatrix(rows, km.Dim())
 	}
 	if lap != nil {
 		window.Laplacian, window.Graph = lap, lap

@@ -973,7 +973,10 @@ func (l *Learner) train(ctx context.Context, f frozen) (SolveReport, error) {
 	}
 	rows, features := view.vecs, l.cfg.Features
 	if km != nil {
-		rows, features = l.mapped.rows(km, view), km.Dim()
+		if rows, err = l.mapped.rows(ctx, km, view); err != nil {
+			return rep, fmt.Errorf("kernel map: %w", err)
+		}
+		features = km.Dim()
 		rep.KernelRank = km.Dim()
 	}
 	rep.Classes = train.ClassCount(labels)
@@ -1050,8 +1053,9 @@ type mappedRows struct {
 }
 
 // rows returns the mapped rows of view, mapping the new ones and dropping
-// the rows that left.
-func (c *mappedRows) rows(km *kernel.Map, view windowView) []vector.Vector {
+// the rows that left; when ctx is done first, its error and the cache as
+// it was.
+func (c *mappedRows) rows(ctx context.Context, km *kernel.Map, view windowView) ([]vector.Vector, error) {
 	if c.km != km {
 		c.km, c.byKey = km, map[uint64]vector.Vector{}
 	}
@@ -1065,7 +1069,11 @@ func (c *mappedRows) rows(km *kernel.Map, view windowView) []vector.Vector {
 	for j, i := range todo {
 		fresh[j] = view.vecs[i]
 	}
-	for j, v := range km.ApplyAll(fresh) {
+	mapped, err := km.ApplyAll(ctx, fresh)
+	if err != nil {
+		return nil, err
+	}
+	for j, v := range mapped {
 		c.byKey[view.keys[todo[j]]] = v
 	}
 	out := make([]vector.Vector, len(view.keys))
@@ -1075,5 +1083,5 @@ func (c *mappedRows) rows(km *kernel.Map, view windowView) []vector.Vector {
 		live[k] = out[i]
 	}
 	c.byKey = live
-	return out
+	return out, nil
 }

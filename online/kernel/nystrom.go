@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -417,8 +418,10 @@ func (km *Map) Fold(weights [][]float64) *Folded {
 	return pw
 }
 
-// ApplyAll maps rows, on up to GOMAXPROCS goroutines.
-func (km *Map) ApplyAll(rows []vector.Vector) []vector.Vector {
+// ApplyAll maps rows, on up to GOMAXPROCS goroutines. It stops, with
+// ctx's error, when ctx is done: each goroutine checks between blocks of
+// applyBlock rows.
+func (km *Map) ApplyAll(ctx context.Context, rows []vector.Vector) ([]vector.Vector, error) {
 	out := make([]vector.Vector, len(rows))
 	workers := 1
 	if len(rows)*len(km.Landmarks) > 1<<16 {
@@ -426,8 +429,18 @@ func (km *Map) ApplyAll(rows []vector.Vector) []vector.Vector {
 	}
 	linalg.ParallelRange(len(rows), workers, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
+			if (i-lo)%applyBlock == 0 && ctx.Err() != nil {
+				return
+			}
 			out[i] = km.Apply(rows[i])
 		}
 	})
-	return out
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
+
+// applyBlock is the number of rows ApplyAll maps between two looks at its
+// context.
+const applyBlock = 64

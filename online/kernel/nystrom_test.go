@@ -1,6 +1,8 @@
 package kernel
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -23,7 +25,10 @@ func TestKernelMapIsExactOnLandmarks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		phi := km.ApplyAll(rows)
+		phi, err := km.ApplyAll(context.Background(), rows)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for i := range rows {
 			for j := range rows {
 				want := math.Exp(-0.3 * vector.SquaredDistance(rows[i], rows[j]))
@@ -86,7 +91,10 @@ func TestKernelMapDropsRepeatedLandmarks(t *testing.T) {
 	if km.Rank != len(rows) || len(km.Landmarks) != len(rows) {
 		t.Fatalf("rank %d over %d landmarks kept, want %d distinct", km.Rank, len(km.Landmarks), len(rows))
 	}
-	phi := km.ApplyAll(landmarks)
+	phi, err := km.ApplyAll(context.Background(), landmarks)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range landmarks {
 		for j := range landmarks {
 			want := math.Exp(-0.3 * vector.SquaredDistance(landmarks[i], landmarks[j]))
@@ -262,7 +270,27 @@ func benchmarkDenseKernelMap(b *testing.B) {
 	}
 	b.Run("apply", func(b *testing.B) {
 		for b.Loop() {
-			km.ApplyAll(rows[1000:])
+			if _, err := km.ApplyAll(context.Background(), rows[1000:]); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
+}
+
+// TestApplyAllStopsOnCancel: a done context stops the mapping, on one
+// goroutine and on several, with its error and no rows.
+func TestApplyAllStopsOnCancel(t *testing.T) {
+	rows, _ := synth.Gaussians(3, 800, 5, 1)
+	km, err := NewMap(rows[:100], 0.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, n := range []int{10, len(rows)} { // 10 × 100 products: one goroutine
+		phi, err := km.ApplyAll(ctx, rows[:n])
+		if !errors.Is(err, context.Canceled) || phi != nil {
+			t.Errorf("%d rows: %d mapped, err = %v; want none and context.Canceled", n, len(phi), err)
+		}
+	}
 }

@@ -36,8 +36,11 @@ func Example_spectralRegression() {
 	if err != nil {
 		panic(err)
 	}
-	mapped := km.ApplyAll(rows)
 	ctx := context.Background()
+	mapped, err := km.ApplyAll(ctx, rows)
+	if err != nil {
+		panic(err)
+	}
 
 	sr, _, err := train.Solve(ctx, train.Window{
 		X: linalg.NewMatrix(mapped, km.Dim()), Labels: labels, Graph: graph,

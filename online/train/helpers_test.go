@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"math"
 
 	"streamer/online/kernel"
@@ -15,7 +16,11 @@ func rbfKernelMap(rows []vector.Vector) []vector.Vector {
 	if err != nil {
 		panic(err)
 	}
-	return km.ApplyAll(rows)
+	phi, err := km.ApplyAll(context.Background(), rows)
+	if err != nil {
+		panic(err)
+	}
+	return phi
 }
 
 func meanDistance(rows []vector.Vector) float64 {

@@ -45,7 +45,10 @@ func TestLapSVMOverKernelMapIsKernelLapSVM(t *testing.T) {
 			if km.Rank != len(rows) {
 				t.Fatalf("map of rank %d over %d rows: the kernel matrix lost directions", km.Rank, len(rows))
 			}
-			phi := km.ApplyAll(rows)
+			phi, err := km.ApplyAll(context.Background(), rows)
+			if err != nil {
+				t.Fatal(err)
+			}
 			sol, err := newton.Solve(context.Background(), newton.Problem{X: linalg.NewVectorRows(phi, km.Rank, 1), Y: y, Laplacian: lap}, params.Binary(), nil)
 			if err != nil {
 				t.Fatal(err)
