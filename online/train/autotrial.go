@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -14,6 +15,11 @@ import (
 // remembers which candidate was right: each new one weighs the older ones
 // down by 1 − 1/autoMemory.
 const autoMemory = 8
+
+// autoDoubtZ is how many standard deviations a graph candidate's record
+// must lead sr's by for a trial to go on where the rule would choose sr
+// outright (doubtedSR).
+const autoDoubtZ = 2
 
 // autoMaxEvery bounds the interval, in solves, at which auto's trial solves
 // the candidates it does not serve (see trainAuto).
@@ -102,6 +108,9 @@ func (r trialRecord) serve(candidates []Algorithm, preferSR func() bool) Algorit
 func trainAuto(ctx context.Context, data Window, params Params, classes []string, labeled int, prev *model.Model) (*model.Model, Stats, error) {
 	start := time.Now()
 	choice, against := chooseAuto(data, params)
+	if len(against) == 0 {
+		choice, against = doubtedSR(prev, data, choice)
+	}
 	if len(against) == 0 || data.Rows == nil || data.Keys == nil {
 		return trainWith(ctx, data, choice, classes, labeled, prev)
 	}
@@ -130,6 +139,52 @@ func trainAuto(ctx context.Context, data Window, params Params, classes []string
 	st.Trial = record
 	st.Seconds = time.Since(start).Seconds()
 	return out, st, nil
+}
+
+// doubtedSR returns the rule's choice of sr tried against the candidates
+// of prev's trial, where one of them that uses the graph (lapsvm) is
+// clearly ahead of sr on its record (clearlyAhead): the rule judges the
+// graph by its labeled edges, which near-copies of a text make agree, and
+// the labels that arrived are better evidence. The trial serves the
+// candidate its record puts first; once no lead is clear, the rule's
+// choice stands alone again. Any other choice, or a record without a
+// clear lead over sr, is returned as it was.
+func doubtedSR(prev *model.Model, data Window, choice Params) (Params, []Algorithm) {
+	t := warmOf(prev).trial
+	if choice.Algorithm != SR || t == nil || data.Laplacian == nil {
+		return choice, nil
+	}
+	if _, tried := t.record[SR]; !tried {
+		return choice, nil
+	}
+	var against []Algorithm
+	doubted := false
+	for _, a := range trialAlgorithms(t) {
+		if a == SR {
+			continue
+		}
+		against = append(against, a)
+		doubted = doubted || (a.UsesGraph(autoLambdaI) && clearlyAhead(t.record[a], t.record[SR]))
+	}
+	if !doubted {
+		return choice, nil
+	}
+	choice.LambdaI = cmp.Or(choice.LambdaI, autoWeight(data.Laplacian))
+	return choice, against
+}
+
+// clearlyAhead reports whether a record of a right answers where b's
+// candidate was wrong is ahead of b's by autoDoubtZ standard deviations
+// of a sign test (the decayed counts standing in for counts).
+func clearlyAhead(a, b float64) bool {
+	return a > b && a-b >= autoDoubtZ*math.Sqrt(a+b)
+}
+
+// trialAlgorithms returns the algorithms t weighed, in a fixed order.
+func trialAlgorithms(t *autoTrial) []Algorithm {
+	algs := append(slices.Collect(maps.Keys(t.others)), t.served)
+	slices.Sort(algs)
+	return algs
 }
 
 // servedSR reports whether the last model, prev, was sr's.

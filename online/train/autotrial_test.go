@@ -313,3 +313,55 @@ func TestAutoServesSVMWhereTheGraphDoesNotPay(t *testing.T) {
 		t.Errorf("models not served %v: want lapsvm and sr, solved afresh at the switch", others)
 	}
 }
+
+// TestAutoTriesSRAgainstARecordThatDoubtsIt: where the rule would choose
+// sr outright (the labeled edges agree), a trial whose record has lapsvm
+// clearly ahead of sr goes on, and lapsvm stays served while no label
+// says otherwise; a record with sr level, lapsvm ahead by less than two
+// standard deviations, or only the supervised svm ahead, leaves the
+// rule's choice alone.
+func TestAutoTriesSRAgainstARecordThatDoubtsIt(t *testing.T) {
+	good, _, _, wrong := trialWindows(t)
+	if choice, against := chooseAuto(good, Params{}); choice.Algorithm != SR || against != nil {
+		t.Fatalf("chooseAuto: %s against %v; want sr, chosen outright", choice.Algorithm, against)
+	}
+	lapsvm, _ := solveWith(t, good, LapSVM, nil)
+	svm, _ := solveWith(t, good, SVM, nil)
+	sr, _ := solveWith(t, wrong, SR, nil)
+	trialOf := func(served *model.Model, a Algorithm, record trialRecord) *model.Model {
+		m := *served
+		trial := &autoTrial{served: a, others: map[Algorithm]*model.Model{SR: sr}, labeled: labeledKeys(good), record: record, every: 1}
+		m.Warm = &warmState{trial: trial}
+		return &m
+	}
+	solve := func(prev *model.Model) (*model.Model, Stats) {
+		t.Helper()
+		m, st, err := Solve(context.Background(), good, Params{Algorithm: Auto}, prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, st
+	}
+	m, st := solve(trialOf(lapsvm, LapSVM, trialRecord{LapSVM: 7.9, SR: 0.07}))
+	for range 2 {
+		if st.Algorithm != LapSVM || m.Centroids != nil || trialIn(m) == nil || trialIn(m).others[SR] == nil {
+			t.Fatalf("lapsvm ahead: served %s, records %v; want lapsvm, with sr tried beside it", st.Algorithm, st.Trial)
+		}
+		m, st = solve(m)
+	}
+	for _, tt := range []struct {
+		name string
+		prev *model.Model
+	}{
+		{"no record yet", trialOf(lapsvm, LapSVM, trialRecord{LapSVM: 0, SR: 0})},
+		{"sr level", trialOf(lapsvm, LapSVM, trialRecord{LapSVM: 1, SR: 1})},
+		{"lapsvm ahead, not clearly", trialOf(lapsvm, LapSVM, trialRecord{LapSVM: 1.64, SR: 1})},
+		{"svm ahead", trialOf(svm, SVM, trialRecord{SVM: 5, SR: 0})},
+		{"sr not tried", trialOf(lapsvm, LapSVM, trialRecord{LapSVM: 5, SVM: 0})},
+	} {
+		m, st := solve(tt.prev)
+		if st.Algorithm != SR || st.Trial != nil || trialIn(m) != nil {
+			t.Errorf("%s: served %s, records %v; want sr, chosen outright", tt.name, st.Algorithm, st.Trial)
+		}
+	}
+}
