@@ -570,6 +570,30 @@ func TestSumClassesAddsTheSeedsClassByClass(t *testing.T) {
 	}
 }
 
+// TestMeanReviewPoolsTheDecidedPredictions: over seeds, the precision is
+// that of every decided prediction together, so that a seed that decided
+// few weighs little; a seed that decided none adds nothing to it.
+func TestMeanReviewPoolsTheDecidedPredictions(t *testing.T) {
+	run := func(decided, right int) SeedReport {
+		var p *float64
+		if decided > 0 {
+			v := float64(right) / float64(decided)
+			p = &v
+		}
+		return SeedReport{Review: &ReviewScores{Decided: float64(decided) / 1000, Precision: p, Classes: []ClassReview{{Class: "a", Decided: decided, Right: right}}}}
+	}
+	mean, std := meanReview([]SeedReport{run(0, 0), run(182, 169), run(31, 31)})
+	if mean.Precision == nil || math.Abs(*mean.Precision-200.0/213) > 1e-12 {
+		t.Fatalf("precision %v, want 200/213 of the decided predictions, not the mean of the seeds' 0.929 and 1", mean.Precision)
+	}
+	if want := math.Sqrt(((1.0 - 169.0/182) * (1.0 - 169.0/182)) / 2); std.Precision == nil || math.Abs(*std.Precision-want) > 1e-12 {
+		t.Errorf("spread %v, want the seeds' precisions' %v", std.Precision, want)
+	}
+	if none, _ := meanReview([]SeedReport{run(0, 0)}); none.Precision != nil {
+		t.Errorf("nothing decided: precision %v, want none", *none.Precision)
+	}
+}
+
 // TestEvalPlotMarksAlarms: each drift alarm is a vertical line at its
 // example, a color by detector, each detector named once in the legend.
 func TestEvalPlotMarksAlarms(t *testing.T) {

@@ -309,7 +309,9 @@ func summarize(runs []SeedReport) EvalReport {
 }
 
 // meanReview averages the runs' review scores; the curve is the first
-// run's.
+// run's. The precision is that of every prediction decided in any run (a
+// run that decided few weighs little), its spread that of the runs'
+// precisions.
 func meanReview(runs []SeedReport) (mean, std *ReviewScores) {
 	if runs[0].Review == nil {
 		return nil, nil
@@ -327,10 +329,24 @@ func meanReview(runs []SeedReport) (mean, std *ReviewScores) {
 	mean = &ReviewScores{TargetPrecision: runs[0].Review.TargetPrecision, Decided: m[0], Routed: round(m[1]), Classes: sumClasses(classes), Curve: runs[0].Review.Curve}
 	std = &ReviewScores{TargetPrecision: mean.TargetPrecision, Decided: sd[0], Routed: round(sd[1])}
 	if len(ps) > 0 { // the runs that decided any
-		pm, psd := meanStd(ps)
-		mean.Precision, std.Precision = &pm[0], &psd[0]
+		_, psd := meanStd(ps)
+		pooled := pooledPrecision(mean.Classes)
+		mean.Precision, std.Precision = &pooled, &psd[0]
 	}
 	return mean, std
+}
+
+// pooledPrecision returns the share right of the predictions decided in
+// classes, 0 when none was.
+func pooledPrecision(classes []ClassReview) float64 {
+	var decided, right int
+	for _, c := range classes {
+		decided, right = decided+c.Decided, right+c.Right
+	}
+	if decided == 0 {
+		return 0
+	}
+	return float64(right) / float64(decided)
 }
 
 // meanCurve averages the runs' every-example curves point by point (their

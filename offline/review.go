@@ -13,7 +13,8 @@ type ReviewScores struct {
 	TargetPrecision float64 `json:"target_precision"`
 	// Decided is the share of the examples decided automatically;
 	// Precision the share of those whose label was right (null when none
-	// was decided).
+	// was decided). Over several seeds, Decided is their mean and
+	// Precision is over every prediction decided in any of them.
 	Decided   float64  `json:"decided"`
 	Precision *float64 `json:"precision"`
 	// Routed counts the predictions routed to review.

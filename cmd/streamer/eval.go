@@ -54,11 +54,12 @@ For both learners it prints one JSON line:
                               P (as review.target_precision does); decided
                               is the share of examples decided without
                               review, precision how often those were right
-                              against the file's labels, routed the count
-                              sent to review; classes the counts by class
-                              predicted (decided, right, routed; over
-                              --seeds, their sums); --plot adds their
-                              coverage and precision curve
+                              against the file's labels (over --seeds, of
+                              every seed's decided predictions together),
+                              routed the count sent to review; classes the
+                              counts by class predicted (decided, right,
+                              routed; over --seeds, their sums); --plot
+                              adds their coverage and precision curve
 
 --seeds N runs the label seeds 1..N one after the other: each figure is
 then the mean over the seeds, ssl_std and supervised_std their sample
