@@ -10,7 +10,7 @@ import (
 )
 
 // TestMappedRowsStopOnCancel: a solve cancelled while the window's rows
-// are mapped returns the context's error and leaves the cache as it was,
+// are mapped returns the context's error and adds nothing to the cache,
 // so that the next solve maps the rows it missed.
 func TestMappedRowsStopOnCancel(t *testing.T) {
 	vecs, _ := synth.Gaussians(2, 300, 4, 1)

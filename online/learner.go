@@ -1053,8 +1053,8 @@ type mappedRows struct {
 }
 
 // rows returns the mapped rows of view, mapping the new ones and dropping
-// the rows that left; when ctx is done first, its error and the cache as
-// it was.
+// the rows that left; when ctx is done first, its error, with nothing
+// added to the cache.
 func (c *mappedRows) rows(ctx context.Context, km *kernel.Map, view windowView) ([]vector.Vector, error) {
 	if c.km != km {
 		c.km, c.byKey = km, map[uint64]vector.Vector{}
