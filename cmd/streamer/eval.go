@@ -22,6 +22,7 @@ func newEvalCommand() *cobra.Command {
 		horizon      int
 		curveStep    int
 		unlabeled    string
+		cpuProfile   string
 		quiet        bool
 	)
 	cmd := &cobra.Command{
@@ -94,6 +95,13 @@ terminal, a line every 5 seconds otherwise (--quiet: neither).`,
 			if !quiet {
 				cfg.Progress = evalProgress(cmd.ErrOrStderr())
 			}
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			rep, err := offline.Eval(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -128,6 +136,9 @@ terminal, a line every 5 seconds otherwise (--quiet: neither).`,
 	f.BoolVar(&cfg.AskOnAlarm, "ask-on-alarm", false, "with --active, let a drift alarm without labels raise the budget as drift.react's ask says (more labels than --label-rate)")
 	addUnlabeledLabelFlag(f, &unlabeled)
 	conf.register(f)
+	// For profiling the learner; not part of the command's interface.
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
+	_ = f.MarkHidden("cpuprofile")
 	_ = cmd.MarkFlagRequired("data")
 	return cmd
 }

@@ -13,10 +13,13 @@ import (
 // Newton step; the direct solver instead forms X̃ᵀMX̃ once per window
 // (2·n·d² flops plus d products with M, shared by every class) and
 // factors a d × d matrix per Newton step. That is several times faster
-// than CGLS on windows of at least as many rows as columns, and slower on
-// narrower ones, where forming X̃ᵀMX̃ costs more than the iterations it
-// saves, so a window needs at least as many rows as columns
-// (BenchmarkTrainDenseMultiClass measures a dense lapsvm fit).
+// than CGLS on windows of at least as many rows as columns
+// (BenchmarkTrainDenseMultiClass measures a dense lapsvm fit). On
+// windows of fewer rows it can cost more than a step's iterations, but
+// its cost is bounded, while CGLS's is not: with the few labels of a
+// stream's first solves, a tsvm with the graph term over a window of
+// fewer rows than columns can run to the iteration cap at every Newton
+// step. So the width alone decides (docs/MATH.md, "Direct solves").
 const directGraphMaxCols = 1025
 
 // graphGramBlock is the number of columns of M·X̃ formed at a time.
@@ -33,11 +36,10 @@ type GraphGram struct {
 }
 
 // NewGraphGram returns the shared X̃ᵀMX̃ of x and lap, or nil when x is
-// not dense, too wide for the direct solver, or has fewer rows than
-// columns.
+// not dense or too wide for the direct solver.
 func NewGraphGram(x linalg.Matrix, lap Laplacian) *GraphGram {
 	d, ok := x.(*linalg.Dense)
-	if !ok || lap == nil || d.Cols()+1 > directGraphMaxCols || d.Rows() < d.Cols()+1 {
+	if !ok || lap == nil || d.Cols()+1 > directGraphMaxCols {
 		return nil
 	}
 	return &GraphGram{x: d, lap: lap}

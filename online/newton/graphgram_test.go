@@ -40,7 +40,8 @@ func TestGraphGramMatchesDense(t *testing.T) {
 }
 
 // TestGraphGramOnlyForNarrowDenseWindows checks where the direct solver
-// with the graph term applies.
+// with the graph term applies: dense rows of few columns, however few the
+// rows.
 func TestGraphGramOnlyForNarrowDenseWindows(t *testing.T) {
 	rows, _ := onlinetest.RandomProblem(4, 30, 5, 10)
 	lap := exactKNNLaplacian(rows, 3, true)
@@ -54,7 +55,11 @@ func TestGraphGramOnlyForNarrowDenseWindows(t *testing.T) {
 		t.Error("a graph Gram without a graph")
 	}
 	few := linalg.NewDense(rows[:5], 5, 1)
-	if NewGraphGram(few, exactKNNLaplacian(rows[:5], 2, true)) != nil {
-		t.Error("a graph Gram for a window with fewer rows than columns")
+	if NewGraphGram(few, exactKNNLaplacian(rows[:5], 2, true)) == nil {
+		t.Error("no graph Gram for a window with fewer rows than columns")
+	}
+	wide, _ := onlinetest.RandomProblem(4, 30, directGraphMaxCols, 10)
+	if NewGraphGram(linalg.NewDense(wide, directGraphMaxCols, 1), exactKNNLaplacian(wide, 3, true)) != nil {
+		t.Error("a graph Gram for a window wider than directGraphMaxCols columns and the bias")
 	}
 }

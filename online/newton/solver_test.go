@@ -86,7 +86,12 @@ func testCases() []testCase {
 			testCase{"packed-sparse/" + string(a), sparse, sy, p, graph, false, true, false},
 		)
 	}
+	// Fewer rows than columns: the direct solver with the graph term on a
+	// window still narrow.
+	wide, wy := onlinetest.SparseProblem(3, 40, 60, 8, 12)
 	cases = append(cases,
+		testCase{"packed-wide/lapsvm", wide, wy, withGraph(LapSVM), true, false, true, false},
+		testCase{"packed-wide/tsvm+graph", wide, wy, withGraph(TSVM), true, false, true, false},
 		testCase{"dense/tsvm+graph", dense, dy, withGraph(TSVM), true, false, false, false},
 		testCase{"dense/da+graph", dense, dy, withGraph(DA), true, false, false, false},
 		testCase{"packed/tsvm+graph", dense, dy, withGraph(TSVM), true, false, true, false},
