@@ -19,7 +19,8 @@ import (
 // its cost is bounded, while CGLS's is not: with the few labels of a
 // stream's first solves, a tsvm with the graph term over a window of
 // fewer rows than columns can run to the iteration cap at every Newton
-// step. So the width alone decides (docs/MATH.md, "Direct solves").
+// step. So the width alone decides (docs/MATH.md, "Dense windows are
+// solved directly").
 const directGraphMaxCols = 1025
 
 // graphGramBlock is the number of columns of M·X̃ formed at a time.

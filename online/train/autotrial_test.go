@@ -317,9 +317,9 @@ func TestAutoServesSVMWhereTheGraphDoesNotPay(t *testing.T) {
 // TestAutoTriesSRAgainstARecordThatDoubtsIt: where the rule would choose
 // sr outright (the labeled edges agree), a trial whose record has lapsvm
 // clearly ahead of sr goes on, and lapsvm stays served while no label
-// says otherwise; a record with sr level, lapsvm ahead by less than two
-// standard deviations, or only the supervised svm ahead, leaves the
-// rule's choice alone.
+// says otherwise; a record of no disagreement yet, with sr level, with
+// lapsvm ahead by less than two standard deviations, with only the
+// supervised svm ahead, or without sr, leaves the rule's choice alone.
 func TestAutoTriesSRAgainstARecordThatDoubtsIt(t *testing.T) {
 	good, _, _, wrong := trialWindows(t)
 	if choice, against := chooseAuto(good, Params{}); choice.Algorithm != SR || against != nil {
