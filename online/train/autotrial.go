@@ -159,7 +159,7 @@ func doubtedSR(prev *model.Model, data Window, choice Params) (Params, []Algorit
 	}
 	var against []Algorithm
 	doubted := false
-	for _, a := range trialAlgorithms(t) {
+	for _, a := range slices.Sorted(maps.Keys(keptModels(prev))) {
 		if a == SR {
 			continue
 		}
@@ -178,13 +178,6 @@ func doubtedSR(prev *model.Model, data Window, choice Params) (Params, []Algorit
 // of a sign test (the decayed counts standing in for counts).
 func clearlyAhead(a, b float64) bool {
 	return a > b && a-b >= autoDoubtZ*math.Sqrt(a+b)
-}
-
-// trialAlgorithms returns the algorithms t weighed, in a fixed order.
-func trialAlgorithms(t *autoTrial) []Algorithm {
-	algs := append(slices.Collect(maps.Keys(t.others)), t.served)
-	slices.Sort(algs)
-	return algs
 }
 
 // servedSR reports whether the last model, prev, was sr's.
